@@ -1,0 +1,416 @@
+//! Target (the cluster the manifests are meant for) and policy (what to report and fix).
+//!
+//! One file, `winlint.yaml`, read by the CLI (`--config`) and by the webhook (mounted from a
+//! ConfigMap), overridable by flags. Same file, same meaning.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::rules::Severity;
+use crate::windows::{self, Build, Isolation};
+
+/// A Kubernetes minor version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct KubeVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl KubeVersion {
+    pub const fn new(major: u32, minor: u32) -> Self {
+        KubeVersion { major, minor }
+    }
+    /// `1.30`, `v1.30`, `1.30.2`, `v1.30.2-eks-1234`.
+    pub fn parse(s: &str) -> Option<Self> {
+        let s = s.trim().trim_start_matches('v');
+        let mut it = s.split(['.', '-', '+']);
+        let major = it.next()?.parse().ok()?;
+        let minor = it.next()?.trim_end_matches('+').parse().ok()?;
+        Some(KubeVersion { major, minor })
+    }
+    /// `self >= major.minor`
+    pub fn at_least(self, major: u32, minor: u32) -> bool {
+        self >= KubeVersion::new(major, minor)
+    }
+}
+
+impl fmt::Display for KubeVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runtime {
+    Containerd,
+    Docker,
+}
+
+/// A node taint, `key=value:Effect` or `key:Effect`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taint {
+    pub key: String,
+    pub value: Option<String>,
+    pub effect: String,
+}
+
+impl Taint {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (kv, effect) = s
+            .rsplit_once(':')
+            .ok_or_else(|| format!("taint {s:?}: expected key=value:Effect"))?;
+        let effect = effect.trim();
+        if !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute") {
+            return Err(format!(
+                "taint {s:?}: effect must be NoSchedule, PreferNoSchedule or NoExecute"
+            ));
+        }
+        let (key, value) = match kv.split_once('=') {
+            Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
+            None => (kv.trim().to_string(), None),
+        };
+        if key.is_empty() {
+            return Err(format!("taint {s:?}: empty key"));
+        }
+        Ok(Taint {
+            key,
+            value,
+            effect: effect.to_string(),
+        })
+    }
+
+    /// The toleration that tolerates exactly this taint.
+    pub fn toleration(&self) -> serde_json::Value {
+        let mut t = serde_json::Map::new();
+        t.insert("key".into(), self.key.clone().into());
+        match &self.value {
+            Some(v) => {
+                t.insert("operator".into(), "Equal".into());
+                t.insert("value".into(), v.clone().into());
+            }
+            None => {
+                t.insert("operator".into(), "Exists".into());
+            }
+        }
+        t.insert("effect".into(), self.effect.clone().into());
+        serde_json::Value::Object(t)
+    }
+}
+
+impl fmt::Display for Taint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.value {
+            Some(v) => write!(f, "{}={}:{}", self.key, v, self.effect),
+            None => write!(f, "{}:{}", self.key, self.effect),
+        }
+    }
+}
+
+/// The cluster a manifest is evaluated against (shared/rules.md §1).
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub kubernetes: KubeVersion,
+    pub windows_builds: Vec<Build>,
+    pub isolation: Isolation,
+    pub runtime: Runtime,
+    pub feature_gates: BTreeMap<String, bool>,
+    pub windows_taints: Vec<Taint>,
+    /// The cluster runs Windows nodes of more than one build (enables WIN005 and M2).
+    pub cluster_mixed_builds: bool,
+    /// Report end-of-support builds (WIN506).
+    pub check_eol: bool,
+    /// Name of the Hyper-V RuntimeClass (M5, WIN402 fix).
+    pub hyperv_runtime_class: String,
+    /// Today's date for WIN506 (`YYYY-MM-DD`); defaults to the system clock.
+    pub today: Option<String>,
+}
+
+impl Default for Target {
+    fn default() -> Self {
+        Target {
+            kubernetes: KubeVersion::new(1, 34),
+            windows_builds: vec![windows::WS2022],
+            isolation: Isolation::Process,
+            runtime: Runtime::Containerd,
+            feature_gates: BTreeMap::new(),
+            windows_taints: vec![
+                Taint::parse("os=windows:NoSchedule").expect("valid default taint"),
+            ],
+            cluster_mixed_builds: false,
+            check_eol: false,
+            hyperv_runtime_class: "runhcs-wcow-hypervisor".into(),
+            today: None,
+        }
+    }
+}
+
+impl Target {
+    /// A feature gate's value: explicit setting, else its default for the target version.
+    pub fn gate(&self, name: &str) -> bool {
+        if let Some(v) = self.feature_gates.get(name) {
+            return *v;
+        }
+        let k = self.kubernetes;
+        match name {
+            "RelaxedEnvironmentVariableValidation" => k.at_least(1, 32),
+            "IdentifyPodOS" => k.at_least(1, 24),
+            "WindowsHostProcessContainers" => k.at_least(1, 23),
+            "WindowsHostNetwork" => false,
+            "HyperVContainer" => false,
+            _ => false,
+        }
+    }
+
+    /// Whether several Windows builds are in play (configured mixed, or more than one listed).
+    pub fn mixed_builds(&self) -> bool {
+        self.cluster_mixed_builds || self.windows_builds.len() > 1
+    }
+
+    /// The OS label key the target's scheduler matches on.
+    pub fn os_label_key(&self) -> &'static str {
+        if self.kubernetes.at_least(1, 14) {
+            "kubernetes.io/os"
+        } else {
+            "beta.kubernetes.io/os"
+        }
+    }
+}
+
+/// What the webhook may change (shared/rules.md §3).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct MutationPolicy {
+    /// Also mutate workload templates (Deployments, …), not only Pods. Off: fights GitOps.
+    pub workloads: bool,
+    /// M5: request Hyper-V isolation.
+    pub hyperv: bool,
+    /// M6: add the `kubernetes.io/os=windows` pod label.
+    pub pod_os_label: bool,
+    /// M4 with stripping of Linux-only fields (records them in `winlint.io/stripped`).
+    pub strip_linux_only_fields: bool,
+    /// Pin OS-unknown pods to Linux (`kubernetes.io/os=linux`).
+    pub linux_guard: bool,
+    /// Mutate pods only probably Windows (off: only definite ones).
+    pub probable: bool,
+}
+
+/// What the webhook answers when it cannot evaluate an object.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    #[default]
+    Allow,
+    Deny,
+}
+
+/// Report and fix policy.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    /// Per-rule severity override (`None` = disabled). Keys are rule IDs.
+    pub overrides: BTreeMap<String, Option<Severity>>,
+    /// Rules whose opt-in fixes may be applied (IDs).
+    pub fix_opt_in: BTreeSet<String>,
+    /// Apply safe fixes at all (webhook `autofix: safe`, CLI `--fix`).
+    pub safe_fixes: bool,
+    pub mutation: MutationPolicy,
+    pub on_error: OnError,
+    /// Namespaces label that exempts a namespace (webhook).
+    pub exempt_namespace_label: String,
+}
+
+/// The whole configuration: target plus policy.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub target: Target,
+    pub policy: Policy,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            target: Target::default(),
+            policy: Policy {
+                safe_fixes: true,
+                exempt_namespace_label: "winlint.io/ignore".into(),
+                ..Policy::default()
+            },
+        }
+    }
+}
+
+/// `winlint.yaml` as written by users.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct ConfigFile {
+    pub target: TargetFile,
+    /// `WIN403: error`, `env-name-invalid: off`.
+    pub rules: BTreeMap<String, String>,
+    pub fix: FixFile,
+    pub mutation: MutationPolicy,
+    pub webhook: WebhookFile,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct TargetFile {
+    pub kubernetes_version: Option<String>,
+    pub windows_builds: Option<Vec<String>>,
+    pub isolation: Option<Isolation>,
+    pub runtime: Option<Runtime>,
+    pub feature_gates: BTreeMap<String, bool>,
+    pub windows_taints: Option<Vec<String>>,
+    pub cluster_mixed_builds: Option<bool>,
+    pub check_eol: Option<bool>,
+    pub hyperv_runtime_class: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct FixFile {
+    /// Apply safe fixes (default true).
+    pub safe: Option<bool>,
+    /// Rules whose opt-in fixes are allowed.
+    pub opt_in: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct WebhookFile {
+    pub on_error: Option<OnError>,
+    pub exempt_namespace_label: Option<String>,
+}
+
+/// Resolve a rule key (ID or name) to its ID.
+pub fn rule_id(key: &str) -> Result<&'static str, String> {
+    crate::rules::find(key)
+        .map(|r| r.meta.id)
+        .ok_or_else(|| format!("unknown rule {key:?} (see `winlint rules`)"))
+}
+
+impl Config {
+    /// Apply a config file on top of `self`.
+    pub fn apply_file(&mut self, f: &ConfigFile) -> Result<(), String> {
+        let t = &f.target;
+        if let Some(v) = &t.kubernetes_version {
+            self.target.kubernetes = KubeVersion::parse(v)
+                .ok_or_else(|| format!("target.kubernetesVersion {v:?}: expected e.g. 1.34"))?;
+        }
+        if let Some(b) = &t.windows_builds {
+            self.target.windows_builds = b
+                .iter()
+                .map(|s| windows::parse_build(s).ok_or_else(|| bad_build(s)))
+                .collect::<Result<_, _>>()?;
+        }
+        if let Some(i) = t.isolation {
+            self.target.isolation = i;
+        }
+        if let Some(r) = t.runtime {
+            self.target.runtime = r;
+        }
+        self.target
+            .feature_gates
+            .extend(t.feature_gates.iter().map(|(k, v)| (k.clone(), *v)));
+        if let Some(ts) = &t.windows_taints {
+            self.target.windows_taints = ts
+                .iter()
+                .map(|s| Taint::parse(s))
+                .collect::<Result<_, _>>()?;
+        }
+        if let Some(m) = t.cluster_mixed_builds {
+            self.target.cluster_mixed_builds = m;
+        }
+        if let Some(e) = t.check_eol {
+            self.target.check_eol = e;
+        }
+        if let Some(h) = &t.hyperv_runtime_class {
+            self.target.hyperv_runtime_class = h.clone();
+        }
+        for (k, v) in &f.rules {
+            let id = rule_id(k)?;
+            let sev = match v.to_ascii_lowercase().as_str() {
+                "off" | "disabled" | "false" | "none" => None,
+                s => Some(
+                    s.parse::<Severity>()
+                        .map_err(|e| format!("rules.{k}: {e}"))?,
+                ),
+            };
+            self.policy.overrides.insert(id.to_string(), sev);
+        }
+        if let Some(s) = f.fix.safe {
+            self.policy.safe_fixes = s;
+        }
+        for k in &f.fix.opt_in {
+            self.policy.fix_opt_in.insert(rule_id(k)?.to_string());
+        }
+        self.policy.mutation = f.mutation.clone();
+        if let Some(o) = f.webhook.on_error {
+            self.policy.on_error = o;
+        }
+        if let Some(l) = &f.webhook.exempt_namespace_label {
+            self.policy.exempt_namespace_label = l.clone();
+        }
+        Ok(())
+    }
+
+    /// Parse `winlint.yaml` text (YAML or JSON).
+    pub fn from_yaml(text: &str, name: &str) -> Result<Config, String> {
+        let docs =
+            crate::source::load(text).map_err(|e| format!("{name}:{}: {}", e.line, e.message))?;
+        let mut cfg = Config::default();
+        if let Some(doc) = docs.into_iter().next() {
+            if !doc.value.is_null() {
+                let f: ConfigFile =
+                    serde_json::from_value(doc.value).map_err(|e| format!("{name}: {e}"))?;
+                cfg.apply_file(&f)?;
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+pub fn bad_build(s: &str) -> String {
+    format!(
+        "Windows build {s:?}: expected ltsc2016|ltsc2019|ltsc2022|ltsc2025, 1709, 1803, 20H2, … or 10.0.NNNNN"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kube_versions() {
+        assert_eq!(
+            KubeVersion::parse("v1.30.2-eks-1"),
+            Some(KubeVersion::new(1, 30))
+        );
+        assert_eq!(KubeVersion::parse("1.9"), Some(KubeVersion::new(1, 9)));
+        assert!(KubeVersion::new(1, 9) < KubeVersion::new(1, 14));
+        assert_eq!(KubeVersion::parse("abc"), None);
+    }
+
+    #[test]
+    fn taints() {
+        let t = Taint::parse("os=windows:NoSchedule").unwrap();
+        assert_eq!(t.to_string(), "os=windows:NoSchedule");
+        assert_eq!(t.toleration()["operator"], "Equal");
+        assert!(Taint::parse("os=windows").is_err());
+        assert_eq!(Taint::parse("dedicated:NoExecute").unwrap().value, None);
+    }
+
+    #[test]
+    fn gates_follow_versions() {
+        let mut t = Target::default();
+        t.kubernetes = KubeVersion::new(1, 30);
+        assert!(!t.gate("RelaxedEnvironmentVariableValidation"));
+        t.feature_gates
+            .insert("RelaxedEnvironmentVariableValidation".into(), true);
+        assert!(t.gate("RelaxedEnvironmentVariableValidation"));
+        t.kubernetes = KubeVersion::new(1, 32);
+        t.feature_gates.clear();
+        assert!(t.gate("RelaxedEnvironmentVariableValidation"));
+    }
+}

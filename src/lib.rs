@@ -1,0 +1,13 @@
+//! winlint: find the Windows pods Kubernetes accepts but Windows cannot run.
+//!
+//! One engine ([`engine`]) with three front ends: the offline linter (`winlint FILES`), the
+//! admission webhook (`winlint serve`) and the pre-commit hook (the same CLI).
+
+pub mod classify;
+pub mod config;
+pub mod engine;
+pub mod image;
+pub mod rules;
+pub mod source;
+pub mod windows;
+pub mod workload;

@@ -1,0 +1,5 @@
+use super::Rule;
+
+pub fn rules() -> Vec<Rule> {
+    Vec::new()
+}

@@ -1,0 +1,193 @@
+//! Rule metadata, findings and fixes: the vocabulary every front end shares.
+//!
+//! A rule is a pure function of a [`PodSite`](crate::workload::PodSite) and an
+//! [`Eval`](crate::engine::Eval) context that returns [`Finding`]s. Its documentation
+//! ([`RuleMeta::docs`]) lives next to its code and is the single source for `winlint rules`,
+//! `winlint explain` and the SARIF rule descriptions.
+
+use serde::Serialize;
+
+use crate::engine::Eval;
+use crate::workload::PodSite;
+
+pub mod containers;
+pub mod hostprocess;
+pub mod images;
+pub mod kinds;
+pub mod scheduling;
+pub mod security;
+pub mod volumes;
+
+/// How bad a finding is. Ordered: `Info < Warning < Error`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl std::str::FromStr for Severity {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "info" => Ok(Severity::Info),
+            "warning" | "warn" => Ok(Severity::Warning),
+            "error" => Ok(Severity::Error),
+            other => Err(format!(
+                "unknown severity {other:?} (expected info, warning or error)"
+            )),
+        }
+    }
+}
+
+/// Whether a fix may be applied without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FixSafety {
+    /// The webhook may apply it silently and `winlint --fix` applies it by default.
+    Safe,
+    /// Applied only when the policy (`fix.optIn` / `--fix-opt-in`) names the rule.
+    OptIn,
+}
+
+/// A fix: RFC 6902 operations against the *object* (pointers start at the object root).
+///
+/// Every operation's parent path must exist in the object the finding was computed on, so the
+/// same operations can be applied as a JSONPatch (webhook) or as text edits (`--fix`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fix {
+    pub safety: FixSafety,
+    /// One line, imperative: "add nodeSelector kubernetes.io/os=windows".
+    pub description: String,
+    pub ops: Vec<json_patch::PatchOperation>,
+}
+
+/// Static description of a rule.
+#[derive(Debug)]
+pub struct RuleMeta {
+    /// Stable ID, e.g. `WIN403`.
+    pub id: &'static str,
+    /// Stable kebab-case name, e.g. `env-name-invalid`.
+    pub name: &'static str,
+    /// Default severity (some rules pick another one per target; the finding carries the real one).
+    pub severity: Severity,
+    /// One line: what the rule checks.
+    pub summary: &'static str,
+    /// Markdown: `## What it does`, `## Why is this bad?`, `## Example`, `## Fix` sections.
+    pub docs: &'static str,
+    /// The fix the rule offers, if any.
+    pub fix: Option<FixSafety>,
+    /// Where the rule comes from (keys of shared/rules.md §0).
+    pub source: &'static str,
+    /// When the rule applies, in words ("K≥1.23", "W≤1709", "all").
+    pub applies: &'static str,
+}
+
+/// One problem found at one place.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub rule: &'static RuleMeta,
+    pub severity: Severity,
+    /// JSON pointer into the object (e.g. `/spec/template/spec/containers/0/env/1/name`).
+    pub pointer: String,
+    /// What is wrong and what to do about it.
+    pub message: String,
+    pub fix: Option<Fix>,
+}
+
+impl Finding {
+    pub fn new(
+        rule: &'static RuleMeta,
+        pointer: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Finding {
+            rule,
+            severity: rule.severity,
+            pointer: pointer.into(),
+            message: message.into(),
+            fix: None,
+        }
+    }
+    pub fn severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+    pub fn with_fix(mut self, fix: Fix) -> Self {
+        self.fix = Some(fix);
+        self
+    }
+}
+
+/// A rule's check function.
+pub type CheckFn = fn(&PodSite, &Eval) -> Vec<Finding>;
+
+/// A registered rule: metadata plus the function that checks a pod site.
+pub struct Rule {
+    pub meta: &'static RuleMeta,
+    pub check: CheckFn,
+}
+
+/// Every rule, in ID order. The single registry the CLI, the webhook and the docs read.
+pub fn all() -> &'static [Rule] {
+    static ALL: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut v: Vec<Rule> = Vec::new();
+        v.extend(scheduling::rules());
+        v.extend(security::rules());
+        v.extend(hostprocess::rules());
+        v.extend(volumes::rules());
+        v.extend(containers::rules());
+        v.extend(images::rules());
+        v.extend(kinds::rules());
+        v.sort_by_key(|r| r.meta.id);
+        v
+    })
+}
+
+/// Look a rule up by ID (`WIN403`, case-insensitive) or name (`env-name-invalid`).
+pub fn find(key: &str) -> Option<&'static Rule> {
+    all()
+        .iter()
+        .find(|r| r.meta.id.eq_ignore_ascii_case(key) || r.meta.name == key)
+}
+
+/// Fix-building helpers: RFC 6902 operations from pointer strings.
+pub mod ops {
+    use json_patch::jsonptr::PointerBuf;
+    use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
+    use serde_json::Value;
+
+    fn ptr(path: &str) -> PointerBuf {
+        PointerBuf::parse(path)
+            .unwrap_or_else(|e| panic!("invalid JSON pointer {path:?} built by a rule: {e}"))
+    }
+    pub fn add(path: &str, value: Value) -> PatchOperation {
+        PatchOperation::Add(AddOperation {
+            path: ptr(path),
+            value,
+        })
+    }
+    pub fn remove(path: &str) -> PatchOperation {
+        PatchOperation::Remove(RemoveOperation { path: ptr(path) })
+    }
+    pub fn replace(path: &str, value: Value) -> PatchOperation {
+        PatchOperation::Replace(ReplaceOperation {
+            path: ptr(path),
+            value,
+        })
+    }
+}

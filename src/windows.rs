@@ -1,0 +1,171 @@
+//! Windows Server builds, the tokens that name them, and image/host compatibility
+//! (shared/rules.md §1.2–1.3).
+
+use std::fmt;
+
+/// A Windows build number as the kubelet reports it in `node.kubernetes.io/windows-build`
+/// (`10.0.<build>`, never a revision).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Build(pub u32);
+
+pub const WS2016: Build = Build(14393);
+pub const V1709: Build = Build(16299);
+pub const V1803: Build = Build(17134);
+pub const WS2019: Build = Build(17763);
+pub const V20H2: Build = Build(19042);
+pub const WS2022: Build = Build(20348);
+pub const V23H2: Build = Build(25398);
+pub const WS2025: Build = Build(26100);
+
+/// Known builds: (build, canonical tag token, channel, mainstream end `YYYY-MM-DD`).
+pub const KNOWN: &[(Build, &str, Channel, &str)] = &[
+    (Build(14393), "ltsc2016", Channel::Ltsc, "2022-01-11"),
+    (Build(16299), "1709", Channel::Sac, "2019-04-09"),
+    (Build(17134), "1803", Channel::Sac, "2019-11-12"),
+    (Build(17763), "ltsc2019", Channel::Ltsc, "2024-01-09"),
+    (Build(18362), "1903", Channel::Sac, "2020-12-08"),
+    (Build(18363), "1909", Channel::Sac, "2021-05-11"),
+    (Build(19041), "2004", Channel::Sac, "2021-12-14"),
+    (Build(19042), "20H2", Channel::Sac, "2022-08-09"),
+    (Build(20348), "ltsc2022", Channel::Ltsc, "2026-10-13"),
+    (Build(25398), "23H2", Channel::Annual, ""),
+    (Build(26100), "ltsc2025", Channel::Ltsc, "2029-10-09"),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    Ltsc,
+    Sac,
+    Annual,
+}
+
+impl fmt::Display for Build {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "10.0.{}", self.0)
+    }
+}
+
+impl Build {
+    /// The product name a user recognises: `ltsc2022`, `1709`, `20H2`, or the number.
+    pub fn token(self) -> String {
+        KNOWN
+            .iter()
+            .find(|(b, ..)| *b == self)
+            .map(|(_, t, ..)| t.to_string())
+            .unwrap_or_else(|| self.to_string())
+    }
+
+    /// Mainstream end of support, if known (`YYYY-MM-DD`).
+    pub fn mainstream_end(self) -> Option<&'static str> {
+        KNOWN
+            .iter()
+            .find(|(b, ..)| *b == self)
+            .map(|(.., d)| *d)
+            .filter(|d| !d.is_empty())
+    }
+
+    pub fn channel(self) -> Option<Channel> {
+        KNOWN
+            .iter()
+            .find(|(b, ..)| *b == self)
+            .map(|(_, _, c, _)| *c)
+    }
+}
+
+/// Parse a host build as a user writes it: `ltsc2022`, `2022`, `1709`, `20H2`, `2009`,
+/// `10.0.20348`, `10.0.20348.1906` (revision dropped), `20348`.
+pub fn parse_build(s: &str) -> Option<Build> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t.strip_prefix("windows-server-").unwrap_or(&t);
+    let by_token = match t {
+        "ltsc2016" | "2016" | "sac2016" | "1607" | "ws2016" => Some(WS2016),
+        "1709" => Some(V1709),
+        "1803" => Some(V1803),
+        "ltsc2019" | "2019" | "1809" | "ws2019" => Some(WS2019),
+        "1903" => Some(Build(18362)),
+        "1909" => Some(Build(18363)),
+        "2004" => Some(Build(19041)),
+        "20h2" | "2009" => Some(V20H2),
+        "ltsc2022" | "2022" | "ws2022" => Some(WS2022),
+        "23h2" => Some(V23H2),
+        "ltsc2025" | "2025" | "ws2025" => Some(WS2025),
+        _ => None,
+    };
+    if by_token.is_some() {
+        return by_token;
+    }
+    let digits = t.strip_prefix("10.0.").unwrap_or(t);
+    let build = digits.split('.').next()?;
+    if build.len() == 5 && build.bytes().all(|b| b.is_ascii_digit()) {
+        return build.parse().ok().map(Build);
+    }
+    None
+}
+
+/// Container isolation mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    Process,
+    Hyperv,
+}
+
+/// Can a container built on `image` run on a host of build `host` under `isolation`?
+/// (shared/rules.md §1.3)
+pub fn compatible(image: Build, host: Build, isolation: Isolation) -> bool {
+    match isolation {
+        Isolation::Hyperv => image <= host,
+        Isolation::Process => {
+            image == host || (image == WS2022 && (host == WS2025 || host == V23H2))
+        }
+    }
+}
+
+/// The host builds (among `hosts`) that can run `image`.
+pub fn compatible_hosts(image: Build, hosts: &[Build], isolation: Isolation) -> Vec<Build> {
+    hosts
+        .iter()
+        .copied()
+        .filter(|h| compatible(image, *h, isolation))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tokens_and_numbers() {
+        assert_eq!(parse_build("ltsc2022"), Some(WS2022));
+        assert_eq!(parse_build("1709"), Some(V1709));
+        assert_eq!(parse_build("20H2"), Some(V20H2));
+        assert_eq!(parse_build("2009"), Some(V20H2));
+        assert_eq!(parse_build("10.0.20348"), Some(WS2022));
+        assert_eq!(parse_build("10.0.17763.4737"), Some(WS2019));
+        assert_eq!(parse_build("windows-2019"), None);
+        assert_eq!(parse_build("1.30"), None);
+    }
+
+    #[test]
+    fn process_isolation_needs_same_build_except_portability() {
+        assert!(compatible(WS2022, WS2022, Isolation::Process));
+        assert!(!compatible(WS2019, WS2022, Isolation::Process));
+        assert!(compatible(WS2022, WS2025, Isolation::Process));
+        assert!(compatible(WS2022, V23H2, Isolation::Process));
+        assert!(!compatible(WS2019, WS2025, Isolation::Process));
+        assert!(!compatible(WS2025, WS2022, Isolation::Process));
+    }
+
+    #[test]
+    fn hyperv_runs_older_images_only() {
+        assert!(compatible(WS2019, WS2022, Isolation::Hyperv));
+        assert!(!compatible(WS2025, WS2022, Isolation::Hyperv));
+    }
+
+    #[test]
+    fn display_and_token() {
+        assert_eq!(WS2022.to_string(), "10.0.20348");
+        assert_eq!(V20H2.token(), "20H2");
+        assert_eq!(Build(12345).token(), "10.0.12345");
+    }
+}

@@ -1,0 +1,299 @@
+//! Objects → pod sites. Every pod-bearing kind reduces to one or more pod sites, so a rule
+//! written against a PodSpec covers Pods, Deployments, CronJobs, … alike.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde_json::Value;
+
+/// Kinds that carry a pod template, and where their PodSpec lives.
+pub const POD_KINDS: &[(&str, &str)] = &[
+    ("Pod", ""),
+    ("PodTemplate", "/template"),
+    ("Deployment", "/spec/template"),
+    ("ReplicaSet", "/spec/template"),
+    ("StatefulSet", "/spec/template"),
+    ("DaemonSet", "/spec/template"),
+    ("Job", "/spec/template"),
+    ("ReplicationController", "/spec/template"),
+    ("CronJob", "/spec/jobTemplate/spec/template"),
+];
+
+/// The three lists of containers of a PodSpec.
+pub const CONTAINER_LISTS: &[&str] = &["initContainers", "containers", "ephemeralContainers"];
+
+/// One PodSpec inside an object, with the pointers that locate it.
+#[derive(Debug, Clone)]
+pub struct PodSite<'a> {
+    /// The object's kind (`Pod`, `Deployment`, …).
+    pub kind: &'a str,
+    /// The whole object.
+    pub object: &'a Value,
+    /// The pod's metadata (the template's metadata for workloads); `Null` when absent.
+    pub meta: &'a Value,
+    /// Pointer to the pod metadata (`/metadata`, `/spec/template/metadata`).
+    pub meta_ptr: String,
+    /// The PodSpec; `Null` when absent.
+    pub spec: &'a Value,
+    /// Pointer to the PodSpec (`/spec`, `/spec/template/spec`, …).
+    pub spec_ptr: String,
+    /// The namespace of the object, if it says.
+    pub namespace: Option<&'a str>,
+}
+
+/// A container with its place in the pod.
+#[derive(Debug, Clone, Copy)]
+pub struct ContainerRef<'a> {
+    /// `containers`, `initContainers` or `ephemeralContainers`.
+    pub list: &'static str,
+    pub index: usize,
+    pub value: &'a Value,
+}
+
+impl ContainerRef<'_> {
+    pub fn name(&self) -> &str {
+        self.value.get("name").and_then(Value::as_str).unwrap_or("")
+    }
+    pub fn image(&self) -> Option<&str> {
+        self.value.get("image").and_then(Value::as_str)
+    }
+    /// Relative pointer from the PodSpec: `/containers/0`.
+    pub fn rel(&self) -> String {
+        format!("/{}/{}", self.list, self.index)
+    }
+    /// A label for messages: `container "web"`, `init container "setup"`.
+    pub fn label(&self) -> String {
+        let what = match self.list {
+            "initContainers" => "init container",
+            "ephemeralContainers" => "ephemeral container",
+            _ => "container",
+        };
+        format!("{what} {:?}", self.name())
+    }
+}
+
+static NULL: Value = Value::Null;
+
+impl<'a> PodSite<'a> {
+    /// Pointer to a path relative to the PodSpec: `site.ptr("/nodeSelector")`.
+    pub fn ptr(&self, rel: &str) -> String {
+        format!("{}{}", self.spec_ptr, rel)
+    }
+    /// Pointer to a path relative to the pod metadata.
+    pub fn meta_ptr(&self, rel: &str) -> String {
+        format!("{}{}", self.meta_ptr, rel)
+    }
+    /// A PodSpec field by relative pointer (`/securityContext/runAsUser`).
+    pub fn get(&self, rel: &str) -> Option<&'a Value> {
+        self.spec.pointer(rel).filter(|v| !v.is_null())
+    }
+    pub fn str(&self, rel: &str) -> Option<&'a str> {
+        self.get(rel).and_then(Value::as_str)
+    }
+    /// A pod label.
+    pub fn label(&self, key: &str) -> Option<&'a str> {
+        self.meta.get("labels")?.get(key)?.as_str()
+    }
+    /// A pod annotation.
+    pub fn annotation(&self, key: &str) -> Option<&'a str> {
+        self.meta.get("annotations")?.get(key)?.as_str()
+    }
+    /// The object's name, for messages.
+    pub fn object_name(&self) -> &'a str {
+        self.object
+            .pointer("/metadata/name")
+            .or_else(|| self.object.pointer("/metadata/generateName"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+    /// Every container, init containers first, then containers, then ephemeral containers.
+    pub fn containers(&self) -> impl Iterator<Item = ContainerRef<'a>> + 'a {
+        let spec = self.spec;
+        CONTAINER_LISTS.iter().flat_map(move |list| {
+            spec.get(*list)
+                .and_then(Value::as_array)
+                .map(|a| a.as_slice())
+                .unwrap_or(&[])
+                .iter()
+                .enumerate()
+                .map(move |(index, value)| ContainerRef { list, index, value })
+        })
+    }
+    /// `spec.volumes` with index.
+    pub fn volumes(&self) -> impl Iterator<Item = (usize, &'a Value)> + 'a {
+        self.spec
+            .get("volumes")
+            .and_then(Value::as_array)
+            .map(|a| a.as_slice())
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+    }
+    /// `spec.nodeSelector[key]`.
+    pub fn node_selector(&self, key: &str) -> Option<&'a str> {
+        self.spec.get("nodeSelector")?.get(key)?.as_str()
+    }
+}
+
+/// The pod sites of an object (none for kinds that carry no pod).
+pub fn pod_sites(object: &Value) -> Vec<PodSite<'_>> {
+    let Some(kind) = object.get("kind").and_then(Value::as_str) else {
+        return Vec::new();
+    };
+    let Some((_, tpl)) = POD_KINDS.iter().find(|(k, _)| *k == kind) else {
+        return Vec::new();
+    };
+    let namespace = object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str);
+    let meta_ptr = format!("{tpl}/metadata");
+    let spec_ptr = format!("{tpl}/spec");
+    let meta = object.pointer(&meta_ptr).unwrap_or(&NULL);
+    let spec = object.pointer(&spec_ptr).unwrap_or(&NULL);
+    vec![PodSite {
+        kind,
+        object,
+        meta,
+        meta_ptr,
+        spec,
+        spec_ptr,
+        namespace,
+    }]
+}
+
+/// Whether the kind carries a pod.
+pub fn is_pod_kind(kind: &str) -> bool {
+    POD_KINDS.iter().any(|(k, _)| *k == kind)
+}
+
+/// What a RuntimeClass contributes to the pods that name it.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeClassInfo {
+    pub handler: String,
+    pub node_selector: BTreeMap<String, String>,
+    pub tolerations: Vec<Value>,
+}
+
+/// Cluster facts known to the evaluation: objects in the same CLI input, or what the webhook
+/// knows. Rules that need a fact fire only when it is here (shared/rules.md "Context-dependent").
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    pub runtime_classes: HashMap<String, RuntimeClassInfo>,
+    /// (namespace, name) → keys, for ConfigMaps and Secrets.
+    pub config_maps: HashMap<(String, String), BTreeSet<String>>,
+    pub secrets: HashMap<(String, String), BTreeSet<String>>,
+    /// namespace → labels.
+    pub namespaces: HashMap<String, BTreeMap<String, String>>,
+}
+
+impl Context {
+    /// Record the context objects among `objects` (RuntimeClass, ConfigMap, Secret, Namespace).
+    /// Objects that do not deserialize as their kind are ignored here (the linter reports
+    /// nothing about non-pod kinds).
+    pub fn add(&mut self, object: &Value) {
+        use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+        use k8s_openapi::api::node::v1::RuntimeClass;
+        let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+        let ns_name = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+            (
+                m.namespace.clone().unwrap_or_else(|| "default".into()),
+                m.name.clone().unwrap_or_default(),
+            )
+        };
+        match kind {
+            "RuntimeClass" => {
+                if let Ok(rc) = serde_json::from_value::<RuntimeClass>(object.clone()) {
+                    let sched = rc.scheduling.unwrap_or_default();
+                    let info = RuntimeClassInfo {
+                        handler: rc.handler,
+                        node_selector: sched.node_selector.unwrap_or_default(),
+                        tolerations: sched
+                            .tolerations
+                            .unwrap_or_default()
+                            .into_iter()
+                            .filter_map(|t| serde_json::to_value(t).ok())
+                            .collect(),
+                    };
+                    self.runtime_classes
+                        .insert(rc.metadata.name.unwrap_or_default(), info);
+                }
+            }
+            "ConfigMap" => {
+                if let Ok(cm) = serde_json::from_value::<ConfigMap>(object.clone()) {
+                    let mut keys: BTreeSet<String> =
+                        cm.data.unwrap_or_default().into_keys().collect();
+                    keys.extend(cm.binary_data.unwrap_or_default().into_keys());
+                    self.config_maps.insert(ns_name(&cm.metadata), keys);
+                }
+            }
+            "Secret" => {
+                if let Ok(s) = serde_json::from_value::<Secret>(object.clone()) {
+                    let mut keys: BTreeSet<String> =
+                        s.data.unwrap_or_default().into_keys().collect();
+                    keys.extend(s.string_data.unwrap_or_default().into_keys());
+                    self.secrets.insert(ns_name(&s.metadata), keys);
+                }
+            }
+            "Namespace" => {
+                if let Ok(n) = serde_json::from_value::<Namespace>(object.clone()) {
+                    self.namespaces.insert(
+                        n.metadata.name.unwrap_or_default(),
+                        n.metadata.labels.unwrap_or_default(),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_kind_has_its_spec_pointer() {
+        let pod = json!({"kind":"Pod","spec":{"containers":[{"name":"a"}]}});
+        assert_eq!(pod_sites(&pod)[0].spec_ptr, "/spec");
+        let cj = json!({"kind":"CronJob","spec":{"jobTemplate":{"spec":{"template":{"spec":{"containers":[]}}}}}});
+        let s = &pod_sites(&cj)[0];
+        assert_eq!(s.spec_ptr, "/spec/jobTemplate/spec/template/spec");
+        assert!(s.spec.is_object());
+        assert_eq!(
+            pod_sites(&json!({"kind":"PodTemplate","template":{"spec":{}}}))[0].spec_ptr,
+            "/template/spec"
+        );
+        assert!(pod_sites(&json!({"kind":"Service"})).is_empty());
+        assert!(pod_sites(&json!({"kind":"Deployment"}))[0].spec.is_null());
+    }
+
+    #[test]
+    fn containers_in_order_with_pointers() {
+        let pod = json!({"kind":"Pod","spec":{"containers":[{"name":"a"},{"name":"b"}],"initContainers":[{"name":"i"}]}});
+        let s = &pod_sites(&pod)[0];
+        let c: Vec<String> = s
+            .containers()
+            .map(|c| format!("{}{}", s.spec_ptr, c.rel()))
+            .collect();
+        assert_eq!(
+            c,
+            [
+                "/spec/initContainers/0",
+                "/spec/containers/0",
+                "/spec/containers/1"
+            ]
+        );
+    }
+
+    #[test]
+    fn runtime_class_context() {
+        let mut cx = Context::default();
+        cx.add(&json!({"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":"windows-2019"},
+            "handler":"example-container-runtime-handler",
+            "scheduling":{"nodeSelector":{"kubernetes.io/os":"windows","node.kubernetes.io/windows-build":"10.0.17763"},
+            "tolerations":[{"effect":"NoSchedule","key":"os","operator":"Equal","value":"windows"}]}}));
+        let rc = &cx.runtime_classes["windows-2019"];
+        assert_eq!(rc.node_selector["kubernetes.io/os"], "windows");
+        assert_eq!(rc.tolerations[0]["key"], "os");
+    }
+}
