@@ -4,6 +4,7 @@
 //! admission webhook (`winlint serve`) and the pre-commit hook (the same CLI).
 
 pub mod classify;
+pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod image;

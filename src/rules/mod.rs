@@ -191,3 +191,86 @@ pub mod ops {
         })
     }
 }
+
+/// Test helpers for rule modules: lint a JSON object and list what fired.
+#[cfg(test)]
+pub mod testutil {
+    use serde_json::{Value, json};
+
+    use crate::config::{Config, KubeVersion};
+    use crate::engine::{Operation, lint_object};
+    use crate::rules::Finding;
+    use crate::workload::Context;
+
+    /// The test-vector target of rules.md §6: kubernetes 1.30, otherwise the defaults.
+    pub fn cfg() -> Config {
+        let mut c = Config::default();
+        c.target.kubernetes = KubeVersion::new(1, 30);
+        c
+    }
+
+    /// `WINOK` of rules.md §6: spec.os windows, OS selector, toleration, servercore:ltsc2022.
+    pub fn winok() -> Value {
+        json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"ok"},"spec":{
+            "os":{"name":"windows"},
+            "nodeSelector":{"kubernetes.io/os":"windows"},
+            "tolerations":[{"key":"os","operator":"Equal","value":"windows","effect":"NoSchedule"}],
+            "containers":[{"name":"app","image":"mcr.microsoft.com/windows/servercore:ltsc2022"}]}})
+    }
+
+    /// Set `value` at `pointer` (creating objects on the way).
+    pub fn set(mut obj: Value, pointer: &str, value: Value) -> Value {
+        let mut cur = &mut obj;
+        let toks: Vec<String> = pointer
+            .split('/')
+            .skip(1)
+            .map(|t| t.replace("~1", "/").replace("~0", "~"))
+            .collect();
+        for (i, t) in toks.iter().enumerate() {
+            let last = i + 1 == toks.len();
+            if let Value::Array(a) = cur {
+                let idx: usize = t.parse().expect("array index");
+                while a.len() <= idx {
+                    a.push(json!({}));
+                }
+                if last {
+                    a[idx] = value;
+                    return obj;
+                }
+                cur = &mut a[idx];
+            } else {
+                if !cur.is_object() {
+                    *cur = json!({});
+                }
+                let m = cur.as_object_mut().expect("object");
+                if last {
+                    m.insert(t.clone(), value);
+                    return obj;
+                }
+                cur = m.entry(t.clone()).or_insert(json!({}));
+            }
+        }
+        obj
+    }
+
+    /// Remove the field at `pointer`.
+    pub fn unset(mut obj: Value, pointer: &str) -> Value {
+        let (parent, key) = pointer.rsplit_once('/').expect("pointer");
+        if let Some(Value::Object(m)) = obj.pointer_mut(parent) {
+            m.remove(&key.replace("~1", "/").replace("~0", "~"));
+        }
+        obj
+    }
+
+    pub fn findings(obj: &Value, cfg: &Config) -> Vec<Finding> {
+        lint_object(obj, cfg, &Context::default(), Operation::Lint).findings
+    }
+
+    /// Sorted, deduplicated rule IDs that fired.
+    pub fn ids(obj: &Value, cfg: &Config) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = findings(obj, cfg).iter().map(|f| f.rule.id).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
