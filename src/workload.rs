@@ -183,6 +183,8 @@ pub struct Context {
     pub secrets: HashMap<(String, String), BTreeSet<String>>,
     /// namespace → labels.
     pub namespaces: HashMap<String, BTreeMap<String, String>>,
+    /// (namespace, kind, name) of workloads a HorizontalPodAutoscaler scales → the HPA's name.
+    pub hpa_targets: HashMap<(String, String, String), String>,
 }
 
 impl Context {
@@ -239,6 +241,26 @@ impl Context {
                         n.metadata.name.unwrap_or_default(),
                         n.metadata.labels.unwrap_or_default(),
                     );
+                }
+            }
+            "HorizontalPodAutoscaler" => {
+                let ns = object
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default");
+                let name = object
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let kind = object
+                    .pointer("/spec/scaleTargetRef/kind")
+                    .and_then(Value::as_str);
+                let target = object
+                    .pointer("/spec/scaleTargetRef/name")
+                    .and_then(Value::as_str);
+                if let (Some(kind), Some(target)) = (kind, target) {
+                    self.hpa_targets
+                        .insert((ns.into(), kind.into(), target.into()), name.into());
                 }
             }
             _ => {}

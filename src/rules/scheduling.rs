@@ -1,5 +1,1173 @@
-use super::Rule;
+//! WIN0xx: OS identification and scheduling (shared/rules.md §2.1).
+
+use serde_json::{Value, json};
+
+use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
+use crate::classify::{self, BUILD_LABEL, OS_LABELS, Os, Source};
+use crate::engine::{Eval, escape};
+use crate::windows::{self, Build};
+use crate::workload::PodSite;
 
 pub fn rules() -> Vec<Rule> {
-    Vec::new()
+    vec![
+        Rule {
+            meta: &WIN001,
+            check: missing_os_selector,
+        },
+        Rule {
+            meta: &WIN002,
+            check: deprecated_beta_os_label,
+        },
+        Rule {
+            meta: &WIN003,
+            check: missing_spec_os,
+        },
+        Rule {
+            meta: &WIN004,
+            check: os_signal_conflict,
+        },
+        Rule {
+            meta: &WIN005,
+            check: missing_windows_build_selector,
+        },
+        Rule {
+            meta: &WIN006,
+            check: windows_build_selector_mismatch,
+        },
+        Rule {
+            meta: &WIN007,
+            check: missing_windows_toleration,
+        },
+        Rule {
+            meta: &WIN008,
+            check: mixed_os_images,
+        },
+        Rule {
+            meta: &WIN009,
+            check: runtimeclass_selector_conflict,
+        },
+    ]
+}
+
+/// Ops that set `spec.nodeSelector[key] = value`, creating the map when absent.
+pub fn node_selector_ops(
+    site: &PodSite,
+    key: &str,
+    value: &str,
+) -> Vec<json_patch::PatchOperation> {
+    if site.get("/nodeSelector").is_some_and(Value::is_object) {
+        vec![ops::add(
+            &site.ptr(&format!("/nodeSelector/{}", escape(key))),
+            json!(value),
+        )]
+    } else {
+        vec![ops::add(&site.ptr("/nodeSelector"), json!({ key: value }))]
+    }
+}
+
+/// Pointer of `spec.nodeSelector` if present, else of the spec.
+fn selector_ptr(site: &PodSite) -> String {
+    if site.get("/nodeSelector").is_some() {
+        site.ptr("/nodeSelector")
+    } else {
+        site.spec_ptr.clone()
+    }
+}
+
+pub static WIN001: RuleMeta = RuleMeta {
+    id: "WIN001",
+    name: "missing-os-selector",
+    severity: Severity::Error,
+    summary: "Windows pod without a hard OS pin (nodeSelector kubernetes.io/os=windows, required affinity or RuntimeClass)",
+    docs: r#"## What it does
+Checks that a Windows pod is pinned to Windows nodes: `spec.nodeSelector["kubernetes.io/os"]: windows`
+(or the legacy `beta.kubernetes.io/os`), a required node affinity whose **every** term requires
+`kubernetes.io/os In [windows]`, or a RuntimeClass whose `scheduling.nodeSelector` supplies it.
+
+## Why is this bad?
+The scheduler ignores `spec.os` and image names. Without an OS pin a Windows pod can land on a Linux
+node, where it fails with `ErrImagePull` ("no matching manifest for linux/amd64") or
+`PodOSNotSupported`, and stays stuck.
+
+## Example
+```yaml
+spec:
+  containers:
+  - name: web
+    image: mcr.microsoft.com/windows/servercore:ltsc2022
+```
+
+## Fix
+Safe: add `nodeSelector: {kubernetes.io/os: windows}` (`beta.kubernetes.io/os` before Kubernetes 1.14).
+The webhook applies the same fix as mutation M1.
+"#,
+    fix: Some(FixSafety::Safe),
+    source: "K-UG, KEP116, seed",
+    applies: "all",
+};
+
+fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    if classify::has_os_pin(site, eval.context, Os::Windows) {
+        return Vec::new();
+    }
+    let key = eval.target.os_label_key();
+    let mut msg = format!(
+        "Windows pod has no OS node selector ({}); the scheduler may place it on a Linux node. Add nodeSelector {key}: windows",
+        eval.class.reason()
+    );
+    if classify::affinity_os(site.spec).is_some() {
+        msg.push_str(
+            " (the required node affinity does not pin every term to windows: terms are ORed)",
+        );
+    }
+    let mut f = Finding::new(&WIN001, selector_ptr(site), msg);
+    // Never overwrite a conflicting OS key (that is WIN004's business).
+    if OS_LABELS.iter().all(|k| site.node_selector(k).is_none()) {
+        f = f.with_fix(Fix {
+            safety: FixSafety::Safe,
+            description: format!("add nodeSelector {key}=windows"),
+            ops: node_selector_ops(site, key, "windows"),
+        });
+    }
+    vec![f]
+}
+
+pub static WIN002: RuleMeta = RuleMeta {
+    id: "WIN002",
+    name: "deprecated-beta-os-label",
+    severity: Severity::Warning,
+    summary: "Selector on the deprecated beta.kubernetes.io/os or beta.kubernetes.io/arch node label",
+    docs: r#"## What it does
+Finds `beta.kubernetes.io/os` and `beta.kubernetes.io/arch` in `nodeSelector` and node affinity.
+
+## Why is this bad?
+The beta labels are deprecated since Kubernetes 1.14; the API server answers every such pod with a
+deprecation warning. The kubelet still sets both labels, so the selector still works.
+
+## Example
+```yaml
+nodeSelector:
+  beta.kubernetes.io/os: windows
+```
+
+## Fix
+Safe: rename the key to `kubernetes.io/os` (`kubernetes.io/arch`).
+"#,
+    fix: Some(FixSafety::Safe),
+    source: "WARN, KL-LBL",
+    applies: "K>=1.14",
+};
+
+fn deprecated_beta_os_label(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    if !eval.target.kubernetes.at_least(1, 14) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for beta in ["beta.kubernetes.io/os", "beta.kubernetes.io/arch"] {
+        let stable = beta.trim_start_matches("beta.");
+        if let Some(v) = site.node_selector(beta) {
+            let p = site.ptr(&format!("/nodeSelector/{}", escape(beta)));
+            let mut fix_ops = vec![ops::remove(&p)];
+            match site.node_selector(stable) {
+                None => fix_ops.push(ops::add(
+                    &site.ptr(&format!("/nodeSelector/{}", escape(stable))),
+                    json!(v),
+                )),
+                Some(s) if s == v => {}
+                Some(_) => fix_ops.clear(),
+            }
+            let mut f = Finding::new(
+                &WIN002,
+                p,
+                format!(
+                    "nodeSelector {beta} is deprecated since Kubernetes 1.14 and draws an API warning on every pod; use {stable}: {v}"
+                ),
+            );
+            if !fix_ops.is_empty() {
+                f = f.with_fix(Fix {
+                    safety: FixSafety::Safe,
+                    description: format!("rename {beta} to {stable}"),
+                    ops: fix_ops,
+                });
+            }
+            out.push(f);
+        }
+    }
+    for (base, terms) in [
+        (
+            "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms",
+            None,
+        ),
+        (
+            "/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution",
+            Some("/preference"),
+        ),
+    ] {
+        let Some(list) = site.get(base).and_then(Value::as_array) else {
+            continue;
+        };
+        for (i, t) in list.iter().enumerate() {
+            let term_rel = format!("{base}/{i}{}", terms.unwrap_or(""));
+            let term = if terms.is_some() {
+                t.get("preference")
+            } else {
+                Some(t)
+            };
+            for field in ["matchExpressions", "matchFields"] {
+                let exprs = term.and_then(|t| t.get(field)).and_then(Value::as_array);
+                for (j, e) in exprs.into_iter().flatten().enumerate() {
+                    let key = e.get("key").and_then(Value::as_str).unwrap_or("");
+                    if key == "beta.kubernetes.io/os" || key == "beta.kubernetes.io/arch" {
+                        let stable = key.trim_start_matches("beta.");
+                        let p = site.ptr(&format!("{term_rel}/{field}/{j}/key"));
+                        out.push(
+                            Finding::new(
+                                &WIN002,
+                                p.clone(),
+                                format!("node affinity key {key} is deprecated since Kubernetes 1.14; use {stable}"),
+                            )
+                            .with_fix(Fix {
+                                safety: FixSafety::Safe,
+                                description: format!("rename {key} to {stable}"),
+                                ops: vec![ops::replace(&p, json!(stable))],
+                            }),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Pointers of the fields the API server rejects once `spec.os.name: windows` is set
+/// (validateWindows: WIN101–WIN103). Presence, not value, counts.
+// TODO(lead): replace with the shared helper in rules/util.rs once the security rules land.
+fn linux_only_fields(site: &PodSite, eval: &Eval) -> Vec<String> {
+    let k = eval.target.kubernetes;
+    let mut out = Vec::new();
+    let pod_fields: &[(&str, bool)] = &[
+        ("seLinuxOptions", true),
+        ("seccompProfile", true),
+        ("fsGroup", true),
+        ("fsGroupChangePolicy", true),
+        ("runAsUser", true),
+        ("runAsGroup", true),
+        ("supplementalGroups", true),
+        ("sysctls", true),
+        ("supplementalGroupsPolicy", k.at_least(1, 31)),
+        ("seLinuxChangePolicy", k.at_least(1, 32)),
+        ("appArmorProfile", k.at_least(1, 30)),
+    ];
+    for (f, on) in pod_fields {
+        let rel = format!("/securityContext/{f}");
+        if *on
+            && site
+                .get(&rel)
+                .is_some_and(|v| !(v.as_array().is_some_and(|a| a.is_empty())))
+        {
+            out.push(site.ptr(&rel));
+        }
+    }
+    for f in ["hostPID", "hostIPC"] {
+        if site.get(&format!("/{f}")).and_then(Value::as_bool) == Some(true) {
+            out.push(site.ptr(&format!("/{f}")));
+        }
+    }
+    if site.get("/shareProcessNamespace").is_some() {
+        out.push(site.ptr("/shareProcessNamespace"));
+    }
+    if k.at_least(1, 25) && site.get("/hostUsers").is_some() {
+        out.push(site.ptr("/hostUsers"));
+    }
+    let c_fields: &[(&str, bool)] = &[
+        ("seLinuxOptions", true),
+        ("seccompProfile", true),
+        ("capabilities", true),
+        ("readOnlyRootFilesystem", true),
+        ("privileged", true),
+        ("allowPrivilegeEscalation", true),
+        ("procMount", true),
+        ("runAsUser", true),
+        ("runAsGroup", true),
+        ("appArmorProfile", k.at_least(1, 30)),
+    ];
+    for c in site.containers() {
+        for (f, on) in c_fields {
+            if *on
+                && c.value
+                    .pointer(&format!("/securityContext/{f}"))
+                    .is_some_and(|v| !v.is_null())
+            {
+                out.push(site.ptr(&format!("{}/securityContext/{f}", c.rel())));
+            }
+        }
+    }
+    out
+}
+
+/// Whether the target has `spec.os` (1.24+, or 1.23 with the IdentifyPodOS gate).
+pub fn target_has_spec_os(eval: &Eval) -> bool {
+    eval.target.kubernetes.at_least(1, 23) && eval.target.gate("IdentifyPodOS")
+}
+
+pub static WIN003: RuleMeta = RuleMeta {
+    id: "WIN003",
+    name: "missing-spec-os",
+    severity: Severity::Warning,
+    summary: "Windows pod without spec.os.name: windows",
+    docs: r#"## What it does
+Checks that a Windows pod declares `spec.os.name: windows` (Kubernetes 1.24+, 1.23 with the
+`IdentifyPodOS` gate).
+
+## Why is this bad?
+With `spec.os` set the API server validates the pod as a Windows pod (rejecting Linux-only fields
+up front instead of ignoring them), Pod Security Admission exempts it from the Linux-only parts of
+the `restricted` profile, and the kubelet refuses it (`PodOSNotSupported`) if it is ever scheduled to a
+Linux node.
+
+## Example
+```yaml
+spec:
+  nodeSelector: {kubernetes.io/os: windows}
+  containers:
+  - name: web
+    image: mcr.microsoft.com/windows/servercore:ltsc2022
+```
+
+## Fix
+Safe, **only when the pod carries none of the Linux-only fields of WIN101–WIN103** (otherwise the API
+server would reject the pod, and a Deployment would loop on `FailedCreate`): add
+`spec.os: {name: windows}`. The webhook applies it on CREATE (mutation M4).
+"#,
+    fix: Some(FixSafety::Safe),
+    source: "K-UG, VAL",
+    applies: "K>=1.24 (1.23 with IdentifyPodOS)",
+};
+
+fn missing_spec_os(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    if !target_has_spec_os(eval) || site.get("/os").is_some() {
+        return Vec::new();
+    }
+    let blockers = linux_only_fields(site, eval);
+    if blockers.is_empty() {
+        vec![
+            Finding::new(
+                &WIN003,
+                site.spec_ptr.clone(),
+                "Windows pod has no spec.os; add spec.os.name: windows so the API server, Pod Security admission and the kubelet treat it as Windows",
+            )
+            .with_fix(Fix {
+                safety: FixSafety::Safe,
+                description: "add spec.os.name=windows".into(),
+                ops: vec![ops::add(&site.ptr("/os"), json!({"name": "windows"}))],
+            }),
+        ]
+    } else {
+        let names: Vec<String> = blockers
+            .iter()
+            .map(|p| p.trim_start_matches(&site.spec_ptr).to_string())
+            .collect();
+        vec![Finding::new(
+            &WIN003,
+            site.spec_ptr.clone(),
+            format!(
+                "Windows pod has no spec.os; add spec.os.name: windows, after removing the Linux-only fields the API server would then reject: {}",
+                names.join(", ")
+            ),
+        )]
+    }
+}
+
+pub static WIN004: RuleMeta = RuleMeta {
+    id: "WIN004",
+    name: "os-signal-conflict",
+    severity: Severity::Error,
+    summary: "Contradictory OS evidence: spec.os vs selectors, the kubernetes.io/os pod label, or Windows images in a Linux pod",
+    docs: r#"## What it does
+Compares the OS the pod declares (`spec.os.name`, OS node selectors, required affinity, RuntimeClass)
+with the other OS evidence: the `kubernetes.io/os` **pod label** and Windows-only images.
+
+## Why is this bad?
+The pod can never start: a Windows image cannot run on a Linux node, the kubelet rejects pods whose
+`kubernetes.io/os` label differs from the node OS (`PodOSSelectorNodeLabelDoesNotMatch`), and a pod
+whose `spec.os` contradicts its selector is refused by the kubelet (`PodOSNotSupported`).
+
+## Example
+```yaml
+spec:
+  nodeSelector: {kubernetes.io/os: linux}
+  containers:
+  - name: web
+    image: mcr.microsoft.com/windows/servercore:ltsc2022
+```
+
+## Fix
+Make the evidence agree: fix the selector, the label or the image.
+"#,
+    fix: None,
+    source: "VAL, KL-PRED",
+    applies: "all (label check K>=1.24)",
+};
+
+fn os_signal_conflict(_site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    let class = &eval.class;
+    let declared = class
+        .declared_by(Source::OsField)
+        .or_else(|| class.declared_by(Source::Selector));
+    let Some(decl) = declared else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    // Selectors that contradict spec.os or each other.
+    for s in class.signals.iter().filter(|s| {
+        matches!(s.source, Source::OsField | Source::Selector)
+            && s.strength == classify::Strength::Definite
+            && s.os != Os::Unknown
+            && s.os != decl.os
+    }) {
+        out.push(Finding::new(
+            &WIN004,
+            s.pointer.clone(),
+            format!(
+                "{} contradicts {}; the pod can never start. Make them agree",
+                s.what, decl.what
+            ),
+        ));
+    }
+    if eval.target.kubernetes.at_least(1, 24) {
+        if let Some(s) = class
+            .signals
+            .iter()
+            .find(|s| s.source == Source::Label && s.os != Os::Unknown && s.os != decl.os)
+        {
+            out.push(Finding::new(
+                &WIN004,
+                s.pointer.clone(),
+                format!(
+                    "pod {} contradicts {}; the kubelet rejects the pod on every node (PodOSSelectorNodeLabelDoesNotMatch). Set the label to {} or remove it",
+                    s.what,
+                    decl.what,
+                    decl.os.as_str()
+                ),
+            ));
+        }
+    }
+    if decl.os == Os::Linux {
+        for s in class
+            .signals
+            .iter()
+            .filter(|s| s.source == Source::Image && s.os == Os::Windows)
+        {
+            out.push(Finding::new(
+                &WIN004,
+                s.pointer.clone(),
+                format!("{} in a pod declared Linux ({}); it cannot run on a Linux node. Pin the pod to Windows or use a Linux image", s.what, decl.what),
+            ));
+        }
+    }
+    out
+}
+
+/// The single Windows build all (init) containers derive, if they agree and every one is known.
+pub fn single_build(eval: &Eval) -> Option<Build> {
+    let mut build = None;
+    for (c, info) in &eval.images {
+        if c.list == "ephemeralContainers" {
+            continue;
+        }
+        let b = info.build?;
+        if build.is_some_and(|x| x != b) {
+            return None;
+        }
+        build = Some(b);
+    }
+    build
+}
+
+fn is_hostprocess(site: &PodSite) -> bool {
+    site.get("/securityContext/windowsOptions/hostProcess")
+        .and_then(Value::as_bool)
+        == Some(true)
+        || site.containers().any(|c| {
+            c.value
+                .pointer("/securityContext/windowsOptions/hostProcess")
+                .and_then(Value::as_bool)
+                == Some(true)
+        })
+}
+
+fn has_build_pin(site: &PodSite) -> bool {
+    if site.node_selector(BUILD_LABEL).is_some() {
+        return true;
+    }
+    site.get(
+        "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms",
+    )
+    .and_then(Value::as_array)
+    .is_some_and(|terms| {
+        !terms.is_empty()
+            && terms.iter().all(|t| {
+                t.get("matchExpressions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|es| {
+                        es.iter()
+                            .any(|e| e.get("key").and_then(Value::as_str) == Some(BUILD_LABEL))
+                    })
+            })
+    })
+}
+
+pub static WIN005: RuleMeta = RuleMeta {
+    id: "WIN005",
+    name: "missing-windows-build-selector",
+    severity: Severity::Warning,
+    summary: "Pod images derive one Windows build but the pod is not pinned to node.kubernetes.io/windows-build in a cluster with several builds",
+    docs: r#"## What it does
+When the cluster runs Windows nodes of more than one build (`target.clusterMixedBuilds`, or several
+`windowsBuilds`), checks that a pod whose images derive a single Windows build selects the nodes of a
+compatible build via the `node.kubernetes.io/windows-build` label (set by the kubelet since 1.17).
+
+## Why is this bad?
+Under process isolation the image build must match the host build. Without the pin the scheduler
+may pick a node of another build and the container fails to start ("The container operating system
+does not match the host operating system").
+
+## Example
+```yaml
+spec:
+  nodeSelector: {kubernetes.io/os: windows}
+  containers:
+  - name: web
+    image: mcr.microsoft.com/windows/servercore:ltsc2019
+```
+
+## Fix
+Opt-in: add `nodeSelector: {node.kubernetes.io/windows-build: "10.0.17763"}`; where several target
+builds can run the image (a WS2022 image on WS2025 hosts) a required node affinity `In` list on every
+term instead. The webhook applies it as mutation M2 when the cluster has mixed builds.
+"#,
+    fix: Some(FixSafety::OptIn),
+    source: "K-UG, PR84472",
+    applies: "K>=1.17",
+};
+
+fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    if !eval.target.kubernetes.at_least(1, 17)
+        || !eval.target.mixed_builds()
+        || has_build_pin(site)
+        || is_hostprocess(site)
+    {
+        return Vec::new();
+    }
+    if crate::classify::runtime_class_os(site, eval.context).is_some()
+        && site
+            .str("/runtimeClassName")
+            .and_then(|n| eval.context.runtime_classes.get(n))
+            .is_some_and(|rc| rc.node_selector.contains_key(BUILD_LABEL))
+    {
+        return Vec::new();
+    }
+    let Some(build) = single_build(eval) else {
+        return Vec::new();
+    };
+    let mut hosts =
+        windows::compatible_hosts(build, &eval.target.windows_builds, eval.target.isolation);
+    if hosts.is_empty() {
+        hosts.push(build); // WIN502 reports the mismatch; pin to the image's own build.
+    }
+    let fix_ops = if hosts.len() == 1 {
+        node_selector_ops(site, BUILD_LABEL, &hosts[0].to_string())
+    } else {
+        affinity_in_ops(
+            site,
+            BUILD_LABEL,
+            &hosts.iter().map(|h| h.to_string()).collect::<Vec<_>>(),
+        )
+    };
+    let values = hosts
+        .iter()
+        .map(|h| h.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    vec![
+        Finding::new(
+            &WIN005,
+            selector_ptr(site),
+            format!(
+                "the pod's images are built for Windows {} ({build}) but nothing pins it to nodes of that build; add nodeSelector {BUILD_LABEL}: {values}",
+                build.token()
+            ),
+        )
+        .with_fix(Fix { safety: FixSafety::OptIn, description: format!("pin {BUILD_LABEL} to {values}"), ops: fix_ops }),
+    ]
+}
+
+/// Ops that add `key In values` to every required node-affinity term (terms are ORed), creating
+/// the affinity when absent.
+fn affinity_in_ops(
+    site: &PodSite,
+    key: &str,
+    values: &[String],
+) -> Vec<json_patch::PatchOperation> {
+    let expr = json!({"key": key, "operator": "In", "values": values});
+    let req = "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution";
+    if let Some(terms) = site
+        .get(&format!("{req}/nodeSelectorTerms"))
+        .and_then(Value::as_array)
+        .filter(|t| !t.is_empty())
+    {
+        return terms
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if t.get("matchExpressions").is_some_and(Value::is_array) {
+                    ops::add(
+                        &site.ptr(&format!("{req}/nodeSelectorTerms/{i}/matchExpressions/-")),
+                        expr.clone(),
+                    )
+                } else {
+                    ops::add(
+                        &site.ptr(&format!("{req}/nodeSelectorTerms/{i}/matchExpressions")),
+                        json!([expr.clone()]),
+                    )
+                }
+            })
+            .collect();
+    }
+    let required = json!({"nodeSelectorTerms": [{"matchExpressions": [expr]}]});
+    if site.get("/affinity/nodeAffinity").is_some() {
+        vec![ops::add(&site.ptr(req), required)]
+    } else if site.get("/affinity").is_some() {
+        vec![ops::add(
+            &site.ptr("/affinity/nodeAffinity"),
+            json!({"requiredDuringSchedulingIgnoredDuringExecution": required}),
+        )]
+    } else {
+        vec![ops::add(
+            &site.ptr("/affinity"),
+            json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}),
+        )]
+    }
+}
+
+pub static WIN006: RuleMeta = RuleMeta {
+    id: "WIN006",
+    name: "windows-build-selector-mismatch",
+    severity: Severity::Error,
+    summary: "node.kubernetes.io/windows-build selector incompatible with the image build or with every target node build, or carrying a revision",
+    docs: r#"## What it does
+Checks the `node.kubernetes.io/windows-build` value a pod selects (its own `nodeSelector` or its
+RuntimeClass's): it must be `10.0.NNNNN` without a revision, match a build of the target's Windows
+nodes, and be able to run the pod's images under its isolation mode.
+
+## Why is this bad?
+The kubelet sets the label to `Major.Minor.Build` (never a revision), so a selector with a revision,
+or for a build no node has, leaves the pod Pending forever; a build that cannot run the image makes it
+fail at container start.
+
+## Example
+```yaml
+spec:
+  nodeSelector:
+    node.kubernetes.io/windows-build: 10.0.17763.4737
+```
+
+## Fix
+Select the build the images are made for, as `10.0.NNNNN`.
+"#,
+    fix: None,
+    source: "KL-LBL, MS-COMPAT",
+    applies: "K>=1.17",
+};
+
+fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    if !eval.target.kubernetes.at_least(1, 17) {
+        return Vec::new();
+    }
+    let mut sources: Vec<(String, String, &str)> = Vec::new();
+    if let Some(v) = site.node_selector(BUILD_LABEL) {
+        sources.push((
+            v.to_string(),
+            site.ptr("/nodeSelector/node.kubernetes.io~1windows-build"),
+            "nodeSelector",
+        ));
+    }
+    if let Some(rc_name) = site.str("/runtimeClassName") {
+        if let Some(v) = eval
+            .context
+            .runtime_classes
+            .get(rc_name)
+            .and_then(|rc| rc.node_selector.get(BUILD_LABEL))
+        {
+            sources.push((v.clone(), site.ptr("/runtimeClassName"), "RuntimeClass"));
+        }
+    }
+    let mut out = Vec::new();
+    for (value, ptr, from) in sources {
+        let parts: Vec<&str> = value.split('.').collect();
+        if parts.len() > 3 {
+            out.push(Finding::new(
+                &WIN006,
+                ptr,
+                format!("{from} {BUILD_LABEL}={value} has a revision; the kubelet sets only Major.Minor.Build. Use {}", parts[..3].join(".")),
+            ));
+            continue;
+        }
+        let Some(sel) = windows::parse_build(&value).filter(|_| value.starts_with("10.0.")) else {
+            out.push(Finding::new(
+                &WIN006,
+                ptr,
+                format!("{from} {BUILD_LABEL}={value} is not a build label value (10.0.NNNNN)"),
+            ));
+            continue;
+        };
+        if !eval.target.windows_builds.is_empty() && !eval.target.windows_builds.contains(&sel) {
+            let t: Vec<String> = eval
+                .target
+                .windows_builds
+                .iter()
+                .map(|b| b.to_string())
+                .collect();
+            out.push(Finding::new(
+                &WIN006,
+                ptr,
+                format!("{from} {BUILD_LABEL}={value} matches none of the target's Windows nodes ({}); the pod stays Pending", t.join(", ")),
+            ));
+            continue;
+        }
+        if !is_hostprocess(site) {
+            for (c, info) in &eval.images {
+                if let Some(b) = info.build {
+                    if !windows::compatible(b, sel, eval.target.isolation) {
+                        out.push(Finding::new(
+                            &WIN006,
+                            ptr.clone(),
+                            format!(
+                                "{from} {BUILD_LABEL}={value} selects Windows {} nodes, but {} image {} is built for {} ({b}); under {} isolation they cannot run it",
+                                sel.token(),
+                                c.label(),
+                                c.image().unwrap_or(""),
+                                b.token(),
+                                match eval.target.isolation {
+                                    windows::Isolation::Process => "process",
+                                    windows::Isolation::Hyperv => "Hyper-V",
+                                }
+                            ),
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+pub static WIN007: RuleMeta = RuleMeta {
+    id: "WIN007",
+    name: "missing-windows-toleration",
+    severity: Severity::Error,
+    summary: "Windows pod does not tolerate the taint of the cluster's Windows nodes",
+    docs: r#"## What it does
+When the target says Windows nodes are tainted (`windowsTaints`, default `os=windows:NoSchedule`, the
+convention of the Kubernetes Windows user guide), checks that the pod or its RuntimeClass tolerates
+every such taint (an `operator: Exists` toleration with an empty key tolerates everything).
+
+## Why is this bad?
+A pod that does not tolerate the taint of the only nodes that can run it stays Pending.
+
+## Example
+```yaml
+spec:
+  nodeSelector: {kubernetes.io/os: windows}
+  containers:
+  - name: web
+    image: mcr.microsoft.com/windows/servercore:ltsc2022
+```
+
+## Fix
+Safe: add `tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]` (one per
+configured taint). The webhook applies it as mutation M3.
+"#,
+    fix: Some(FixSafety::Safe),
+    source: "K-UG",
+    applies: "all",
+};
+
+fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    let rc_tols: Vec<Value> = site
+        .str("/runtimeClassName")
+        .and_then(|n| eval.context.runtime_classes.get(n))
+        .map(|rc| rc.tolerations.clone())
+        .unwrap_or_default();
+    let pod_tols: Vec<&Value> = site
+        .get("/tolerations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .collect();
+    let missing: Vec<&crate::config::Taint> = eval
+        .target
+        .windows_taints
+        .iter()
+        .filter(|t| {
+            !pod_tols
+                .iter()
+                .copied()
+                .chain(rc_tols.iter())
+                .any(|tol| classify::tolerates(tol, &t.key, t.value.as_deref(), &t.effect))
+        })
+        .collect();
+    if missing.is_empty() {
+        return Vec::new();
+    }
+    let tols: Vec<Value> = missing.iter().map(|t| t.toleration()).collect();
+    let fix_ops = if site.get("/tolerations").is_some_and(Value::is_array) {
+        tols.iter()
+            .map(|t| ops::add(&site.ptr("/tolerations/-"), t.clone()))
+            .collect()
+    } else {
+        vec![ops::add(&site.ptr("/tolerations"), Value::Array(tols))]
+    };
+    let names: Vec<String> = missing.iter().map(|t| t.to_string()).collect();
+    let ptr = if site.get("/tolerations").is_some() {
+        site.ptr("/tolerations")
+    } else {
+        site.spec_ptr.clone()
+    };
+    vec![
+        Finding::new(
+            &WIN007,
+            ptr,
+            format!("Windows nodes are tainted {} but the pod does not tolerate it; it will stay Pending. Add a toleration", names.join(", ")),
+        )
+        .with_fix(Fix { safety: FixSafety::Safe, description: format!("add toleration for {}", names.join(", ")), ops: fix_ops }),
+    ]
+}
+
+pub static WIN008: RuleMeta = RuleMeta {
+    id: "WIN008",
+    name: "mixed-os-images",
+    severity: Severity::Error,
+    summary: "Pod with no declared OS mixes Windows-only and Linux-only images",
+    docs: r#"## What it does
+Finds pods whose containers mix Windows-only images (`mcr.microsoft.com/windows/*`, `*-nanoserver-*`,
+…) with known Linux-only images (`busybox`, `alpine`, `nginx`, …).
+
+## Why is this bad?
+All containers of a pod run on one node, so one OS: "You may not deploy Windows and Linux containers in
+the same Pod". Whichever node the pod lands on, some of its containers cannot start.
+
+## Example
+```yaml
+spec:
+  containers:
+  - name: app
+    image: mcr.microsoft.com/windows/servercore:ltsc2022
+  - name: sidecar
+    image: busybox:1.36
+```
+
+## Fix
+Split the pod, or use images of one OS.
+"#,
+    fix: None,
+    source: "K-INTRO",
+    applies: "all",
+};
+
+fn mixed_os_images(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    let declared = eval
+        .class
+        .declared_by(Source::OsField)
+        .or_else(|| eval.class.declared_by(Source::Selector));
+    if declared.is_some() {
+        return Vec::new();
+    }
+    let win = eval.images.iter().find(|(_, i)| i.windows);
+    let lin = eval.images.iter().find(|(_, i)| i.linux);
+    match (win, lin) {
+        (Some((wc, _)), Some((lc, _))) => vec![Finding::new(
+            &WIN008,
+            site.ptr(&format!("{}/image", lc.rel())),
+            format!(
+                "{} uses Linux image {} but {} uses Windows image {}; one pod runs on one OS. Split the pod or use images of one OS",
+                lc.label(),
+                lc.image().unwrap_or(""),
+                wc.label(),
+                wc.image().unwrap_or("")
+            ),
+        )],
+        _ => Vec::new(),
+    }
+}
+
+pub static WIN009: RuleMeta = RuleMeta {
+    id: "WIN009",
+    name: "runtimeclass-selector-conflict",
+    severity: Severity::Error,
+    summary: "Pod nodeSelector conflicts with the nodeSelector its RuntimeClass merges in",
+    docs: r#"## What it does
+When the pod's RuntimeClass is known (a RuntimeClass object in the same input), checks that no key of
+the RuntimeClass's `scheduling.nodeSelector` is also in the pod's `nodeSelector` with another value.
+
+## Why is this bad?
+RuntimeClass admission merges the RuntimeClass's selector into the pod; "If there is a conflict, the
+pod will be rejected".
+
+## Example
+```yaml
+spec:
+  runtimeClassName: windows-2019   # selects node.kubernetes.io/windows-build: 10.0.17763
+  nodeSelector:
+    node.kubernetes.io/windows-build: 10.0.20348
+```
+
+## Fix
+Remove the key from the pod, or use a RuntimeClass that agrees.
+"#,
+    fix: None,
+    source: "K-RC",
+    applies: "K>=1.16",
+};
+
+fn runtimeclass_selector_conflict(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    if !eval.target.kubernetes.at_least(1, 16) {
+        return Vec::new();
+    }
+    let Some(name) = site.str("/runtimeClassName") else {
+        return Vec::new();
+    };
+    let Some(rc) = eval.context.runtime_classes.get(name) else {
+        return Vec::new();
+    };
+    rc.node_selector
+        .iter()
+        .filter_map(|(k, v)| {
+            let pod_v = site.node_selector(k)?;
+            (pod_v != v).then(|| {
+                Finding::new(
+                    &WIN009,
+                    site.ptr(&format!("/nodeSelector/{}", escape(k))),
+                    format!("nodeSelector {k}={pod_v} conflicts with RuntimeClass {name:?} ({k}={v}); the API server rejects the pod. Remove the key from the pod"),
+                )
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testutil::{cfg, findings, ids, set, unset, winok};
+    use serde_json::json;
+
+    fn t05() -> Value {
+        json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"t05"},"spec":{"containers":[{"name":"a","image":"mcr.microsoft.com/windows/servercore:ltsc2022"}]}})
+    }
+
+    #[test]
+    fn winok_is_clean() {
+        assert!(
+            ids(&winok(), &cfg()).is_empty(),
+            "{:?}",
+            ids(&winok(), &cfg())
+        );
+    }
+
+    #[test]
+    fn windows_options_pod_missing_pins() {
+        // A pod is Windows by windowsOptions alone (definite), whatever the image says.
+        let pod = set(
+            t05(),
+            "/spec/securityContext",
+            json!({"windowsOptions":{"runAsUserName":"ContainerUser"}}),
+        );
+        let got = ids(&pod, &cfg());
+        for id in ["WIN001", "WIN003", "WIN007"] {
+            assert!(got.contains(&id), "{got:?}");
+        }
+    }
+
+    #[test]
+    fn win001_fix_creates_selector() {
+        let pod = unset(winok(), "/spec/nodeSelector");
+        let fs = findings(&pod, &cfg());
+        let f = fs.iter().find(|f| f.rule.id == "WIN001").expect("WIN001");
+        assert_eq!(f.pointer, "/spec");
+        let mut fixed = pod.clone();
+        json_patch::patch(&mut fixed, &f.fix.as_ref().unwrap().ops).unwrap();
+        assert_eq!(fixed["spec"]["nodeSelector"]["kubernetes.io/os"], "windows");
+        assert!(ids(&fixed, &cfg()).is_empty());
+    }
+
+    #[test]
+    fn win001_legacy_key_before_1_14() {
+        let mut c = cfg();
+        c.target.kubernetes = crate::config::KubeVersion::new(1, 12);
+        let pod = unset(winok(), "/spec/nodeSelector");
+        let fs = findings(&pod, &c);
+        let f = fs.iter().find(|f| f.rule.id == "WIN001").unwrap();
+        let mut fixed = pod.clone();
+        json_patch::patch(&mut fixed, &f.fix.as_ref().unwrap().ops).unwrap();
+        assert_eq!(
+            fixed["spec"]["nodeSelector"]["beta.kubernetes.io/os"],
+            "windows"
+        );
+    }
+
+    #[test]
+    fn win001_affinity_terms_must_all_pin() {
+        let term = |os: &str| json!({"matchExpressions":[{"key":"kubernetes.io/os","operator":"In","values":[os]}]});
+        let aff = |terms: Value| json!({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":terms}}});
+        let pod = set(
+            unset(winok(), "/spec/nodeSelector"),
+            "/spec/affinity",
+            aff(json!([term("windows")])),
+        );
+        assert!(!ids(&pod, &cfg()).contains(&"WIN001"));
+        let pod = set(
+            unset(winok(), "/spec/nodeSelector"),
+            "/spec/affinity",
+            aff(json!([term("windows"), term("linux")])),
+        );
+        assert!(ids(&pod, &cfg()).contains(&"WIN001"));
+    }
+
+    #[test]
+    fn win002_renames_beta_key() {
+        let pod = set(
+            winok(),
+            "/spec/nodeSelector",
+            json!({"beta.kubernetes.io/os":"windows"}),
+        );
+        let fs = findings(&pod, &cfg());
+        let f = fs.iter().find(|f| f.rule.id == "WIN002").expect("WIN002");
+        assert_eq!(f.pointer, "/spec/nodeSelector/beta.kubernetes.io~1os");
+        let mut fixed = pod.clone();
+        json_patch::patch(&mut fixed, &f.fix.as_ref().unwrap().ops).unwrap();
+        assert_eq!(
+            fixed["spec"]["nodeSelector"],
+            json!({"kubernetes.io/os":"windows"})
+        );
+        let mut old = cfg();
+        old.target.kubernetes = crate::config::KubeVersion::new(1, 12);
+        assert!(!ids(&pod, &old).contains(&"WIN002"));
+    }
+
+    #[test]
+    fn win003_fix_and_guard() {
+        let pod = unset(winok(), "/spec/os");
+        let fs = findings(&pod, &cfg());
+        let f = fs.iter().find(|f| f.rule.id == "WIN003").expect("WIN003");
+        assert!(f.fix.is_some());
+        let guarded = set(pod, "/spec/securityContext/runAsUser", json!(1000));
+        let fs = findings(&guarded, &cfg());
+        let f = fs.iter().find(|f| f.rule.id == "WIN003").expect("WIN003");
+        assert!(
+            f.fix.is_none(),
+            "spec.os must not be added while runAsUser is set"
+        );
+        assert!(
+            f.message.contains("/securityContext/runAsUser"),
+            "{}",
+            f.message
+        );
+    }
+
+    #[test]
+    fn win003_not_before_spec_os_exists() {
+        let mut c = cfg();
+        c.target.kubernetes = crate::config::KubeVersion::new(1, 22);
+        assert!(!ids(&unset(winok(), "/spec/os"), &c).contains(&"WIN003"));
+    }
+
+    #[test]
+    fn win004_conflicts() {
+        // T49: Linux selector with a Windows image.
+        let pod = json!({"kind":"Pod","spec":{"nodeSelector":{"kubernetes.io/os":"linux"},"containers":[{"name":"a","image":"mcr.microsoft.com/windows/servercore:ltsc2022"}]}});
+        // Windows image detection comes from image analysis; assert on the selector/os conflict too.
+        let pod2 = set(pod.clone(), "/spec/os", json!({"name":"windows"}));
+        assert!(ids(&pod2, &cfg()).contains(&"WIN004"));
+        // T56: pod label contradicts spec.os.
+        let pod3 = set(
+            winok(),
+            "/metadata/labels",
+            json!({"kubernetes.io/os":"linux"}),
+        );
+        let fs = findings(&pod3, &cfg());
+        let f = fs.iter().find(|f| f.rule.id == "WIN004").expect("WIN004");
+        assert_eq!(f.pointer, "/metadata/labels/kubernetes.io~1os");
+        // Linux pods without contradictions: nothing.
+        let linux = json!({"kind":"Pod","spec":{"os":{"name":"linux"},"nodeSelector":{"kubernetes.io/os":"linux"},"containers":[{"name":"a","image":"nginx"}]}});
+        assert!(ids(&linux, &cfg()).is_empty());
+    }
+
+    #[test]
+    fn win007_tolerations() {
+        let pod = unset(winok(), "/spec/tolerations");
+        let fs = findings(&pod, &cfg());
+        let f = fs.iter().find(|f| f.rule.id == "WIN007").expect("WIN007");
+        let mut fixed = pod.clone();
+        json_patch::patch(&mut fixed, &f.fix.as_ref().unwrap().ops).unwrap();
+        assert!(ids(&fixed, &cfg()).is_empty());
+        // tolerate-everything
+        let all = set(
+            unset(winok(), "/spec/tolerations"),
+            "/spec/tolerations",
+            json!([{"operator":"Exists"}]),
+        );
+        assert!(!ids(&all, &cfg()).contains(&"WIN007"));
+        // no taints configured
+        let mut c = cfg();
+        c.target.windows_taints.clear();
+        assert!(!ids(&pod, &c).contains(&"WIN007"));
+    }
+
+    #[test]
+    fn win009_and_win006_runtimeclass() {
+        let mut cx = crate::workload::Context::default();
+        cx.add(&json!({"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":"windows-2019"},"handler":"h",
+            "scheduling":{"nodeSelector":{"kubernetes.io/os":"windows","node.kubernetes.io/windows-build":"10.0.17763"},
+            "tolerations":[{"effect":"NoSchedule","key":"os","operator":"Equal","value":"windows"}]}}));
+        let pod = json!({"kind":"Pod","spec":{"os":{"name":"windows"},"runtimeClassName":"windows-2019",
+            "nodeSelector":{"node.kubernetes.io/windows-build":"10.0.20348"},
+            "containers":[{"name":"a","image":"mcr.microsoft.com/windows/servercore:ltsc2022"}]}});
+        let mut c = cfg();
+        c.target.windows_builds = vec![windows::WS2019, windows::WS2022];
+        let r = crate::engine::lint_object(&pod, &c, &cx, crate::engine::Operation::Lint);
+        let got: Vec<&str> = r.findings.iter().map(|f| f.rule.id).collect();
+        assert!(got.contains(&"WIN009"), "{got:?}");
+        assert!(
+            !got.contains(&"WIN001") && !got.contains(&"WIN007"),
+            "RuntimeClass supplies OS pin and toleration: {got:?}"
+        );
+    }
+
+    #[test]
+    fn win006_revision_and_unknown_build() {
+        let pod = set(
+            winok(),
+            "/spec/nodeSelector/node.kubernetes.io~1windows-build",
+            json!("10.0.20348.1906"),
+        );
+        let fs = findings(&pod, &cfg());
+        assert!(
+            fs.iter()
+                .any(|f| f.rule.id == "WIN006" && f.message.contains("revision"))
+        );
+        let pod = set(
+            winok(),
+            "/spec/nodeSelector/node.kubernetes.io~1windows-build",
+            json!("10.0.17763"),
+        );
+        assert!(ids(&pod, &cfg()).contains(&"WIN006"));
+        let pod = set(
+            winok(),
+            "/spec/nodeSelector/node.kubernetes.io~1windows-build",
+            json!("10.0.20348"),
+        );
+        assert!(!ids(&pod, &cfg()).contains(&"WIN006"));
+    }
 }
