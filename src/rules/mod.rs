@@ -17,6 +17,7 @@ pub mod kinds;
 pub mod scheduling;
 pub mod security;
 pub mod volumes;
+pub mod util;
 
 /// How bad a finding is. Ordered: `Info < Warning < Error`.
 #[derive(
