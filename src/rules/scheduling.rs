@@ -240,77 +240,6 @@ fn deprecated_beta_os_label(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     out
 }
 
-/// Pointers of the fields the API server rejects once `spec.os.name: windows` is set
-/// (validateWindows: WIN101–WIN103). Presence, not value, counts.
-// TODO(lead): replace with the shared helper in rules/util.rs once the security rules land.
-fn linux_only_fields(site: &PodSite, eval: &Eval) -> Vec<String> {
-    let k = eval.target.kubernetes;
-    let mut out = Vec::new();
-    let pod_fields: &[(&str, bool)] = &[
-        ("seLinuxOptions", true),
-        ("seccompProfile", true),
-        ("fsGroup", true),
-        ("fsGroupChangePolicy", true),
-        ("runAsUser", true),
-        ("runAsGroup", true),
-        ("supplementalGroups", true),
-        ("sysctls", true),
-        ("supplementalGroupsPolicy", k.at_least(1, 31)),
-        ("seLinuxChangePolicy", k.at_least(1, 32)),
-        ("appArmorProfile", k.at_least(1, 30)),
-    ];
-    for (f, on) in pod_fields {
-        let rel = format!("/securityContext/{f}");
-        if *on
-            && site
-                .get(&rel)
-                .is_some_and(|v| !(v.as_array().is_some_and(|a| a.is_empty())))
-        {
-            out.push(site.ptr(&rel));
-        }
-    }
-    for f in ["hostPID", "hostIPC"] {
-        if site.get(&format!("/{f}")).and_then(Value::as_bool) == Some(true) {
-            out.push(site.ptr(&format!("/{f}")));
-        }
-    }
-    if site.get("/shareProcessNamespace").is_some() {
-        out.push(site.ptr("/shareProcessNamespace"));
-    }
-    if k.at_least(1, 25) && site.get("/hostUsers").is_some() {
-        out.push(site.ptr("/hostUsers"));
-    }
-    let c_fields: &[(&str, bool)] = &[
-        ("seLinuxOptions", true),
-        ("seccompProfile", true),
-        ("capabilities", true),
-        ("readOnlyRootFilesystem", true),
-        ("privileged", true),
-        ("allowPrivilegeEscalation", true),
-        ("procMount", true),
-        ("runAsUser", true),
-        ("runAsGroup", true),
-        ("appArmorProfile", k.at_least(1, 30)),
-    ];
-    for c in site.containers() {
-        for (f, on) in c_fields {
-            if *on
-                && c.value
-                    .pointer(&format!("/securityContext/{f}"))
-                    .is_some_and(|v| !v.is_null())
-            {
-                out.push(site.ptr(&format!("{}/securityContext/{f}", c.rel())));
-            }
-        }
-    }
-    out
-}
-
-/// Whether the target has `spec.os` (1.24+, or 1.23 with the IdentifyPodOS gate).
-pub fn target_has_spec_os(eval: &Eval) -> bool {
-    eval.target.kubernetes.at_least(1, 23) && eval.target.gate("IdentifyPodOS")
-}
-
 pub static WIN003: RuleMeta = RuleMeta {
     id: "WIN003",
     name: "missing-spec-os",
@@ -346,10 +275,13 @@ server would reject the pod, and a Deployment would loop on `FailedCreate`): add
 };
 
 fn missing_spec_os(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if !target_has_spec_os(eval) || site.get("/os").is_some() {
+    if !super::util::spec_os_available(eval.target) || site.get("/os").is_some() {
         return Vec::new();
     }
-    let blockers = linux_only_fields(site, eval);
+    let blockers: Vec<String> = super::util::linux_only_fields(site, eval.target)
+        .into_iter()
+        .map(|f| f.pointer)
+        .collect();
     if blockers.is_empty() {
         vec![
             Finding::new(
@@ -485,18 +417,6 @@ pub fn single_build(eval: &Eval) -> Option<Build> {
     build
 }
 
-fn is_hostprocess(site: &PodSite) -> bool {
-    site.get("/securityContext/windowsOptions/hostProcess")
-        .and_then(Value::as_bool)
-        == Some(true)
-        || site.containers().any(|c| {
-            c.value
-                .pointer("/securityContext/windowsOptions/hostProcess")
-                .and_then(Value::as_bool)
-                == Some(true)
-        })
-}
-
 fn has_build_pin(site: &PodSite) -> bool {
     if site.node_selector(BUILD_LABEL).is_some() {
         return true;
@@ -556,7 +476,7 @@ fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     if !eval.target.kubernetes.at_least(1, 17)
         || !eval.target.mixed_builds()
         || has_build_pin(site)
-        || is_hostprocess(site)
+        || super::util::is_host_process_pod(site)
     {
         return Vec::new();
     }
@@ -736,7 +656,7 @@ fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> 
             ));
             continue;
         }
-        if !is_hostprocess(site) {
+        if !super::util::is_host_process_pod(site) {
             for (c, info) in &eval.images {
                 if let Some(b) = info.build {
                     if !windows::compatible(b, sel, eval.target.isolation) {
