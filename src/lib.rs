@@ -3,6 +3,7 @@
 //! One engine ([`engine`]) with three front ends: the offline linter (`winlint FILES`), the
 //! admission webhook (`winlint serve`) and the pre-commit hook (the same CLI).
 
+pub mod admission;
 pub mod classify;
 pub mod cli;
 pub mod config;

@@ -1,0 +1,887 @@
+//! AdmissionReview in → AdmissionReview out. Pure: no I/O, no clock, no globals, so the
+//! webhook's decisions are unit-testable and benchable without a server.
+//!
+//! * `/validate` ([`Endpoint::Validate`]): CREATE and UPDATE of pods and pod-bearing workloads.
+//!   Error findings deny (`allowed: false`, `status.code: 403`, a message listing rule IDs,
+//!   names and fixes); warnings become `response.warnings` (one line each, rule ID first, under
+//!   120 characters as kubectl prints them); info findings are not reported. On UPDATE an error
+//!   the old object already had is reported as a warning only, so `kubectl label` on an old
+//!   pod keeps working.
+//! * `/mutate` ([`Endpoint::Mutate`]): CREATE of Pods (workloads only with
+//!   `mutation.workloads`), never UPDATE (`spec.os` and `nodeSelector` are immutable) and never a
+//!   subresource (`pods/ephemeralcontainers`). Mutation is fixing (shared/rules.md §3): the
+//!   allowed fixes of the findings are applied (M1 = WIN001, M3 = WIN007, M4 = WIN003, M2 =
+//!   WIN005 when `target.clusterMixedBuilds`), then M5 (Hyper-V), M6 (pod OS label) and M7 (the
+//!   `winlint.io/mutated` audit annotation). A patch that would add an error the object did not
+//!   have (a pod the API server would reject) is retried without `spec.os`, then dropped.
+//! * Which pods are mutated: Windows-definite pods; Windows-probable pods when the evidence is a
+//!   Windows-only image (such a pod cannot run anywhere else; MV1) or when `mutation.probable`.
+//!   OS-unknown pods get `kubernetes.io/os=linux` only with `mutation.linuxGuard`.
+//! * Exemptions: the `winlint.io/ignore` annotation is honoured by the engine. An
+//!   AdmissionReview carries no namespace labels, so namespace exemption is the
+//!   namespaceSelector of the webhook configurations (chart / `winlint manifests`).
+//! * `dryRun` requests get the same answer as real ones: winlint has no side effects
+//!   (`sideEffects: None`), so honouring dryRun means nothing else happens; it is reported in
+//!   [`Outcome::dry_run`] for logs.
+//! * An object the engine cannot evaluate (no object, not a JSON object, a rule that panics)
+//!   is answered per `webhook.onError`: allow with a warning (default) or deny.
+//! * `admission.k8s.io/v1beta1` requests are answered in v1beta1.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use base64::Engine as _;
+use json_patch::PatchOperation;
+use serde_json::{Map, Value, json};
+
+use crate::classify::{self, Os, Source, Strength};
+use crate::config::{Config, OnError};
+use crate::engine::{self, Operation};
+use crate::image;
+use crate::rules::{Finding, Severity, ops};
+use crate::workload::{self, Context};
+
+/// The audit annotation M7 writes.
+pub const MUTATED_ANNOTATION: &str = "winlint.io/mutated";
+/// The (pre-K1.21) Hyper-V isolation annotation (M5).
+pub const HYPERV_ANNOTATION: &str = "experimental.windows.kubernetes.io/isolation-type";
+/// The most characters a warning may have (kubectl prints them one per line; the API server
+/// truncates long ones).
+pub const MAX_WARNING_CHARS: usize = 119;
+/// The most warnings returned for one object.
+pub const MAX_WARNINGS: usize = 20;
+
+/// Which webhook was called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    Mutate,
+    Validate,
+}
+
+impl Endpoint {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Endpoint::Mutate => "mutate",
+            Endpoint::Validate => "validate",
+        }
+    }
+}
+
+/// What happened to a request, for metrics and logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Decision {
+    /// Allowed without findings worth reporting (or not evaluated: DELETE, other kinds, …).
+    Allowed,
+    /// Allowed with warnings.
+    Warned,
+    /// Denied because of error findings.
+    Denied,
+    /// Allowed with a patch.
+    Patched,
+    /// The object could not be evaluated; answered per `onError`.
+    Error,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allowed => "allowed",
+            Decision::Warned => "warned",
+            Decision::Denied => "denied",
+            Decision::Patched => "patched",
+            Decision::Error => "error",
+        }
+    }
+}
+
+/// The answer to one AdmissionReview plus what the server logs and counts about it. No object
+/// contents here beyond kind, namespace and name.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The serialized response AdmissionReview.
+    pub body: Vec<u8>,
+    pub uid: String,
+    pub api_version: String,
+    pub operation: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub dry_run: bool,
+    pub allowed: bool,
+    pub decision: Decision,
+    /// Every finding reported to the engine (rule ID, severity), before filtering.
+    pub findings: Vec<(&'static str, Severity)>,
+    /// What the patch changed: mutation names (`nodeSelector`, `tolerations`, `os`, …).
+    pub patched: Vec<String>,
+    /// The rule IDs whose fixes are in the patch.
+    pub patched_rules: Vec<&'static str>,
+    /// Why the object could not be evaluated, if it could not.
+    pub error: Option<String>,
+}
+
+/// The request cannot be answered with an AdmissionReview (HTTP 400).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadRequest(pub String);
+
+impl std::fmt::Display for BadRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadRequest {}
+
+/// The webhook's evaluation state: the configuration and the variant of it used for mutation
+/// (built once, not per request).
+#[derive(Debug, Clone)]
+pub struct Webhook {
+    pub config: Config,
+    mutate_config: Config,
+}
+
+impl Webhook {
+    pub fn new(config: Config) -> Self {
+        let mut mutate_config = config.clone();
+        if config.target.cluster_mixed_builds {
+            // M2: the windows-build pin (WIN005's opt-in fix) is part of the mutation set
+            // when the cluster runs several Windows builds.
+            mutate_config.policy.fix_opt_in.insert("WIN005".into());
+        }
+        Webhook {
+            config,
+            mutate_config,
+        }
+    }
+
+    /// Answer one AdmissionReview (`body` as received).
+    pub fn review(&self, body: &[u8], endpoint: Endpoint) -> Result<Outcome, BadRequest> {
+        let review: Value =
+            serde_json::from_slice(body).map_err(|e| BadRequest(format!("malformed JSON: {e}")))?;
+        let api_version = review
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !matches!(
+            api_version,
+            "admission.k8s.io/v1" | "admission.k8s.io/v1beta1"
+        ) {
+            return Err(BadRequest(format!(
+                "apiVersion {api_version:?}: expected admission.k8s.io/v1 (or v1beta1)"
+            )));
+        }
+        let kind = review.get("kind").and_then(Value::as_str).unwrap_or("");
+        if kind != "AdmissionReview" {
+            return Err(BadRequest(format!(
+                "kind {kind:?}: expected AdmissionReview"
+            )));
+        }
+        let Some(req) = review.get("request").filter(|r| r.is_object()) else {
+            return Err(BadRequest("AdmissionReview without a request".into()));
+        };
+        let uid = match req.get("uid").and_then(Value::as_str) {
+            Some(u) if !u.is_empty() => u.to_string(),
+            _ => return Err(BadRequest("request.uid missing".into())),
+        };
+        let s = |p: &str| req.pointer(p).and_then(Value::as_str).unwrap_or("");
+        let mut out = Outcome {
+            body: Vec::new(),
+            uid,
+            api_version: api_version.to_string(),
+            operation: s("/operation").to_string(),
+            kind: s("/kind/kind").to_string(),
+            namespace: s("/namespace").to_string(),
+            name: s("/name").to_string(),
+            dry_run: req.get("dryRun").and_then(Value::as_bool).unwrap_or(false),
+            allowed: true,
+            decision: Decision::Allowed,
+            findings: Vec::new(),
+            patched: Vec::new(),
+            patched_rules: Vec::new(),
+            error: None,
+        };
+        if out.name.is_empty() {
+            // generateName: the mutating webhook sees no name yet.
+            out.name = req
+                .pointer("/object/metadata/generateName")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+        }
+        let response = match endpoint {
+            Endpoint::Validate => self.validate(req, &mut out),
+            Endpoint::Mutate => self.mutate(req, &mut out),
+        };
+        out.body = serde_json::to_vec(&json!({
+            "apiVersion": api_version,
+            "kind": "AdmissionReview",
+            "response": response,
+        }))
+        .expect("a Value serializes");
+        Ok(out)
+    }
+
+    fn validate(&self, req: &Value, out: &mut Outcome) -> Value {
+        let mut resp = base_response(&out.uid);
+        let operation = match out.operation.as_str() {
+            "CREATE" => Operation::Create,
+            "UPDATE" => Operation::Update,
+            _ => return resp, // DELETE, CONNECT: nothing to check.
+        };
+        let sub = req.get("subResource").and_then(Value::as_str).unwrap_or("");
+        if !sub.is_empty() && sub != "ephemeralcontainers" {
+            return resp; // pods/status, pods/binding, …: not the pod's spec.
+        }
+        let object = match evaluable(req, "object", &out.kind) {
+            Ok(Some(o)) => o,
+            Ok(None) => return resp, // not a pod-bearing kind
+            Err(e) => return self.on_error(resp, out, e),
+        };
+        let Some(findings) = lint(&object, &self.config, operation) else {
+            return self.on_error(resp, out, "the engine failed on this object".into());
+        };
+        out.findings = findings.iter().map(|f| (f.rule.id, f.severity)).collect();
+        // On UPDATE an error the old object already had is not the change's fault: warn only.
+        let old_errors: Vec<(&'static str, String)> = match operation {
+            Operation::Update => evaluable(req, "oldObject", &out.kind)
+                .ok()
+                .flatten()
+                .and_then(|old| lint(&old, &self.config, operation))
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|f| f.severity == Severity::Error)
+                .map(|f| (f.rule.id, f.pointer))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut errors = Vec::new();
+        let mut warnings = Vec::new();
+        for f in &findings {
+            match f.severity {
+                Severity::Error
+                    if old_errors
+                        .iter()
+                        .any(|(id, p)| *id == f.rule.id && *p == f.pointer) =>
+                {
+                    warnings.push(warning_line(
+                        f.rule.id,
+                        &format!("(already present) {}", f.message),
+                    ));
+                }
+                Severity::Error => errors.push(f),
+                Severity::Warning => warnings.push(warning_line(f.rule.id, &f.message)),
+                Severity::Info => {}
+            }
+        }
+        dedup_in_order(&mut warnings);
+        warnings.truncate(MAX_WARNINGS);
+        if !errors.is_empty() {
+            out.allowed = false;
+            out.decision = Decision::Denied;
+            resp["allowed"] = false.into();
+            resp["status"] = json!({
+                "status": "Failure",
+                "code": 403,
+                "reason": "Forbidden",
+                "message": denial_message(out, &errors),
+            });
+        } else if !warnings.is_empty() {
+            out.decision = Decision::Warned;
+        }
+        if !warnings.is_empty() {
+            resp["warnings"] = warnings.into();
+        }
+        resp
+    }
+
+    fn mutate(&self, req: &Value, out: &mut Outcome) -> Value {
+        let resp = base_response(&out.uid);
+        let cfg = &self.mutate_config;
+        if out.operation != "CREATE" {
+            return resp; // MV9: spec.os and nodeSelector are immutable after creation.
+        }
+        let sub = req.get("subResource").and_then(Value::as_str).unwrap_or("");
+        if !sub.is_empty() {
+            return resp; // pods/ephemeralcontainers and other subresources: never.
+        }
+        if out.kind != "Pod" && !cfg.policy.mutation.workloads {
+            return resp;
+        }
+        let object = match evaluable(req, "object", &out.kind) {
+            Ok(Some(o)) => o,
+            Ok(None) => return resp,
+            Err(e) => return self.on_error(resp, out, e),
+        };
+        let result = catch_unwind(AssertUnwindSafe(|| mutation(&object, cfg)));
+        let Ok(m) = result else {
+            return self.on_error(resp, out, "the engine failed on this object".into());
+        };
+        out.findings = m.findings;
+        if m.patch.is_empty() {
+            return resp;
+        }
+        out.patched = m.changed;
+        out.patched_rules = m.rules;
+        out.decision = Decision::Patched;
+        let bytes = serde_json::to_vec(&m.patch).expect("patch operations serialize");
+        let mut resp = resp;
+        resp["patchType"] = "JSONPatch".into();
+        resp["patch"] = base64::engine::general_purpose::STANDARD
+            .encode(bytes)
+            .into();
+        resp
+    }
+
+    fn on_error(&self, mut resp: Value, out: &mut Outcome, why: String) -> Value {
+        out.decision = Decision::Error;
+        let msg = format!("winlint could not evaluate this object: {why}");
+        match self.config.policy.on_error {
+            OnError::Allow => {
+                resp["warnings"] = json!([truncate(&msg, MAX_WARNING_CHARS)]);
+            }
+            OnError::Deny => {
+                out.allowed = false;
+                resp["allowed"] = false.into();
+                resp["status"] = json!({
+                    "status": "Failure",
+                    "code": 403,
+                    "reason": "Forbidden",
+                    "message": format!("{msg} (webhook.onError: deny)"),
+                });
+            }
+        }
+        out.error = Some(why);
+        resp
+    }
+}
+
+fn base_response(uid: &str) -> Value {
+    json!({"uid": uid, "allowed": true})
+}
+
+/// The request's `object`/`oldObject` if it is a pod-bearing kind (`Ok(None)` if not), with
+/// `kind` filled in from the request when the object lacks it.
+fn evaluable(req: &Value, field: &str, kind: &str) -> Result<Option<Value>, String> {
+    let object = match req.get(field) {
+        None | Some(Value::Null) => {
+            return if workload::is_pod_kind(kind) {
+                Err(format!("request.{field} is missing"))
+            } else {
+                Ok(None)
+            };
+        }
+        Some(o) => o,
+    };
+    let Some(map) = object.as_object() else {
+        return Err(format!("request.{field} is not an object"));
+    };
+    let okind = map.get("kind").and_then(Value::as_str).unwrap_or(kind);
+    if !workload::is_pod_kind(okind) {
+        return Ok(None);
+    }
+    let mut object = object.clone();
+    if map.get("kind").is_none() {
+        object["kind"] = okind.into();
+    }
+    for site in workload::pod_sites(&object) {
+        if !site.spec.is_object() {
+            return Err(format!("{okind} without a pod spec"));
+        }
+    }
+    Ok(Some(object))
+}
+
+/// Lint, turning a panicking rule into `None`.
+fn lint(object: &Value, config: &Config, op: Operation) -> Option<Vec<Finding>> {
+    catch_unwind(AssertUnwindSafe(|| {
+        engine::lint_object(object, config, &Context::default(), op).findings
+    }))
+    .ok()
+}
+
+/// One warning line: `WIN003: message`, at most [`MAX_WARNING_CHARS`] characters.
+pub fn warning_line(rule_id: &str, message: &str) -> String {
+    let first = message.lines().next().unwrap_or("");
+    truncate(&format!("{rule_id}: {first}"), MAX_WARNING_CHARS)
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max - 1).collect();
+    t.push('…');
+    t
+}
+
+fn dedup_in_order(v: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|s| seen.insert(s.clone()));
+}
+
+fn denial_message(out: &Outcome, errors: &[&Finding]) -> String {
+    let what = if out.name.is_empty() {
+        out.kind.clone()
+    } else if out.namespace.is_empty() {
+        format!("{} {}", out.kind, out.name)
+    } else {
+        format!("{} {}/{}", out.kind, out.namespace, out.name)
+    };
+    let mut msg = format!(
+        "winlint: {what} cannot run on Windows as written ({} error{}):",
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" }
+    );
+    for f in errors {
+        let fix = match &f.fix {
+            Some(fix) => fix.description.clone(),
+            None => format!("see `winlint explain {}`", f.rule.id),
+        };
+        msg.push_str(&format!(
+            "\n- {} {} at {}: {} (fix: {})",
+            f.rule.id,
+            f.rule.name,
+            f.pointer,
+            f.message.trim(),
+            fix
+        ));
+    }
+    msg
+}
+
+/// The result of planning a mutation.
+#[derive(Debug, Default)]
+pub struct Mutation {
+    pub patch: Vec<PatchOperation>,
+    pub changed: Vec<String>,
+    pub rules: Vec<&'static str>,
+    pub findings: Vec<(&'static str, Severity)>,
+}
+
+/// Mutation name for the audit annotation (shared/rules.md §3 M7).
+fn mutation_name(rule_id: &str) -> String {
+    match rule_id {
+        "WIN001" => "nodeSelector".into(),
+        "WIN003" | "WIN107" => "os".into(),
+        "WIN005" => "windowsBuild".into(),
+        "WIN007" => "tolerations".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Plan the patch for `object` (a pod-bearing kind) under `config` (the mutation config).
+pub fn mutation(object: &Value, config: &Config) -> Mutation {
+    let report = engine::lint_object(object, config, &Context::default(), Operation::Create);
+    let mut m = Mutation {
+        findings: report
+            .findings
+            .iter()
+            .map(|f| (f.rule.id, f.severity))
+            .collect(),
+        ..Mutation::default()
+    };
+    let sites = workload::pod_sites(object);
+    let Some(site) = sites.first() else {
+        return m;
+    };
+    let infos: Vec<image::ImageInfo> = site
+        .containers()
+        .map(|c| image::analyze(c.image().unwrap_or("")))
+        .collect();
+    let class = classify::classify(site, &infos, &Context::default(), &config.target);
+    let policy = &config.policy.mutation;
+    let image_evidence = class.signals.iter().any(|s| {
+        s.os == Os::Windows && s.source == Source::Image && s.strength >= Strength::Probable
+    });
+    let mutate_windows = class.os == Os::Windows
+        && (class.strength == Strength::Definite
+            || (class.strength == Strength::Probable && (image_evidence || policy.probable)));
+    let spec_ptr = site.spec_ptr.clone();
+    let meta_ptr = site.meta_ptr.clone();
+    let mut working = object.clone();
+    let mut changed: Vec<String> = Vec::new();
+    if mutate_windows {
+        let before: Vec<&'static str> = errors_of(&report.findings);
+        let mut excluded: Vec<&str> = Vec::new();
+        // Try all allowed fixes; if the result has an error the object did not have (the API
+        // server would reject it), retry without spec.os (M4), then give up on fixes.
+        for attempt in 0..3 {
+            let allowed: Vec<Finding> = report
+                .findings
+                .iter()
+                .filter(|f| !excluded.contains(&f.rule.id))
+                .cloned()
+                .collect();
+            let mut trial = object.clone();
+            let (patch, rules) = engine::apply_fixes(&mut trial, &allowed, config);
+            let after = lint_errors(&trial, config);
+            if after.iter().all(|id| before.contains(id)) || patch.is_empty() {
+                working = trial;
+                m.patch = patch;
+                m.rules = rules;
+                break;
+            }
+            excluded = if attempt == 0 {
+                vec!["WIN003", "WIN107"]
+            } else {
+                report.findings.iter().map(|f| f.rule.id).collect()
+            };
+        }
+        for id in &m.rules {
+            let n = mutation_name(id);
+            if !changed.contains(&n) {
+                changed.push(n);
+            }
+        }
+        // M5: Hyper-V isolation.
+        if policy.hyperv {
+            hyperv(
+                &mut working,
+                &mut m.patch,
+                &mut changed,
+                config,
+                &spec_ptr,
+                &meta_ptr,
+            );
+        }
+        // M6: the pod OS label (kubelet refuses a pod whose label differs from the node OS).
+        if policy.pod_os_label {
+            let has = working
+                .pointer(&format!("{meta_ptr}/labels/kubernetes.io~1os"))
+                .is_some();
+            if !has {
+                add_entry(
+                    &mut working,
+                    &mut m.patch,
+                    &format!("{meta_ptr}/labels"),
+                    "kubernetes.io/os",
+                    "windows".into(),
+                );
+                changed.push("osLabel".into());
+            }
+        }
+    } else if policy.linux_guard && class.os == Os::Unknown {
+        // linux-guard: pin OS-unknown pods to Linux nodes.
+        let pinned = working
+            .pointer(&format!("{spec_ptr}/nodeSelector/kubernetes.io~1os"))
+            .is_some();
+        if !pinned {
+            add_entry(
+                &mut working,
+                &mut m.patch,
+                &format!("{spec_ptr}/nodeSelector"),
+                "kubernetes.io/os",
+                "linux".into(),
+            );
+            changed.push("linuxGuard".into());
+        }
+    }
+    if !m.patch.is_empty() {
+        // M7: the audit annotation, merged with what an earlier invocation recorded.
+        let ptr = format!(
+            "/metadata/annotations/{}",
+            engine::escape(MUTATED_ANNOTATION)
+        );
+        let mut all: Vec<String> = working
+            .pointer(&ptr)
+            .and_then(Value::as_str)
+            .map(|s| s.split(',').map(str::to_string).collect())
+            .unwrap_or_default();
+        for c in &changed {
+            if !all.contains(c) {
+                all.push(c.clone());
+            }
+        }
+        add_entry(
+            &mut working,
+            &mut m.patch,
+            "/metadata/annotations",
+            MUTATED_ANNOTATION,
+            all.join(",").into(),
+        );
+    }
+    m.changed = changed;
+    m
+}
+
+fn errors_of(findings: &[Finding]) -> Vec<&'static str> {
+    findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| f.rule.id)
+        .collect()
+}
+
+fn lint_errors(object: &Value, config: &Config) -> Vec<&'static str> {
+    errors_of(&engine::lint_object(object, config, &Context::default(), Operation::Create).findings)
+}
+
+/// M5 (shared/rules.md §3): never for HostProcess or hostNetwork pods.
+fn hyperv(
+    working: &mut Value,
+    patch: &mut Vec<PatchOperation>,
+    changed: &mut Vec<String>,
+    config: &Config,
+    spec_ptr: &str,
+    meta_ptr: &str,
+) {
+    let spec = working.pointer(spec_ptr).cloned().unwrap_or(Value::Null);
+    let host_network = spec.get("hostNetwork").and_then(Value::as_bool) == Some(true);
+    let host_process = spec
+        .pointer("/securityContext/windowsOptions/hostProcess")
+        .and_then(Value::as_bool)
+        == Some(true)
+        || workload::CONTAINER_LISTS.iter().any(|l| {
+            spec.get(*l)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|c| {
+                    c.pointer("/securityContext/windowsOptions/hostProcess")
+                        .and_then(Value::as_bool)
+                        == Some(true)
+                })
+        });
+    let linux_pinned = spec
+        .pointer("/nodeSelector/kubernetes.io~1os")
+        .and_then(Value::as_str)
+        == Some("linux");
+    if host_network || host_process || linux_pinned {
+        return;
+    }
+    let k = config.target.kubernetes;
+    if k.at_least(1, 21) {
+        if spec.get("runtimeClassName").is_none_or(Value::is_null) {
+            let op = ops::add(
+                &format!("{spec_ptr}/runtimeClassName"),
+                config.target.hyperv_runtime_class.clone().into(),
+            );
+            if json_patch::patch(working, std::slice::from_ref(&op)).is_ok() {
+                patch.push(op);
+                changed.push("runtimeClassName".into());
+            }
+        }
+    } else if k.at_least(1, 10) {
+        let containers = spec
+            .get("containers")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let has = working
+            .pointer(&format!(
+                "{meta_ptr}/annotations/{}",
+                engine::escape(HYPERV_ANNOTATION)
+            ))
+            .is_some();
+        if containers == 1 && !has {
+            add_entry(
+                working,
+                patch,
+                &format!("{meta_ptr}/annotations"),
+                HYPERV_ANNOTATION,
+                "hyperv".into(),
+            );
+            changed.push("isolation".into());
+        }
+    }
+}
+
+/// Set `map_ptr[key] = value` in `working` and record the operation: a member add when the map
+/// exists, else an add of the whole map (creating its parent map too if needed).
+fn add_entry(
+    working: &mut Value,
+    patch: &mut Vec<PatchOperation>,
+    map_ptr: &str,
+    key: &str,
+    value: Value,
+) {
+    let op = match working.pointer(map_ptr) {
+        Some(Value::Object(m)) if m.get(key) == Some(&value) => return,
+        Some(Value::Object(_)) => ops::add(&format!("{map_ptr}/{}", engine::escape(key)), value),
+        _ => {
+            let mut m = Map::new();
+            m.insert(key.to_string(), value);
+            let (parent, last) = map_ptr.rsplit_once('/').unwrap_or(("", map_ptr));
+            if !parent.is_empty() && !matches!(working.pointer(parent), Some(Value::Object(_))) {
+                let mut outer = Map::new();
+                outer.insert(last.replace("~1", "/").replace("~0", "~"), Value::Object(m));
+                let (pp, plast) = parent.rsplit_once('/').unwrap_or(("", parent));
+                ops::add(&format!("{pp}/{plast}"), Value::Object(outer))
+            } else {
+                ops::add(map_ptr, Value::Object(m))
+            }
+        }
+    };
+    if json_patch::patch(working, std::slice::from_ref(&op)).is_ok() {
+        patch.push(op);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn review(op: &str, object: Value) -> Vec<u8> {
+        serde_json::to_vec(&json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "u-1",
+                "kind": {"group": "", "version": "v1", "kind": object["kind"].clone()},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "operation": op,
+                "namespace": "default",
+                "object": object,
+            }
+        }))
+        .unwrap()
+    }
+
+    fn answer(w: &Webhook, body: &[u8], ep: Endpoint) -> Value {
+        let out = w.review(body, ep).unwrap();
+        serde_json::from_slice(&out.body).unwrap()
+    }
+
+    fn decoded_patch(resp: &Value) -> Option<Vec<Value>> {
+        let b64 = resp.pointer("/response/patch")?.as_str()?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap();
+        Some(serde_json::from_slice(&bytes).unwrap())
+    }
+
+    fn linux_pod() -> Value {
+        json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"l"},
+            "spec":{"containers":[{"name":"web","image":"nginx:1.25"}]}})
+    }
+
+    #[test]
+    fn bad_requests() {
+        let w = Webhook::new(Config::default());
+        for body in [
+            &b"garbage"[..],
+            b"{\"apiVersion\":\"admission.k8s.io/v1\",",
+            b"{\"apiVersion\":\"v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"x\"}}",
+            b"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Pod\",\"request\":{\"uid\":\"x\"}}",
+            b"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
+            b"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{}}",
+        ] {
+            assert!(w.review(body, Endpoint::Validate).is_err());
+        }
+    }
+
+    #[test]
+    fn linux_pod_is_left_alone() {
+        let w = Webhook::new(Config::default());
+        let a = answer(&w, &review("CREATE", linux_pod()), Endpoint::Mutate);
+        assert_eq!(a["response"]["uid"], "u-1");
+        assert_eq!(a["response"]["allowed"], true);
+        assert!(a["response"].get("patch").is_none());
+        let a = answer(&w, &review("CREATE", linux_pod()), Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true);
+        assert!(a["response"].get("warnings").is_none());
+    }
+
+    #[test]
+    fn linux_guard_pins_unknown_pods() {
+        let mut cfg = Config::default();
+        cfg.policy.mutation.linux_guard = true;
+        let w = Webhook::new(cfg);
+        let pod = json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},
+            "spec":{"containers":[{"name":"a","image":"registry.example/app:1"}]}});
+        let a = answer(&w, &review("CREATE", pod.clone()), Endpoint::Mutate);
+        let patch = decoded_patch(&a).expect("a patch");
+        let mut obj = pod;
+        let p: json_patch::Patch = serde_json::from_value(Value::Array(patch)).unwrap();
+        json_patch::patch(&mut obj, &p).unwrap();
+        assert_eq!(obj["spec"]["nodeSelector"]["kubernetes.io/os"], "linux");
+        assert_eq!(
+            obj["metadata"]["annotations"][MUTATED_ANNOTATION],
+            "linuxGuard"
+        );
+    }
+
+    #[test]
+    fn update_and_delete_are_not_mutated() {
+        let w = Webhook::new(Config::default());
+        let mut pod = json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"w"},
+            "spec":{"containers":[{"name":"a","image":"mcr.microsoft.com/windows/servercore:ltsc2022"}]}});
+        pod["spec"]["os"] = json!({"name": "windows"});
+        let a = answer(&w, &review("UPDATE", pod), Endpoint::Mutate);
+        assert!(a["response"].get("patch").is_none());
+        let a = answer(&w, &review("DELETE", Value::Null), Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true);
+    }
+
+    #[test]
+    fn v1beta1_is_answered_in_v1beta1() {
+        let w = Webhook::new(Config::default());
+        let mut body: Value = serde_json::from_slice(&review("CREATE", linux_pod())).unwrap();
+        body["apiVersion"] = "admission.k8s.io/v1beta1".into();
+        let a = answer(&w, &serde_json::to_vec(&body).unwrap(), Endpoint::Validate);
+        assert_eq!(a["apiVersion"], "admission.k8s.io/v1beta1");
+        assert_eq!(a["kind"], "AdmissionReview");
+    }
+
+    #[test]
+    fn unevaluable_object_follows_on_error() {
+        let body = serde_json::to_vec(&json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "u", "kind": {"group":"","version":"v1","kind":"Pod"},
+                "operation": "CREATE", "object": "not an object"}}))
+        .unwrap();
+        let w = Webhook::new(Config::default());
+        let a = answer(&w, &body, Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true);
+        assert!(
+            a["response"]["warnings"][0]
+                .as_str()
+                .unwrap()
+                .contains("could not evaluate")
+        );
+        let mut cfg = Config::default();
+        cfg.policy.on_error = OnError::Deny;
+        let a = answer(&Webhook::new(cfg), &body, Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], false);
+        assert_eq!(a["response"]["status"]["code"], 403);
+    }
+
+    #[test]
+    fn add_entry_creates_missing_maps() {
+        let mut obj = json!({"metadata": {"name": "x"}});
+        let mut patch = Vec::new();
+        add_entry(
+            &mut obj,
+            &mut patch,
+            "/metadata/annotations",
+            "a/b~c",
+            "v".into(),
+        );
+        add_entry(
+            &mut obj,
+            &mut patch,
+            "/metadata/annotations",
+            "d",
+            "w".into(),
+        );
+        assert_eq!(obj["metadata"]["annotations"]["a/b~c"], "v");
+        let ser = serde_json::to_value(&patch).unwrap();
+        assert_eq!(ser[0]["path"], "/metadata/annotations");
+        assert_eq!(ser[1]["path"], "/metadata/annotations/d");
+        let mut tpl = json!({"spec": {"template": {"spec": {}}}});
+        let mut patch = Vec::new();
+        add_entry(
+            &mut tpl,
+            &mut patch,
+            "/spec/template/metadata/labels",
+            "k",
+            "v".into(),
+        );
+        assert_eq!(tpl["spec"]["template"]["metadata"]["labels"]["k"], "v");
+    }
+
+    #[test]
+    fn warnings_are_short() {
+        let long = "x".repeat(300);
+        let w = warning_line("WIN003", &long);
+        assert!(w.starts_with("WIN003: "));
+        assert_eq!(w.chars().count(), MAX_WARNING_CHARS);
+    }
+}
