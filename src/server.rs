@@ -1,0 +1,791 @@
+//! `winlint serve`: the HTTPS admission webhook.
+//!
+//! * TLS: tokio-rustls with the `ring` provider, TLS 1.2 and 1.3 only, ALPN `h2`/`http/1.1`. The
+//!   handshake runs in each connection's own task under a timeout (never inside the accept loop).
+//!   With `--client-ca` the API server's client certificate is verified.
+//! * HTTP: hyper-util's connection builder (HTTP/2 when ALPN says `h2`, else HTTP/1.1 with a
+//!   header read timeout), axum for routing: `POST /mutate`, `POST /validate` (the API server
+//!   adds `?timeout=10s`), `GET /healthz`. Body limit 8 MiB by default (an UPDATE carries a
+//!   ≤3 MiB object plus its oldObject) → 413 beyond; a per-request timeout (408) and a
+//!   concurrency limit (requests wait for a slot within the request timeout, else 503).
+//! * Certificates: cert and key are re-read every `--cert-reload-interval` seconds and swapped in
+//!   (through a [`rustls::server::ResolvesServerCert`] holding an `RwLock<Arc<CertifiedKey>>`)
+//!   when their content hash changes and the new pair parses and matches; established
+//!   connections keep going, new handshakes see the new certificate. File-event watchers fire
+//!   many times per atomic `..data` symlink swap of a Secret volume; polling is simpler.
+//! * Shutdown: on SIGTERM/SIGINT `/readyz` turns 503, the listener stops after
+//!   `--shutdown-delay`, and in-flight requests finish (bounded by `--shutdown-timeout`).
+//! * Observability: `--metrics-listen` (plain HTTP) serves `/metrics` (Prometheus text),
+//!   `/healthz`, `/readyz`. Logs through `tracing` (`--log-format text|json`); every request log
+//!   line carries the AdmissionReview UID; no object contents at info level.
+
+use std::hash::{Hash, Hasher};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use rustls::crypto::CryptoProvider;
+use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
+use rustls::sign::CertifiedKey;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+use tower::Service;
+
+use crate::admission::{Endpoint, Webhook};
+use crate::config::Config;
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Options of `winlint serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Address of the HTTPS webhook listener.
+    #[arg(long, default_value = "0.0.0.0:8443", env = "WINLINT_LISTEN")]
+    pub listen: SocketAddr,
+    /// PEM certificate chain of the serving certificate (re-read when it changes).
+    #[arg(long, env = "WINLINT_TLS_CERT")]
+    pub tls_cert: PathBuf,
+    /// PEM private key of the serving certificate (re-read when it changes).
+    #[arg(long, env = "WINLINT_TLS_KEY")]
+    pub tls_key: PathBuf,
+    /// PEM CA bundle: require and verify client certificates (the API server's) against it.
+    #[arg(long, env = "WINLINT_CLIENT_CA")]
+    pub client_ca: Option<PathBuf>,
+    /// The same `winlint.yaml` as the CLI (target, rules, fixes, mutation, webhook).
+    #[arg(long, env = "WINLINT_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Plain-HTTP listener for /metrics, /healthz and /readyz (off when not given).
+    #[arg(long, env = "WINLINT_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Log format.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "WINLINT_LOG_FORMAT")]
+    pub log_format: LogFormat,
+    /// Seconds between checks of the certificate and key files for changes.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub cert_reload_interval: f64,
+    /// Requests evaluated at once; more wait for a slot (within the request timeout).
+    #[arg(long, default_value_t = 256)]
+    pub max_concurrency: usize,
+    /// Largest request body in bytes (413 beyond). Objects are ≤3 MiB, UPDATE carries two.
+    #[arg(long, default_value_t = 8 * 1024 * 1024, value_name = "BYTES")]
+    pub max_body_bytes: usize,
+    /// Seconds a request may take, body upload included (408 beyond).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub request_timeout: f64,
+    /// Seconds a client has to send a request's headers (HTTP/1.1); then the connection closes.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub header_timeout: f64,
+    /// Seconds a client has to complete the TLS handshake.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub handshake_timeout: f64,
+    /// Seconds to keep serving (with /readyz failing) after SIGTERM before closing the listener,
+    /// so Service endpoints drop the pod first.
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS")]
+    pub shutdown_delay: f64,
+    /// Seconds in-flight requests get to finish after the listener closes.
+    #[arg(long, default_value_t = 25.0, value_name = "SECONDS")]
+    pub shutdown_timeout: f64,
+}
+
+impl ServeArgs {
+    /// Defaults with the given listener and certificate files (for embedding and tests).
+    pub fn new(listen: SocketAddr, tls_cert: PathBuf, tls_key: PathBuf) -> Self {
+        ServeArgs {
+            listen,
+            tls_cert,
+            tls_key,
+            client_ca: None,
+            config: None,
+            metrics_listen: None,
+            log_format: LogFormat::Text,
+            cert_reload_interval: 10.0,
+            max_concurrency: 256,
+            max_body_bytes: 8 * 1024 * 1024,
+            request_timeout: 10.0,
+            header_timeout: 10.0,
+            handshake_timeout: 10.0,
+            shutdown_delay: 0.0,
+            shutdown_timeout: 25.0,
+        }
+    }
+}
+
+fn secs(s: f64) -> Duration {
+    Duration::from_secs_f64(if s.is_finite() && s > 0.0 { s } else { 0.001 })
+}
+
+/// `winlint serve`: run until SIGTERM/SIGINT. Returns the process exit code.
+pub fn serve(args: ServeArgs) -> i32 {
+    init_logging(args.log_format);
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("winlint serve: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    rt.block_on(async move {
+        let server = match start(args).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!(uid = "", "winlint serve: {e}");
+                eprintln!("winlint serve: {e}");
+                return 2;
+            }
+        };
+        wait_for_signal().await;
+        tracing::info!(uid = "", "signal received, shutting down");
+        server.shutdown();
+        server.wait().await;
+        tracing::info!(uid = "", "stopped");
+        0
+    })
+}
+
+/// Install the global `tracing` subscriber (once; later calls are no-ops). `RUST_LOG` refines
+/// the default filter `info,rustls=error`.
+pub fn init_logging(format: LogFormat) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info"))
+        .add_directive("rustls=error".parse().expect("valid directive"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+        LogFormat::Text => builder.with_ansi(false).try_init(),
+    };
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// A running server.
+pub struct Server {
+    /// The bound HTTPS address (useful with port 0).
+    pub addr: SocketAddr,
+    /// The bound metrics address, if any.
+    pub metrics_addr: Option<SocketAddr>,
+    shutdown: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+    metrics_task: Option<tokio::task::JoinHandle<()>>,
+    /// Shared state (metrics, readiness), for tests and embedding.
+    pub state: Arc<AppState>,
+}
+
+impl Server {
+    /// Begin a graceful shutdown (readiness off, then stop accepting, drain in-flight requests).
+    pub fn shutdown(&self) {
+        let _ = self.shutdown.send(true);
+    }
+    /// Wait until the server has stopped.
+    pub async fn wait(self) {
+        let _ = self.task.await;
+        if let Some(m) = self.metrics_task {
+            let _ = m.await;
+        }
+    }
+}
+
+/// Metrics of the webhook.
+pub struct Metrics {
+    pub registry: Registry,
+    pub requests: Family<Vec<(String, String)>, Counter>,
+    pub latency: Family<Vec<(String, String)>, Histogram>,
+    pub findings: Family<Vec<(String, String)>, Counter>,
+    pub patches: Family<Vec<(String, String)>, Counter>,
+    pub cert_reloads: Family<Vec<(String, String)>, Counter>,
+}
+
+impl Metrics {
+    fn new() -> Self {
+        let mut registry = Registry::with_prefix("winlint");
+        let requests = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "admission_requests",
+            "Admission requests by endpoint and outcome",
+            requests.clone(),
+        );
+        let latency = Family::<Vec<(String, String)>, Histogram>::new_with_constructor(|| {
+            Histogram::new(exponential_buckets(0.00005, 2.0, 18))
+        });
+        registry.register(
+            "admission_request_duration_seconds",
+            "Time to answer an admission request (body read to response)",
+            latency.clone(),
+        );
+        let findings = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "findings",
+            "Findings reported on admitted objects, by rule and severity",
+            findings.clone(),
+        );
+        let patches = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "patches",
+            "Fixes applied by the mutating webhook, by rule",
+            patches.clone(),
+        );
+        let cert_reloads = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "tls_reloads",
+            "Serving certificate reloads by result",
+            cert_reloads.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            latency,
+            findings,
+            patches,
+            cert_reloads,
+        }
+    }
+
+    fn request(&self, endpoint: &str, outcome: &str) {
+        self.requests
+            .get_or_create(&vec![
+                ("endpoint".into(), endpoint.into()),
+                ("outcome".into(), outcome.into()),
+            ])
+            .inc();
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        encode(&mut s, &self.registry).expect("writing to a String cannot fail");
+        s
+    }
+}
+
+/// State shared by the handlers.
+pub struct AppState {
+    pub webhook: Webhook,
+    pub metrics: Metrics,
+    pub ready: AtomicBool,
+    limit: Semaphore,
+    request_timeout: Duration,
+}
+
+/// The serving certificate, swapped in place on reload.
+#[derive(Debug)]
+struct CertStore {
+    current: RwLock<Arc<CertifiedKey>>,
+}
+
+impl ResolvesServerCert for CertStore {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(
+            self.current
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        )
+    }
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Read a cert/key pair: (certified key, content hash).
+fn load_pair(cert: &Path, key: &Path) -> Result<(CertifiedKey, u64), String> {
+    let cert_pem =
+        std::fs::read(cert).map_err(|e| format!("--tls-cert {}: {e}", cert.display()))?;
+    let key_pem = std::fs::read(key).map_err(|e| format!("--tls-key {}: {e}", key.display()))?;
+    let hash = content_hash(&cert_pem, &key_pem);
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("--tls-cert {}: {e}", cert.display()))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "--tls-cert {}: no CERTIFICATE in the file",
+            cert.display()
+        ));
+    }
+    let key_der = PrivateKeyDer::from_pem_slice(&key_pem)
+        .map_err(|e| format!("--tls-key {}: {e}", key.display()))?;
+    let ck = CertifiedKey::from_der(certs, key_der, &provider())
+        .map_err(|e| format!("certificate and key: {e}"))?;
+    Ok((ck, hash))
+}
+
+fn content_hash(a: &[u8], b: &[u8]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    a.hash(&mut h);
+    b.hash(&mut h);
+    h.finish()
+}
+
+fn tls_config(args: &ServeArgs, store: Arc<CertStore>) -> Result<rustls::ServerConfig, String> {
+    let builder = rustls::ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|e| format!("TLS: {e}"))?;
+    let builder = match &args.client_ca {
+        Some(path) => {
+            let mut roots = rustls::RootCertStore::empty();
+            let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+                .and_then(|it| it.collect::<Result<_, _>>())
+                .map_err(|e| format!("--client-ca {}: {e}", path.display()))?;
+            for c in certs {
+                roots
+                    .add(c)
+                    .map_err(|e| format!("--client-ca {}: {e}", path.display()))?;
+            }
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+                .build()
+                .map_err(|e| format!("--client-ca {}: {e}", path.display()))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder.with_cert_resolver(store);
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+fn load_config(args: &ServeArgs) -> Result<Config, String> {
+    match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--config {}: {e}", path.display()))?;
+            Config::from_yaml(&text, &path.display().to_string())
+        }
+        None => Ok(Config::default()),
+    }
+}
+
+/// Bind the listeners and start serving in the background.
+pub async fn start(args: ServeArgs) -> Result<Server, String> {
+    let config = load_config(&args)?;
+    let (ck, hash) = load_pair(&args.tls_cert, &args.tls_key)?;
+    let store = Arc::new(CertStore {
+        current: RwLock::new(Arc::new(ck)),
+    });
+    let tls = Arc::new(tls_config(&args, store.clone())?);
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| format!("--listen {}: {e}", args.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let metrics_listener = match args.metrics_listen {
+        Some(a) => Some(
+            TcpListener::bind(a)
+                .await
+                .map_err(|e| format!("--metrics-listen {a}: {e}"))?,
+        ),
+        None => None,
+    };
+    let metrics_addr = metrics_listener.as_ref().and_then(|l| l.local_addr().ok());
+    let state = Arc::new(AppState {
+        webhook: Webhook::new(config),
+        metrics: Metrics::new(),
+        ready: AtomicBool::new(true),
+        limit: Semaphore::new(args.max_concurrency.max(1)),
+        request_timeout: secs(args.request_timeout),
+    });
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+
+    // Certificate reload.
+    {
+        let (cert, key) = (args.tls_cert.clone(), args.tls_key.clone());
+        let interval = secs(args.cert_reload_interval);
+        let store = store.clone();
+        let state = state.clone();
+        let mut rx = shutdown_rx.clone();
+        tokio::spawn(async move {
+            let mut last = hash;
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(interval) => {}
+                    _ = rx.wait_for(|s| *s) => return,
+                }
+                let (c, k) = (cert.clone(), key.clone());
+                let loaded = tokio::task::spawn_blocking(move || {
+                    let cp = std::fs::read(&c).ok()?;
+                    let kp = std::fs::read(&k).ok()?;
+                    Some((content_hash(&cp, &kp), c, k))
+                })
+                .await
+                .ok()
+                .flatten();
+                let Some((h, c, k)) = loaded else { continue };
+                if h == last {
+                    continue;
+                }
+                match load_pair(&c, &k) {
+                    Ok((ck, h2)) => {
+                        *store.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(ck);
+                        last = h2;
+                        state
+                            .metrics
+                            .cert_reloads
+                            .get_or_create(&vec![("result".into(), "ok".into())])
+                            .inc();
+                        tracing::info!(uid = "", "serving certificate reloaded");
+                    }
+                    Err(e) => {
+                        // Half-written files (cert updated, key not yet): keep the old pair and
+                        // try again on the next tick.
+                        state
+                            .metrics
+                            .cert_reloads
+                            .get_or_create(&vec![("result".into(), "error".into())])
+                            .inc();
+                        tracing::warn!(
+                            uid = "",
+                            "certificate reload failed, keeping the old one: {e}"
+                        );
+                    }
+                }
+            }
+        });
+    }
+
+    let router = webhook_router(state.clone(), args.max_body_bytes);
+    let task = tokio::spawn(accept_loop(
+        listener,
+        tls,
+        router,
+        state.clone(),
+        shutdown_rx.clone(),
+        Timeouts {
+            handshake: secs(args.handshake_timeout),
+            header: secs(args.header_timeout),
+            delay: Duration::from_secs_f64(args.shutdown_delay.max(0.0)),
+            drain: secs(args.shutdown_timeout),
+        },
+    ));
+    let metrics_task = metrics_listener.map(|l| {
+        let router = metrics_router(state.clone());
+        let mut rx = shutdown_rx.clone();
+        let delay = Duration::from_secs_f64(args.shutdown_delay.max(0.0));
+        tokio::spawn(async move {
+            let _ = axum::serve(l, router)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.wait_for(|s| *s).await;
+                    // Keep answering /readyz (503) while the webhook drains.
+                    tokio::time::sleep(delay).await;
+                })
+                .await;
+        })
+    });
+    tracing::info!(uid = "", %addr, metrics = ?metrics_addr, "winlint webhook listening");
+    Ok(Server {
+        addr,
+        metrics_addr,
+        shutdown: shutdown_tx,
+        task,
+        metrics_task,
+        state,
+    })
+}
+
+struct Timeouts {
+    handshake: Duration,
+    header: Duration,
+    delay: Duration,
+    drain: Duration,
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    router: Router,
+    state: Arc<AppState>,
+    mut shutdown: watch::Receiver<bool>,
+    t: Timeouts,
+) {
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut h1 = auto::Builder::new(TokioExecutor::new()).http1_only();
+    h1.http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(t.header)
+        .keep_alive(true);
+    let mut h2 = auto::Builder::new(TokioExecutor::new()).http2_only();
+    h2.http2().timer(TokioTimer::new());
+    let (h1, h2) = (Arc::new(h1), Arc::new(h2));
+    let mut stop_at: Option<tokio::time::Instant> = None;
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = shutdown.wait_for(|s| *s), if stop_at.is_none() => {
+                state.ready.store(false, Ordering::SeqCst);
+                stop_at = Some(tokio::time::Instant::now() + t.delay);
+                continue;
+            }
+            _ = tokio::time::sleep_until(stop_at.unwrap_or_else(tokio::time::Instant::now)), if stop_at.is_some() => break,
+        };
+        let (tcp, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                // EMFILE and friends: back off a little instead of spinning.
+                tracing::warn!(uid = "", "accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let watcher = graceful.watcher();
+        let (h1, h2) = (h1.clone(), h2.clone());
+        let router = router.clone();
+        let handshake = t.handshake;
+        tokio::spawn(async move {
+            let stream = match tokio::time::timeout(handshake, acceptor.accept(tcp)).await {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => {
+                    tracing::debug!(uid = "", %peer, "TLS handshake failed: {e}");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(uid = "", %peer, "TLS handshake timed out");
+                    return;
+                }
+            };
+            let is_h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+            let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                router.clone().call(req)
+            });
+            let io = TokioIo::new(stream);
+            let result = if is_h2 {
+                watcher
+                    .watch(h2.serve_connection(io, svc).into_owned())
+                    .await
+            } else {
+                watcher
+                    .watch(h1.serve_connection(io, svc).into_owned())
+                    .await
+            };
+            if let Err(e) = result {
+                tracing::debug!(uid = "", %peer, "connection ended: {e}");
+            }
+        });
+    }
+    drop(listener);
+    tracing::info!(uid = "", "listener closed, draining in-flight requests");
+    if tokio::time::timeout(t.drain, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(uid = "", "shutdown timeout: closing remaining connections");
+    }
+}
+
+fn webhook_router(state: Arc<AppState>, max_body: usize) -> Router {
+    Router::new()
+        .route("/mutate", post(mutate))
+        .route("/validate", post(validate))
+        .route("/healthz", get(|| async { "ok" }))
+        .layer(middleware::from_fn_with_state(state.clone(), limits))
+        .layer(DefaultBodyLimit::max(max_body))
+        .with_state(state)
+}
+
+fn metrics_router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route(
+            "/metrics",
+            get(|State(s): State<Arc<AppState>>| async move {
+                (
+                    [(
+                        header::CONTENT_TYPE,
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                    )],
+                    s.metrics.render(),
+                )
+            }),
+        )
+        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/readyz",
+            get(|State(s): State<Arc<AppState>>| async move {
+                if s.ready.load(Ordering::SeqCst) {
+                    (StatusCode::OK, "ready")
+                } else {
+                    (StatusCode::SERVICE_UNAVAILABLE, "shutting down")
+                }
+            }),
+        )
+        .with_state(state)
+}
+
+/// Concurrency limit and request timeout around every webhook request.
+async fn limits(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let deadline = tokio::time::Instant::now() + state.request_timeout;
+    let permit = match tokio::time::timeout_at(deadline, state.limit.acquire()).await {
+        Ok(Ok(p)) => p,
+        _ => {
+            state
+                .metrics
+                .request(endpoint_of(req.uri().path()), "overloaded");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "winlint: too many requests\n",
+            )
+                .into_response();
+        }
+    };
+    let path = req.uri().path().to_string();
+    let resp = match tokio::time::timeout_at(deadline, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => {
+            state.metrics.request(endpoint_of(&path), "timeout");
+            (StatusCode::REQUEST_TIMEOUT, "winlint: request timed out\n").into_response()
+        }
+    };
+    drop(permit);
+    resp
+}
+
+fn endpoint_of(path: &str) -> &'static str {
+    match path {
+        "/mutate" => "mutate",
+        "/validate" => "validate",
+        _ => "other",
+    }
+}
+
+async fn mutate(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    admit(state, Endpoint::Mutate, body)
+}
+
+async fn validate(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    admit(state, Endpoint::Validate, body)
+}
+
+fn admit(
+    state: Arc<AppState>,
+    endpoint: Endpoint,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    let ep = endpoint.as_str();
+    let body = match body {
+        Ok(b) => b,
+        Err(rej) => {
+            let status = rej.status();
+            let outcome = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                "too_large"
+            } else {
+                "bad_request"
+            };
+            state.metrics.request(ep, outcome);
+            tracing::warn!(uid = "", endpoint = ep, %status, "request body rejected: {}", rej.body_text());
+            return (status, format!("winlint: {}\n", rej.body_text())).into_response();
+        }
+    };
+    let started = Instant::now();
+    let result = state.webhook.review(&body, endpoint);
+    let elapsed = started.elapsed();
+    match result {
+        Err(bad) => {
+            state.metrics.request(ep, "bad_request");
+            tracing::warn!(uid = "", endpoint = ep, "bad request: {bad}");
+            (
+                StatusCode::BAD_REQUEST,
+                format!("winlint: bad AdmissionReview: {bad}\n"),
+            )
+                .into_response()
+        }
+        Ok(out) => {
+            let m = &state.metrics;
+            m.request(ep, out.decision.as_str());
+            m.latency
+                .get_or_create(&vec![("endpoint".into(), ep.into())])
+                .observe(elapsed.as_secs_f64());
+            if endpoint == Endpoint::Validate {
+                for (rule, sev) in &out.findings {
+                    m.findings
+                        .get_or_create(&vec![
+                            ("rule".into(), (*rule).into()),
+                            ("severity".into(), sev.as_str().into()),
+                        ])
+                        .inc();
+                }
+            }
+            for rule in &out.patched_rules {
+                m.patches
+                    .get_or_create(&vec![("rule".into(), (*rule).into())])
+                    .inc();
+            }
+            let rules: Vec<&str> = out.findings.iter().map(|(r, _)| *r).collect();
+            tracing::info!(
+                uid = %out.uid,
+                endpoint = ep,
+                operation = %out.operation,
+                kind = %out.kind,
+                namespace = %out.namespace,
+                name = %out.name,
+                dry_run = out.dry_run,
+                allowed = out.allowed,
+                decision = out.decision.as_str(),
+                rules = ?rules,
+                patched = ?out.patched,
+                micros = elapsed.as_micros() as u64,
+                "admission"
+            );
+            if let Some(e) = &out.error {
+                tracing::warn!(uid = %out.uid, endpoint = ep, "object not evaluated: {e}");
+            }
+            Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(out.body))
+                .expect("valid response")
+        }
+    }
+}
