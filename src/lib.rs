@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod image;
+pub mod manifests;
 pub mod rules;
 pub mod server;
 pub mod source;

@@ -1,0 +1,630 @@
+//! `winlint manifests`: install YAML for users without Helm.
+//!
+//! In-cluster (default): Namespace, ServiceAccount, ConfigMap (`winlint.yaml`), TLS Secret,
+//! Deployment, Service, PodDisruptionBudget and the two webhook configurations, with a CA and
+//! serving certificate generated on the spot (rcgen, ring) and the CA as `caBundle`.
+//!
+//! Out-of-cluster (`--url https://host:port`): only the webhook configurations, pointing at the
+//! URL. The serving certificate and key for that host are written to `--cert-dir` (or the CA of
+//! `--ca-bundle` is used when the certificate already exists), ready for
+//! `winlint serve --tls-cert … --tls-key …`.
+//!
+//! The webhook configurations are the same as the Helm chart's: `sideEffects: None`,
+//! `timeoutSeconds: 5`, `matchPolicy: Equivalent`, `reinvocationPolicy: IfNeeded` (mutating),
+//! a namespaceSelector that skips kube-system, winlint's own namespace and namespaces labelled
+//! `winlint.io/ignore=true` (an AdmissionReview carries no namespace labels: this selector is
+//! how namespace exemption works).
+
+use std::io::Write;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+/// Options of `winlint manifests`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ManifestsArgs {
+    /// Namespace to install into.
+    #[arg(long, default_value = "winlint")]
+    pub namespace: String,
+    /// Container image of the webhook.
+    #[arg(long, default_value = concat!("ghcr.io/winlint/winlint:", env!("CARGO_PKG_VERSION")))]
+    pub image: String,
+    /// Webhook running outside the cluster at this URL (`https://host:port`): print only the
+    /// webhook configurations.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// With --url: PEM CA that signed the existing serving certificate (else one is generated
+    /// and written to --cert-dir).
+    #[arg(long, value_name = "FILE")]
+    pub ca_bundle: Option<PathBuf>,
+    /// With --url: where to write the generated ca.crt, tls.crt and tls.key.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub cert_dir: PathBuf,
+    /// `winlint.yaml` to put into the ConfigMap (default: an empty config = built-in defaults).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// failurePolicy of both webhooks: Ignore (never block pod creation) or Fail.
+    #[arg(long, default_value = "Ignore", value_parser = ["Ignore", "Fail"])]
+    pub failure_policy: String,
+    /// Webhook replicas.
+    #[arg(long, default_value_t = 2)]
+    pub replicas: u32,
+    /// Validity of the generated serving certificate, in days.
+    #[arg(long, default_value_t = 365)]
+    pub cert_validity_days: u32,
+}
+
+impl ManifestsArgs {
+    /// Defaults (for embedding and tests).
+    pub fn new() -> Self {
+        ManifestsArgs {
+            namespace: "winlint".into(),
+            image: concat!("ghcr.io/winlint/winlint:", env!("CARGO_PKG_VERSION")).into(),
+            url: None,
+            ca_bundle: None,
+            cert_dir: PathBuf::from("."),
+            config: None,
+            failure_policy: "Ignore".into(),
+            replicas: 2,
+            cert_validity_days: 365,
+        }
+    }
+}
+
+impl Default for ManifestsArgs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A generated CA and a serving certificate it signed (PEM).
+#[derive(Debug, Clone)]
+pub struct GeneratedTls {
+    pub ca_pem: String,
+    pub cert_pem: String,
+    pub key_pem: String,
+}
+
+/// Generate a CA and a serving certificate for `names` (DNS names or IP addresses), valid for
+/// `days` days from yesterday.
+pub fn generate_tls(names: &[String], days: u32) -> Result<GeneratedTls, String> {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+        KeyPair, KeyUsagePurpose, SanType,
+    };
+    let err = |e: rcgen::Error| format!("generating certificates: {e}");
+    let today = days_since_epoch();
+    let (nb, na) = (today - 1, today + i64::from(days.max(1)));
+    let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    ca.distinguished_name
+        .push(DnType::CommonName, "winlint webhook CA");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let (y, m, d) = civil(nb);
+    ca.not_before = rcgen::date_time_ymd(y, m, d);
+    let (y, m, d) = civil(na + 365);
+    ca.not_after = rcgen::date_time_ymd(y, m, d);
+    let ca_key = KeyPair::generate().map_err(err)?;
+    let ca_cert = ca.self_signed(&ca_key).map_err(err)?;
+    let issuer = Issuer::new(ca, ca_key);
+
+    let mut leaf = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    for n in names {
+        let san = match n.parse::<IpAddr>() {
+            Ok(ip) => SanType::IpAddress(ip),
+            Err(_) => SanType::DnsName(
+                n.clone()
+                    .try_into()
+                    .map_err(|e: rcgen::Error| format!("name {n:?}: {e}"))?,
+            ),
+        };
+        leaf.subject_alt_names.push(san);
+    }
+    if let Some(first) = names.first() {
+        leaf.distinguished_name
+            .push(DnType::CommonName, first.as_str());
+    }
+    leaf.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    leaf.use_authority_key_identifier_extension = true;
+    let (y, m, d) = civil(nb);
+    leaf.not_before = rcgen::date_time_ymd(y, m, d);
+    let (y, m, d) = civil(na);
+    leaf.not_after = rcgen::date_time_ymd(y, m, d);
+    let leaf_key = KeyPair::generate().map_err(err)?;
+    let leaf_cert = leaf.signed_by(&leaf_key, &issuer).map_err(err)?;
+    Ok(GeneratedTls {
+        ca_pem: ca_cert.pem(),
+        cert_pem: leaf_cert.pem(),
+        key_pem: leaf_key.serialize_pem(),
+    })
+}
+
+fn days_since_epoch() -> i64 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    (secs / 86_400) as i64
+}
+
+/// Days since 1970-01-01 → rcgen date (Howard Hinnant's civil_from_days).
+fn civil(days: i64) -> (i32, u8, u8) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u8;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
+    let y = if m <= 2 { y + 1 } else { y };
+    (y as i32, m, d)
+}
+
+/// Name of every object winlint installs.
+pub const NAME: &str = "winlint";
+/// Port of the webhook container (HTTPS) and of its metrics/health listener (HTTP).
+pub const WEBHOOK_PORT: u16 = 8443;
+pub const METRICS_PORT: u16 = 9090;
+
+/// The namespaceSelector of both webhooks: not kube-system, not winlint's own namespace, not
+/// namespaces labelled `winlint.io/ignore=true`.
+pub fn namespace_selector(namespace: &str) -> Value {
+    json!({"matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+         "values": ["kube-system", namespace]},
+        {"key": "winlint.io/ignore", "operator": "NotIn", "values": ["true"]},
+    ]})
+}
+
+/// The resources the validating webhook sees: Pods (and ephemeral containers) and every
+/// pod-bearing workload kind.
+pub fn validating_rules() -> Value {
+    let ops = json!(["CREATE", "UPDATE"]);
+    json!([
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ops,
+         "resources": ["pods", "pods/ephemeralcontainers", "replicationcontrollers", "podtemplates"],
+         "scope": "Namespaced"},
+        {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ops,
+         "resources": ["deployments", "replicasets", "statefulsets", "daemonsets"],
+         "scope": "Namespaced"},
+        {"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ops,
+         "resources": ["jobs", "cronjobs"], "scope": "Namespaced"},
+    ])
+}
+
+/// The resources the mutating webhook sees: CREATE of Pods only (shared/rules.md §3).
+pub fn mutating_rules() -> Value {
+    json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+            "resources": ["pods"], "scope": "Namespaced"}])
+}
+
+/// The two webhook configurations. `client_config(path)` gives the clientConfig for a path.
+pub fn webhook_configurations(
+    namespace: &str,
+    failure_policy: &str,
+    client_config: impl Fn(&str) -> Value,
+) -> Vec<Value> {
+    let labels = json!({"app.kubernetes.io/name": NAME});
+    let common = |path: &str| {
+        json!({
+            "clientConfig": client_config(path),
+            "admissionReviewVersions": ["v1", "v1beta1"],
+            "sideEffects": "None",
+            "timeoutSeconds": 5,
+            "failurePolicy": failure_policy,
+            "matchPolicy": "Equivalent",
+            "namespaceSelector": namespace_selector(namespace),
+        })
+    };
+    let mut m = common("/mutate");
+    m["name"] = "mutate.winlint.io".into();
+    m["rules"] = mutating_rules();
+    m["reinvocationPolicy"] = "IfNeeded".into();
+    let mut v = common("/validate");
+    v["name"] = "validate.winlint.io".into();
+    v["rules"] = validating_rules();
+    vec![
+        json!({"apiVersion": "admissionregistration.k8s.io/v1",
+               "kind": "MutatingWebhookConfiguration",
+               "metadata": {"name": NAME, "labels": labels}, "webhooks": [m]}),
+        json!({"apiVersion": "admissionregistration.k8s.io/v1",
+               "kind": "ValidatingWebhookConfiguration",
+               "metadata": {"name": NAME, "labels": labels}, "webhooks": [v]}),
+    ]
+}
+
+/// Everything to install the webhook in a cluster (the `tls` certificate must be valid for the
+/// Service's DNS names).
+pub fn in_cluster(args: &ManifestsArgs, config_yaml: &str, tls: &GeneratedTls) -> Vec<Value> {
+    let ns = args.namespace.as_str();
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s.as_bytes());
+    let labels = json!({"app.kubernetes.io/name": NAME, "app.kubernetes.io/instance": NAME});
+    let meta = |name: &str| json!({"name": name, "namespace": ns, "labels": labels});
+    let mut out = vec![
+        json!({"apiVersion": "v1", "kind": "Namespace",
+               "metadata": {"name": ns, "labels": {
+                   "winlint.io/ignore": "true",
+                   "pod-security.kubernetes.io/enforce": "restricted"}}}),
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(NAME),
+               "automountServiceAccountToken": false}),
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(NAME),
+               "data": {"winlint.yaml": config_yaml}}),
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+               "metadata": meta("winlint-tls"),
+               "data": {"tls.crt": b64(&tls.cert_pem), "tls.key": b64(&tls.key_pem),
+                        "ca.crt": b64(&tls.ca_pem)}}),
+        deployment(args, &labels),
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": meta(NAME),
+               "spec": {"selector": labels, "ports": [
+                   {"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"},
+                   {"name": "metrics", "port": METRICS_PORT, "targetPort": "metrics", "protocol": "TCP"}]}}),
+        json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": meta(NAME),
+               "spec": {"minAvailable": 1, "selector": {"matchLabels": labels}}}),
+    ];
+    let ca = b64(&tls.ca_pem);
+    out.extend(webhook_configurations(ns, &args.failure_policy, |path| {
+        json!({"service": {"name": NAME, "namespace": ns, "path": path, "port": 443},
+               "caBundle": ca})
+    }));
+    out
+}
+
+fn deployment(args: &ManifestsArgs, labels: &Value) -> Value {
+    let ns = args.namespace.as_str();
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": NAME, "namespace": ns, "labels": labels},
+        "spec": {
+            "replicas": args.replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": NAME,
+                    "automountServiceAccountToken": false,
+                    "nodeSelector": {"kubernetes.io/os": "linux"},
+                    "affinity": {"podAntiAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [{
+                            "weight": 100,
+                            "podAffinityTerm": {
+                                "topologyKey": "kubernetes.io/hostname",
+                                "labelSelector": {"matchLabels": labels}}}]}},
+                    "securityContext": {"runAsNonRoot": true, "runAsUser": 65532,
+                        "runAsGroup": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
+                    "terminationGracePeriodSeconds": 30,
+                    "containers": [{
+                        "name": NAME,
+                        "image": args.image,
+                        "imagePullPolicy": "IfNotPresent",
+                        "args": ["serve",
+                            "--listen", format!("0.0.0.0:{WEBHOOK_PORT}"),
+                            "--tls-cert", "/tls/tls.crt", "--tls-key", "/tls/tls.key",
+                            "--config", "/config/winlint.yaml",
+                            "--metrics-listen", format!("0.0.0.0:{METRICS_PORT}"),
+                            "--log-format", "json",
+                            "--shutdown-delay", "5"],
+                        "ports": [
+                            {"name": "https", "containerPort": WEBHOOK_PORT, "protocol": "TCP"},
+                            {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}],
+                        "readinessProbe": {"httpGet": {"path": "/readyz", "port": "metrics"},
+                            "periodSeconds": 5},
+                        "livenessProbe": {"httpGet": {"path": "/healthz", "port": "metrics"},
+                            "periodSeconds": 10},
+                        "resources": {"requests": {"cpu": "50m", "memory": "32Mi"},
+                                      "limits": {"memory": "128Mi"}},
+                        "securityContext": {"allowPrivilegeEscalation": false,
+                            "readOnlyRootFilesystem": true,
+                            "capabilities": {"drop": ["ALL"]}},
+                        "volumeMounts": [
+                            {"name": "tls", "mountPath": "/tls", "readOnly": true},
+                            {"name": "config", "mountPath": "/config", "readOnly": true}],
+                    }],
+                    "volumes": [
+                        {"name": "tls", "secret": {"secretName": "winlint-tls"}},
+                        {"name": "config", "configMap": {"name": NAME}}],
+                }
+            }
+        }
+    })
+}
+
+/// The webhook configurations for a webhook at `url` (out of cluster), with `ca_pem` as
+/// caBundle.
+pub fn out_of_cluster(
+    url: &str,
+    namespace: &str,
+    failure_policy: &str,
+    ca_pem: &str,
+) -> Vec<Value> {
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem.as_bytes());
+    let base = url.trim_end_matches('/').to_string();
+    webhook_configurations(
+        namespace,
+        failure_policy,
+        |path| json!({"url": format!("{base}{path}"), "caBundle": ca}),
+    )
+}
+
+/// The host of an `https://host:port[/…]` URL (IPv6 in brackets allowed).
+pub fn url_host(url: &str) -> Result<String, String> {
+    let rest = url.strip_prefix("https://").ok_or_else(|| {
+        format!(
+            "--url {url:?}: must start with https:// (the API server only calls webhooks over TLS)"
+        )
+    })?;
+    let authority = rest.split('/').next().unwrap_or("");
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("").to_string()
+    } else {
+        authority.split(':').next().unwrap_or("").to_string()
+    };
+    if host.is_empty() {
+        return Err(format!("--url {url:?}: no host"));
+    }
+    Ok(host)
+}
+
+/// Serialize values as a multi-document YAML stream (block style; strings double-quoted
+/// where needed, JSON escapes are valid YAML).
+pub fn to_yaml(docs: &[Value]) -> String {
+    let mut out = String::new();
+    for d in docs {
+        out.push_str("---\n");
+        emit(&mut out, d, 0, false);
+    }
+    out
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) if s.contains('\n') => block_literal(s),
+        Value::String(s) if plain_ok(s) => s.clone(),
+        Value::String(s) => serde_json::to_string(s).expect("string serializes"),
+        Value::Null => "null".into(),
+        other => other.to_string(),
+    }
+}
+
+fn block_literal(s: &str) -> String {
+    // Marker; the caller indents the lines.
+    format!("\u{0}{s}")
+}
+
+/// Whether a string can be written unquoted and read back as the same string (YAML 1.1 and
+/// 1.2 resolution both considered).
+fn plain_ok(s: &str) -> bool {
+    if s.is_empty() || s.trim() != s {
+        return false;
+    }
+    let lower = s.to_ascii_lowercase();
+    if matches!(
+        lower.as_str(),
+        "null" | "~" | "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n"
+    ) {
+        return false;
+    }
+    let first = s.chars().next().unwrap_or(' ');
+    if first.is_ascii_digit() || matches!(first, '-' | '+' | '.') {
+        return false;
+    }
+    s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+}
+
+fn emit(out: &mut String, v: &Value, indent: usize, _in_list: bool) {
+    let pad = " ".repeat(indent);
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, val) in m {
+                let key = scalar(&Value::String(k.clone()));
+                out.push_str(&pad);
+                out.push_str(&key);
+                out.push(':');
+                child(out, val, indent);
+            }
+        }
+        Value::Array(a) if !a.is_empty() => {
+            for val in a {
+                out.push_str(&pad);
+                out.push('-');
+                child(out, val, indent);
+            }
+        }
+        Value::Object(_) => out.push_str(&format!("{pad}{{}}\n")),
+        Value::Array(_) => out.push_str(&format!("{pad}[]\n")),
+        other => {
+            out.push_str(&pad);
+            out.push_str(&scalar(other));
+            out.push('\n');
+        }
+    }
+}
+
+fn child(out: &mut String, val: &Value, indent: usize) {
+    match val {
+        Value::Object(m) if !m.is_empty() => {
+            out.push('\n');
+            emit(out, val, indent + 2, false);
+        }
+        Value::Array(a) if !a.is_empty() => {
+            out.push('\n');
+            emit(out, val, indent + 2, true);
+        }
+        Value::Object(_) => out.push_str(" {}\n"),
+        Value::Array(_) => out.push_str(" []\n"),
+        other => {
+            let s = scalar(other);
+            if let Some(text) = s.strip_prefix('\u{0}') {
+                let chomp = if text.ends_with('\n') { "" } else { "-" };
+                out.push_str(&format!(" |{chomp}\n"));
+                let pad = " ".repeat(indent + 2);
+                for line in text.lines() {
+                    if line.is_empty() {
+                        out.push('\n');
+                    } else {
+                        out.push_str(&pad);
+                        out.push_str(line);
+                        out.push('\n');
+                    }
+                }
+            } else {
+                out.push(' ');
+                out.push_str(&s);
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// The default `winlint.yaml` of the ConfigMap.
+pub const DEFAULT_CONFIG: &str = "# winlint.yaml: target cluster and policy (see `winlint explain`).\n\
+target: {}\n\
+webhook:\n  onError: allow\n";
+
+/// Produce the manifests as a YAML string; with `--url`, writes the generated certificate files.
+pub fn render(args: &ManifestsArgs) -> Result<String, String> {
+    let days = args.cert_validity_days;
+    if let Some(url) = &args.url {
+        let host = url_host(url)?;
+        let (ca, note) = match &args.ca_bundle {
+            Some(p) => (
+                std::fs::read_to_string(p)
+                    .map_err(|e| format!("--ca-bundle {}: {e}", p.display()))?,
+                format!("# caBundle from {}\n", p.display()),
+            ),
+            None => {
+                let tls = generate_tls(std::slice::from_ref(&host), days)?;
+                std::fs::create_dir_all(&args.cert_dir)
+                    .map_err(|e| format!("--cert-dir {}: {e}", args.cert_dir.display()))?;
+                let write = |name: &str, text: &str| {
+                    let p = args.cert_dir.join(name);
+                    std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
+                };
+                write("ca.crt", &tls.ca_pem)?;
+                write("tls.crt", &tls.cert_pem)?;
+                write("tls.key", &tls.key_pem)?;
+                let d = args.cert_dir.display();
+                (
+                    tls.ca_pem,
+                    format!(
+                        "# Serving certificate for {host} written to {d}/tls.crt and {d}/tls.key; run:\n\
+                         #   winlint serve --listen 0.0.0.0:PORT --tls-cert {d}/tls.crt --tls-key {d}/tls.key\n"
+                    ),
+                )
+            }
+        };
+        let docs = out_of_cluster(url, &args.namespace, &args.failure_policy, &ca);
+        return Ok(format!(
+            "# winlint webhook configurations for {url} (winlint manifests --url)\n{note}{}",
+            to_yaml(&docs)
+        ));
+    }
+    let config = match &args.config {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).map_err(|e| format!("--config {}: {e}", p.display()))?;
+            crate::config::Config::from_yaml(&text, &p.display().to_string())?;
+            text
+        }
+        None => DEFAULT_CONFIG.to_string(),
+    };
+    let ns = &args.namespace;
+    let names = [
+        NAME.to_string(),
+        format!("{NAME}.{ns}"),
+        format!("{NAME}.{ns}.svc"),
+        format!("{NAME}.{ns}.svc.cluster.local"),
+    ];
+    let tls = generate_tls(&names, days)?;
+    let docs = in_cluster(args, &config, &tls);
+    Ok(format!(
+        "# winlint admission webhook: kubectl apply -f this file.\n\
+         # Generated by `winlint manifests`; the CA key was not kept: re-run to rotate.\n{}",
+        to_yaml(&docs)
+    ))
+}
+
+/// `winlint manifests`: print the YAML. Returns the exit code.
+pub fn manifests(args: ManifestsArgs) -> i32 {
+    match render(&args) {
+        Ok(yaml) => {
+            let mut out = std::io::stdout().lock();
+            if out
+                .write_all(yaml.as_bytes())
+                .and_then(|_| out.flush())
+                .is_err()
+            {
+                return 1;
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("winlint manifests: {e}");
+            2
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An independent reader (saphyr, YAML 1.2 core schema) for checking the emitter.
+    pub fn yaml_docs(text: &str) -> Vec<Value> {
+        use saphyr::{LoadableYamlNode, Scalar, Yaml};
+        fn conv(y: &Yaml) -> Value {
+            match y {
+                Yaml::Value(Scalar::Null) => Value::Null,
+                Yaml::Value(Scalar::Boolean(b)) => (*b).into(),
+                Yaml::Value(Scalar::Integer(i)) => (*i).into(),
+                Yaml::Value(Scalar::FloatingPoint(f)) => json!(f.into_inner()),
+                Yaml::Value(Scalar::String(s)) => s.to_string().into(),
+                Yaml::Sequence(s) => s.iter().map(conv).collect(),
+                Yaml::Mapping(m) => Value::Object(
+                    m.iter()
+                        .map(|(k, v)| (k.as_str().expect("string key").to_string(), conv(v)))
+                        .collect(),
+                ),
+                other => panic!("unexpected YAML node {other:?}"),
+            }
+        }
+        Yaml::load_from_str(text)
+            .expect("valid YAML")
+            .iter()
+            .map(conv)
+            .collect()
+    }
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil(0), (1970, 1, 1));
+        assert_eq!(civil(19_723), (2024, 1, 1));
+        assert_eq!(civil(19_782), (2024, 2, 29));
+    }
+
+    #[test]
+    fn yaml_round_trips_through_the_loader() {
+        let v = json!({"a": {"b": ["x", "yes", "0644", "", "multi\nline\n", 5, true, null]},
+                       "kubernetes.io/os": "windows", "e": {}, "f": [], "g": "C:\\data"});
+        let text = to_yaml(&[v.clone(), json!({"k": "v"})]);
+        let docs = yaml_docs(&text);
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0], v, "{text}");
+    }
+
+    #[test]
+    fn url_hosts() {
+        assert_eq!(url_host("https://10.0.0.5:8443").unwrap(), "10.0.0.5");
+        assert_eq!(url_host("https://[::1]:8443/x").unwrap(), "::1");
+        assert_eq!(url_host("https://dev.local").unwrap(), "dev.local");
+        assert!(url_host("http://x").is_err());
+    }
+}
