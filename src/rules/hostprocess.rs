@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::security::PSA_ENFORCE_LABEL;
 use super::util::{self, Effective};
 use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
 use crate::config::Runtime;
@@ -545,9 +546,6 @@ fn hostprocess_pipe_or_socket_mount(site: &PodSite, eval: &Eval) -> Vec<Finding>
     }
     out
 }
-
-/// Namespace label that sets the enforced Pod Security level.
-const PSA_ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
 
 pub static WIN207: RuleMeta = RuleMeta {
     id: "WIN207",

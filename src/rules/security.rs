@@ -734,8 +734,7 @@ fn psa_restricted_windows(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         .get(PSA_ENFORCE_VERSION_LABEL)
         .filter(|v| v.as_str() != "latest")
         .and_then(|v| KubeVersion::parse(v).map(|k| (v, k)));
-    if let Some((v, k)) = pinned.filter(|(_, k)| !k.at_least(1, 25)) {
-        let _ = k;
+    if let Some((v, _)) = pinned.filter(|(_, k)| !k.at_least(1, 25)) {
         out.push(Finding::new(
             &WIN107,
             site.spec_ptr.clone(),
