@@ -10,6 +10,7 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
+use super::util::fix_possible;
 use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
 use crate::config::Runtime;
 use crate::engine::Eval;
@@ -283,6 +284,16 @@ fn collapse(s: &str) -> String {
     out
 }
 
+/// The spec of an existing Pod is immutable: drop the fixes when a Pod is updated.
+fn fixable(site: &PodSite, eval: &Eval, mut out: Vec<Finding>) -> Vec<Finding> {
+    if !fix_possible(site, eval) {
+        for f in &mut out {
+            f.fix = None;
+        }
+    }
+    out
+}
+
 // ---------------------------------------------------------------------------------------------
 // WIN301
 
@@ -551,7 +562,7 @@ applied silently.
     applies: "all",
 };
 
-fn emptydir_memory(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
+fn emptydir_memory(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, v) in site.volumes() {
         if v.pointer("/emptyDir/medium").and_then(Value::as_str) != Some("Memory") {
@@ -574,7 +585,7 @@ fn emptydir_memory(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
             }),
         );
     }
-    out
+    fixable(site, eval, out)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -611,7 +622,7 @@ has no Windows equivalent: remove it and redesign how the host and the container
     applies: "all",
 };
 
-fn mount_propagation(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
+fn mount_propagation(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
     for (c, i, m) in mounts(site) {
         let Some(mode) = m.get("mountPropagation").and_then(Value::as_str) else {
@@ -647,7 +658,7 @@ fn mount_propagation(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
             _ => {}
         }
     }
-    out
+    fixable(site, eval, out)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -917,7 +928,7 @@ fn mountpath_not_windows_style(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             }),
         );
     }
-    out
+    fixable(site, eval, out)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2003,6 +2014,31 @@ mod tests {
     }
 
     #[test]
+    fn no_fixes_when_a_pod_is_updated() {
+        use crate::engine::{Operation, lint_object};
+        use crate::workload::Context;
+        let pod = pod_with(
+            json!({"name":"data","emptyDir":{"medium":"Memory"}}),
+            json!({"name":"data","mountPath":"/data","mountPropagation":"HostToContainer"}),
+        );
+        let r = lint_object(&pod, &cfg(), &Context::default(), Operation::Update);
+        let mut got: Vec<&str> = r.findings.iter().map(|f| f.rule.id).collect();
+        got.sort();
+        assert_eq!(got, vec!["WIN303", "WIN304", "WIN308"]);
+        assert!(r.findings.iter().all(|f| f.fix.is_none()));
+        // Workload templates stay fixable.
+        let dep = json!({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},
+            "spec":{"template":{"metadata":{},"spec":pod["spec"].clone()}}});
+        let r = lint_object(&dep, &cfg(), &Context::default(), Operation::Update);
+        assert_eq!(r.findings.iter().filter(|f| f.fix.is_some()).count(), 3);
+        let f = fixed(&dep, &cfg(), "WIN308");
+        assert_eq!(
+            f["spec"]["template"]["spec"]["containers"][0]["volumeMounts"][0]["mountPath"],
+            "C:/data"
+        );
+    }
+
+    #[test]
     fn path_helpers() {
         assert_eq!(make_absolute("/data"), "c:/data");
         assert_eq!(make_absolute(r"\data"), r"c:\data");
@@ -2013,5 +2049,43 @@ mod tests {
         assert_eq!(normalize_path(r"\\Server\Share\"), r"\\server\share");
         assert!(is_named_pipe(r"\\.\pipe\x"));
         assert!(!is_named_pipe(r"\\.\pip"));
+    }
+
+    #[test]
+    fn metadata_is_complete() {
+        let names = [
+            "unsupported-volume-type",
+            "configmap-secret-volume-legacy",
+            "emptydir-memory",
+            "mount-propagation",
+            "volume-devices",
+            "subpath",
+            "file-mode-ignored",
+            "mountpath-not-windows-style",
+            "mountpath-case-collision",
+            "unc-path",
+            "named-pipe-mismatch",
+            "linux-hostpath",
+            "termination-message-file",
+            "secret-volume-cleartext",
+        ];
+        let rs = rules();
+        assert_eq!(rs.len(), names.len());
+        for (r, name) in rs.iter().zip(names) {
+            let m = r.meta;
+            assert!(m.id.starts_with("WIN3"), "{}", m.id);
+            assert_eq!(m.name, name, "{}", m.id);
+            for section in [
+                "## What it does",
+                "## Why is this bad?",
+                "## Example",
+                "## Fix",
+            ] {
+                assert!(m.docs.contains(section), "{} lacks {section}", m.id);
+            }
+            assert!(m.docs.contains("```yaml"), "{}", m.id);
+            assert!(!m.summary.is_empty() && !m.source.is_empty() && !m.applies.is_empty());
+            assert_eq!(crate::rules::find(m.id).map(|r| r.meta.name), Some(name));
+        }
     }
 }
