@@ -403,8 +403,10 @@ mod tests {
 
     #[test]
     fn gates_follow_versions() {
-        let mut t = Target::default();
-        t.kubernetes = KubeVersion::new(1, 30);
+        let mut t = Target {
+            kubernetes: KubeVersion::new(1, 30),
+            ..Target::default()
+        };
         assert!(!t.gate("RelaxedEnvironmentVariableValidation"));
         t.feature_gates
             .insert("RelaxedEnvironmentVariableValidation".into(), true);

@@ -47,7 +47,7 @@ impl<'a> Eval<'a> {
     /// Severity of a field the API server forbids once `spec.os.name: windows` is set
     /// (shared/rules.md §2.2): error when it is set (and the target validates it), else warning.
     pub fn forbidden_field_severity(&self, site: &PodSite) -> Severity {
-        if self.os_declared_windows(site) && self.target.kubernetes.at_least(1, 23) {
+        if self.os_declared_windows(site) && crate::rules::util::spec_os_available(self.target) {
             Severity::Error
         } else {
             Severity::Warning
