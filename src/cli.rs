@@ -1,6 +1,762 @@
-//! The `winlint` command line. (Owned by the lead; `serve` and `manifests` arguments live in
-//! their own modules.)
+//! The `winlint` command line: `winlint [lint] FILES`, `rules`, `explain`, `serve`, `manifests`.
 
+use std::collections::BTreeSet;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::Value;
+
+use crate::config::{Config, KubeVersion, Runtime, Taint, bad_build, rule_id};
+use crate::engine::{self, Operation};
+use crate::report::{self, InputError, Located, Report, Summary};
+use crate::rules::{self, FixSafety};
+use crate::source::{self, Document};
+use crate::windows::{self, Isolation};
+use crate::workload::{self, Context};
+
+/// Exit codes CI can trust.
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FINDINGS: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "winlint",
+    version,
+    about = "Find the Windows pods Kubernetes accepts but Windows cannot run",
+    long_about = "Lints Kubernetes manifests (files, directories, - for stdin) for Windows workloads in mixed Linux/Windows clusters.\n\nExit codes: 0 no error findings, 1 error findings (--fail-on warning: warnings too), 2 usage error or unreadable input.",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    lint: LintArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Lint manifests (the default command).
+    Lint(LintArgs),
+    /// List every rule.
+    Rules {
+        #[arg(short, long, value_enum, default_value_t = RulesFormat::Text)]
+        output: RulesFormat,
+    },
+    /// Show a rule's documentation (by ID or name).
+    Explain { rule: String },
+    /// Run the HTTPS admission webhook.
+    Serve(crate::server::ServeArgs),
+    /// Print install manifests for the admission webhook.
+    Manifests(crate::manifests::ManifestsArgs),
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+enum RulesFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+    Sarif,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+enum FailOn {
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Target and policy flags, shared by `lint` and `serve`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TargetArgs {
+    /// winlint.yaml with target, rule severities, disabled rules and fix policy.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Kubernetes version of the cluster (default 1.34).
+    #[arg(long, value_name = "X.Y")]
+    pub kubernetes_version: Option<String>,
+    /// Windows build of the cluster's nodes, repeatable: ltsc2022, 1709, 20H2, 10.0.20348 (default 10.0.20348).
+    #[arg(long = "windows-build", value_name = "BUILD")]
+    pub windows_builds: Vec<String>,
+    /// Container isolation of the Windows nodes.
+    #[arg(long, value_name = "MODE", value_parser = ["process", "hyperv"])]
+    pub isolation: Option<String>,
+    /// Container runtime of the Windows nodes.
+    #[arg(long, value_name = "RUNTIME", value_parser = ["containerd", "docker"])]
+    pub runtime: Option<String>,
+    /// Feature gate, repeatable: Name=true|false.
+    #[arg(long = "feature-gate", value_name = "NAME=BOOL")]
+    pub feature_gates: Vec<String>,
+    /// Taint of the Windows nodes, repeatable: key=value:Effect (default os=windows:NoSchedule; "none" for none).
+    #[arg(long = "windows-taint", value_name = "TAINT")]
+    pub windows_taints: Vec<String>,
+    /// The cluster runs Windows nodes of several builds (enables WIN005).
+    #[arg(long)]
+    pub cluster_mixed_builds: bool,
+    /// Report end-of-support Windows builds (WIN506).
+    #[arg(long)]
+    pub check_eol: bool,
+    /// Disable a rule (ID or name), repeatable.
+    #[arg(long, value_name = "RULE")]
+    pub disable: Vec<String>,
+}
+
+impl TargetArgs {
+    /// Defaults, then `--config`, then flags.
+    pub fn to_config(&self) -> Result<Config, String> {
+        let mut cfg = match &self.config {
+            Some(p) => {
+                let text =
+                    std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                Config::from_yaml(&text, &p.display().to_string())?
+            }
+            None => Config::default(),
+        };
+        let t = &mut cfg.target;
+        if let Some(v) = &self.kubernetes_version {
+            t.kubernetes = KubeVersion::parse(v)
+                .ok_or_else(|| format!("--kubernetes-version {v:?}: expected e.g. 1.34"))?;
+        }
+        if !self.windows_builds.is_empty() {
+            t.windows_builds = self
+                .windows_builds
+                .iter()
+                .flat_map(|s| s.split(','))
+                .map(|s| {
+                    windows::parse_build(s)
+                        .ok_or_else(|| format!("--windows-build: {}", bad_build(s)))
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        if let Some(i) = &self.isolation {
+            t.isolation = if i == "hyperv" {
+                Isolation::Hyperv
+            } else {
+                Isolation::Process
+            };
+        }
+        if let Some(r) = &self.runtime {
+            t.runtime = if r == "docker" {
+                Runtime::Docker
+            } else {
+                Runtime::Containerd
+            };
+        }
+        for g in &self.feature_gates {
+            let (name, val) = g
+                .split_once('=')
+                .ok_or_else(|| format!("--feature-gate {g:?}: expected Name=true"))?;
+            let val: bool = val
+                .parse()
+                .map_err(|_| format!("--feature-gate {g:?}: value must be true or false"))?;
+            t.feature_gates.insert(name.to_string(), val);
+        }
+        if !self.windows_taints.is_empty() {
+            t.windows_taints = if self.windows_taints.iter().any(|s| s == "none") {
+                Vec::new()
+            } else {
+                self.windows_taints
+                    .iter()
+                    .map(|s| Taint::parse(s))
+                    .collect::<Result<_, _>>()?
+            };
+        }
+        t.cluster_mixed_builds |= self.cluster_mixed_builds;
+        t.check_eol |= self.check_eol;
+        for r in &self.disable {
+            cfg.policy.overrides.insert(rule_id(r)?.to_string(), None);
+        }
+        Ok(cfg)
+    }
+}
+
+#[derive(Args, Debug)]
+struct LintArgs {
+    /// Files or directories (recursive *.yaml, *.yml, *.json); - reads stdin.
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = Format::Text)]
+    output: Format,
+    /// Lowest severity that makes the exit code 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    fail_on: FailOn,
+    /// Apply safe fixes (and the opt-in fixes of --fix-opt-in / the config) to the files.
+    #[arg(long)]
+    fix: bool,
+    /// Show the fixes as a unified diff instead of writing them.
+    #[arg(long)]
+    diff: bool,
+    /// Also apply this rule's opt-in fix (ID or name), repeatable.
+    #[arg(long, value_name = "RULE")]
+    fix_opt_in: Vec<String>,
+    /// Colour: auto (terminal and NO_COLOR unset), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+}
+
+/// Entry point; returns the exit code.
 pub fn main() -> i32 {
-    0
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+        }
+    };
+    match cli.command {
+        None => lint(cli.lint),
+        Some(Command::Lint(a)) => lint(a),
+        Some(Command::Rules { output }) => list_rules(output),
+        Some(Command::Explain { rule }) => explain(&rule),
+        Some(Command::Serve(a)) => crate::server::serve(a),
+        Some(Command::Manifests(a)) => crate::manifests::manifests(a),
+    }
+}
+
+fn list_rules(format: RulesFormat) -> i32 {
+    let all = rules::all();
+    let mut out = std::io::stdout().lock();
+    let fix_str = |f: Option<FixSafety>| match f {
+        Some(FixSafety::Safe) => "safe",
+        Some(FixSafety::OptIn) => "opt-in",
+        None => "-",
+    };
+    let res = match format {
+        RulesFormat::Json => {
+            let v: Vec<Value> = all
+                .iter()
+                .map(|r| {
+                    let m = r.meta;
+                    serde_json::json!({"id": m.id, "name": m.name, "severity": m.severity, "fix": m.fix,
+                        "summary": m.summary, "applies": m.applies, "source": m.source})
+                })
+                .collect();
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&v).unwrap_or_default()
+            )
+        }
+        RulesFormat::Markdown => {
+            let mut s = String::from(
+                "| ID | Name | Severity | Fix | Applies | Checks |\n|---|---|---|---|---|---|\n",
+            );
+            for r in all {
+                let m = r.meta;
+                s.push_str(&format!(
+                    "| {} | `{}` | {} | {} | {} | {} |\n",
+                    m.id,
+                    m.name,
+                    m.severity.as_str(),
+                    fix_str(m.fix),
+                    m.applies,
+                    m.summary.replace('|', "\\|")
+                ));
+            }
+            write!(out, "{s}")
+        }
+        RulesFormat::Text => {
+            let w = all.iter().map(|r| r.meta.name.len()).max().unwrap_or(10);
+            let mut s = format!(
+                "{:<7} {:<w$} {:<8} {:<6} SUMMARY\n",
+                "ID", "NAME", "SEVERITY", "FIX"
+            );
+            for r in all {
+                let m = r.meta;
+                s.push_str(&format!(
+                    "{:<7} {:<w$} {:<8} {:<6} {}\n",
+                    m.id,
+                    m.name,
+                    m.severity.as_str(),
+                    fix_str(m.fix),
+                    m.summary
+                ));
+            }
+            write!(out, "{s}")
+        }
+    };
+    if res.is_err() { EXIT_USAGE } else { EXIT_OK }
+}
+
+fn explain(key: &str) -> i32 {
+    let Some(r) = rules::find(key) else {
+        eprintln!("winlint: unknown rule {key:?} (see `winlint rules`)");
+        return EXIT_USAGE;
+    };
+    let m = r.meta;
+    let fix = match m.fix {
+        Some(FixSafety::Safe) => "safe (applied by --fix and the webhook)",
+        Some(FixSafety::OptIn) => "opt-in (--fix-opt-in or fix.optIn in the config)",
+        None => "none",
+    };
+    println!(
+        "# {} {}\n\n{}\n\nSeverity: {}\nApplies: {}\nFix: {}\nSource: {}\n\n{}",
+        m.id,
+        m.name,
+        m.summary,
+        m.severity.as_str(),
+        m.applies,
+        fix,
+        m.source,
+        m.docs.trim_end()
+    );
+    EXIT_OK
+}
+
+/// One input: a name for messages and its bytes.
+struct Input {
+    name: String,
+    path: Option<PathBuf>,
+    bytes: Vec<u8>,
+}
+
+/// Expand the paths: directories recursively (sorted), `-` for stdin.
+fn collect_inputs(paths: &[PathBuf], errors: &mut Vec<InputError>) -> Vec<Input> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for p in paths {
+        if p.as_os_str() == "-" {
+            let mut bytes = Vec::new();
+            match std::io::stdin().read_to_end(&mut bytes) {
+                Ok(_) => out.push(Input {
+                    name: "<stdin>".into(),
+                    path: None,
+                    bytes,
+                }),
+                Err(e) => errors.push(InputError {
+                    file: "<stdin>".into(),
+                    line: 0,
+                    column: 0,
+                    message: e.to_string(),
+                }),
+            }
+            continue;
+        }
+        if p.is_dir() {
+            let mut files: Vec<PathBuf> = Vec::new();
+            for entry in walkdir::WalkDir::new(p)
+                .follow_links(false)
+                .sort_by_file_name()
+            {
+                match entry {
+                    Ok(e) if e.file_type().is_file() && is_manifest(e.path()) => {
+                        files.push(e.into_path())
+                    }
+                    Ok(_) => {}
+                    Err(e) => errors.push(InputError {
+                        file: e.path().unwrap_or(p).display().to_string(),
+                        line: 0,
+                        column: 0,
+                        message: e.to_string(),
+                    }),
+                }
+            }
+            for f in files {
+                if seen.insert(f.clone()) {
+                    read_file(&f, &mut out, errors);
+                }
+            }
+        } else if seen.insert(p.clone()) {
+            read_file(p, &mut out, errors);
+        }
+    }
+    out
+}
+
+fn is_manifest(p: &Path) -> bool {
+    matches!(
+        p.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    )
+}
+
+fn read_file(p: &Path, out: &mut Vec<Input>, errors: &mut Vec<InputError>) {
+    match std::fs::read(p) {
+        Ok(bytes) => out.push(Input {
+            name: p.display().to_string(),
+            path: Some(p.to_path_buf()),
+            bytes,
+        }),
+        Err(e) => errors.push(InputError {
+            file: p.display().to_string(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read: {e}"),
+        }),
+    }
+}
+
+/// The objects of a document: the document itself, or the items of a `List`, with the pointer
+/// prefix that locates each in the document.
+pub fn objects(doc: &Value) -> Vec<(String, &Value)> {
+    match doc.get("kind").and_then(Value::as_str) {
+        Some(k)
+            if k == "List"
+                || (k.ends_with("List") && doc.get("items").is_some_and(Value::is_array)) =>
+        {
+            doc.get("items")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .flat_map(|(i, item)| {
+                    objects(item)
+                        .into_iter()
+                        .map(move |(p, v)| (format!("/items/{i}{p}"), v))
+                })
+                .collect()
+        }
+        _ if doc.is_object() => vec![(String::new(), doc)],
+        _ => Vec::new(),
+    }
+}
+
+fn object_label(v: &Value) -> String {
+    let kind = v.get("kind").and_then(Value::as_str).unwrap_or("?");
+    let name = v
+        .pointer("/metadata/name")
+        .or_else(|| v.pointer("/metadata/generateName"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    format!("{kind}/{name}")
+}
+
+fn load_error(name: &str, e: source::LoadError) -> InputError {
+    InputError {
+        file: name.to_string(),
+        line: e.line,
+        column: e.column,
+        message: e.message,
+    }
+}
+
+/// Lint loaded documents of one file; pushes located findings.
+fn lint_docs(
+    name: &str,
+    docs: &[Document],
+    cfg: &Config,
+    cx: &Context,
+    findings: &mut Vec<Located>,
+    summary: &mut Summary,
+) {
+    for doc in docs {
+        for (prefix, obj) in objects(&doc.value) {
+            summary.objects += 1;
+            let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+            if !workload::is_pod_kind(kind) {
+                continue;
+            }
+            summary.pods += workload::pod_sites(obj).len();
+            let rep = engine::lint_object(obj, cfg, cx, Operation::Lint);
+            summary.suppressed += rep.suppressed;
+            if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
+                summary
+                    .ignore_reasons
+                    .push(format!("{}: {r}", object_label(obj)));
+            }
+            for f in rep.findings {
+                let pointer = format!("{prefix}{}", f.pointer);
+                let (line, column) = doc.map.locate(&pointer);
+                let fixable = engine::fix_allowed(&f, cfg);
+                findings.push(Located {
+                    file: name.to_string(),
+                    line,
+                    column,
+                    pointer,
+                    object: object_label(obj),
+                    finding: f,
+                    fixable,
+                });
+            }
+        }
+    }
+}
+
+fn lint(args: LintArgs) -> i32 {
+    let mut cfg = match args.target.to_config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("winlint: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    for r in &args.fix_opt_in {
+        match rule_id(r) {
+            Ok(id) => {
+                cfg.policy.fix_opt_in.insert(id.to_string());
+            }
+            Err(e) => {
+                eprintln!("winlint: --fix-opt-in: {e}");
+                return EXIT_USAGE;
+            }
+        }
+    }
+    if args.paths.is_empty() {
+        eprintln!("winlint: no input; give files, directories or - for stdin (see winlint --help)");
+        return EXIT_USAGE;
+    }
+    let mut errors = Vec::new();
+    let inputs = collect_inputs(&args.paths, &mut errors);
+
+    // Parse everything first: RuntimeClass, ConfigMap, Secret, Namespace and HPA objects anywhere
+    // in the input are context for the pods.
+    let mut parsed: Vec<(Input, Vec<Document>)> = Vec::new();
+    let mut cx = Context::default();
+    for input in inputs {
+        match source::load_bytes(&input.bytes) {
+            Ok(docs) => {
+                for d in &docs {
+                    for (_, o) in objects(&d.value) {
+                        cx.add(o);
+                    }
+                }
+                parsed.push((input, docs));
+            }
+            Err(e) => errors.push(load_error(&input.name, e)),
+        }
+    }
+
+    let mut diff_out = String::new();
+    if args.fix || args.diff {
+        for (input, docs) in parsed.iter_mut() {
+            let Some(text) = std::str::from_utf8(&input.bytes).ok() else {
+                continue;
+            };
+            match fix_text(text, &cfg, &cx) {
+                Ok(Some(fixed)) => {
+                    if args.diff {
+                        diff_out.push_str(
+                            &similar::TextDiff::from_lines(text, &fixed)
+                                .unified_diff()
+                                .header(&format!("a/{}", input.name), &format!("b/{}", input.name))
+                                .to_string(),
+                        );
+                    } else if let Some(path) = &input.path {
+                        if let Err(e) = write_atomic(path, fixed.as_bytes()) {
+                            errors.push(InputError {
+                                file: input.name.clone(),
+                                line: 0,
+                                column: 0,
+                                message: format!("cannot write fix: {e}"),
+                            });
+                            continue;
+                        }
+                    } else {
+                        // stdin: print the fixed manifest instead of the report.
+                        print!("{fixed}");
+                    }
+                    if !args.diff {
+                        match source::load(&fixed) {
+                            Ok(d) => {
+                                *docs = d;
+                                input.bytes = fixed.into_bytes();
+                            }
+                            Err(e) => errors.push(load_error(&input.name, e)),
+                        }
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => errors.push(InputError {
+                    file: input.name.clone(),
+                    line: 0,
+                    column: 0,
+                    message: format!("cannot apply fixes: {e}"),
+                }),
+            }
+        }
+    }
+
+    let mut findings = Vec::new();
+    let mut summary = Summary {
+        files: parsed.len() + errors.iter().filter(|e| e.line > 0).count(),
+        ..Summary::default()
+    };
+    for (input, docs) in &parsed {
+        lint_docs(&input.name, docs, &cfg, &cx, &mut findings, &mut summary);
+    }
+    findings.sort_by(|a, b| {
+        (&a.file, a.line, a.column, a.finding.rule.id).cmp(&(
+            &b.file,
+            b.line,
+            b.column,
+            b.finding.rule.id,
+        ))
+    });
+
+    let report = Report {
+        findings: &findings,
+        errors: &errors,
+        summary: &summary,
+    };
+    let stdout = std::io::stdout();
+    let res = if args.diff {
+        let mut o = stdout.lock();
+        write!(o, "{diff_out}")
+    } else if args.fix && parsed.iter().any(|(i, _)| i.path.is_none()) {
+        Ok(()) // stdin + --fix: the fixed manifest went to stdout.
+    } else {
+        match args.output {
+            Format::Json => writeln!(
+                stdout.lock(),
+                "{}",
+                serde_json::to_string_pretty(&report::json_value(&report)).unwrap_or_default()
+            ),
+            Format::Sarif => writeln!(
+                stdout.lock(),
+                "{}",
+                serde_json::to_string_pretty(&report::sarif_value(&report)).unwrap_or_default()
+            ),
+            Format::Text => {
+                let choice = match args.color {
+                    ColorChoice::Always => anstream::ColorChoice::Always,
+                    ColorChoice::Never => anstream::ColorChoice::Never,
+                    ColorChoice::Auto => {
+                        if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+                            || !std::io::stdout().is_terminal()
+                        {
+                            anstream::ColorChoice::Never
+                        } else {
+                            anstream::ColorChoice::Auto
+                        }
+                    }
+                };
+                let mut o = anstream::AutoStream::new(stdout.lock(), choice);
+                report::text(&report, &mut o)
+            }
+        }
+    };
+    if let Err(e) = res {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("winlint: {e}");
+        }
+    }
+    if !errors.is_empty() {
+        return EXIT_USAGE;
+    }
+    let threshold = match args.fail_on {
+        FailOn::Error => Some(rules::Severity::Error),
+        FailOn::Warning => Some(rules::Severity::Warning),
+        FailOn::Info => Some(rules::Severity::Info),
+        FailOn::Never => None,
+    };
+    match threshold {
+        Some(t) if findings.iter().any(|f| f.finding.severity >= t) => EXIT_FINDINGS,
+        _ => EXIT_OK,
+    }
+}
+
+/// Apply the allowed fixes to a file's text, surgically. Each pass applies at most one fix per
+/// document (re-parsing in between, so every edit is planned against the text it edits); stops
+/// when nothing is left to fix. `Ok(None)` when nothing changed.
+pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>, String> {
+    const MAX_PASSES: usize = 64;
+    let mut cur = text.to_string();
+    for _ in 0..MAX_PASSES {
+        let docs = source::load(&cur).map_err(|e| format!("line {}: {}", e.line, e.message))?;
+        let mut edits = Vec::new();
+        for doc in &docs {
+            'doc: for (prefix, obj) in objects(&doc.value) {
+                let rep = engine::lint_object(obj, cfg, cx, Operation::Lint);
+                for f in rep.findings.iter().filter(|f| engine::fix_allowed(f, cfg)) {
+                    let mut working = obj.clone();
+                    let (ops, applied) =
+                        engine::apply_fixes(&mut working, std::slice::from_ref(f), cfg);
+                    if applied.is_empty() {
+                        continue;
+                    }
+                    let ops: Vec<json_patch::PatchOperation> =
+                        ops.into_iter().map(|op| prefix_op(&prefix, op)).collect();
+                    match textedit_plan(&cur, doc, &ops) {
+                        Ok(e) => {
+                            edits.extend(e);
+                            break 'doc;
+                        }
+                        Err(e) => return Err(format!("{} {}: {e}", f.rule.id, f.pointer)),
+                    }
+                }
+            }
+        }
+        if edits.is_empty() {
+            return Ok((cur != text).then_some(cur));
+        }
+        edits.sort_by_key(|e| e.start);
+        cur = textedit_apply(&cur, &edits);
+    }
+    Err(format!("fixes did not converge after {MAX_PASSES} passes"))
+}
+
+fn prefix_op(prefix: &str, op: json_patch::PatchOperation) -> json_patch::PatchOperation {
+    use json_patch::PatchOperation as P;
+    if prefix.is_empty() {
+        return op;
+    }
+    let pre = |p: &json_patch::jsonptr::PointerBuf| {
+        json_patch::jsonptr::PointerBuf::parse(format!("{prefix}{p}"))
+            .expect("prefixed pointer is valid")
+    };
+    match op {
+        P::Add(mut o) => {
+            o.path = pre(&o.path);
+            P::Add(o)
+        }
+        P::Remove(mut o) => {
+            o.path = pre(&o.path);
+            P::Remove(o)
+        }
+        P::Replace(mut o) => {
+            o.path = pre(&o.path);
+            P::Replace(o)
+        }
+        other => other,
+    }
+}
+
+/// Write `bytes` to `path` atomically: a temp file in the same directory, fsync, rename. On error
+/// the original file is untouched.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+// TEMPORARY until src/textedit.rs lands.
+struct Edit {
+    start: usize,
+}
+fn textedit_plan(
+    _: &str,
+    _: &Document,
+    _: &[json_patch::PatchOperation],
+) -> Result<Vec<Edit>, String> {
+    Err("text edits not available yet".into())
+}
+fn textedit_apply(s: &str, _: &[Edit]) -> String {
+    s.to_string()
 }

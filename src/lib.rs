@@ -10,6 +10,7 @@ pub mod config;
 pub mod engine;
 pub mod image;
 pub mod manifests;
+pub mod report;
 pub mod rules;
 pub mod server;
 pub mod source;

@@ -1,0 +1,151 @@
+//! Golden cases: `testdata/cases/<ID>/` holds `input.yaml`, `case.txt` (title, target flags, the
+//! rule IDs rules.md §6 expects, whether to check `--fix`), `expected.txt` (the exact text report)
+//! and, for fix cases, `fixed.yaml` (the manifest after `--fix`).
+//!
+//! The expected rule IDs come from the catalogue, not from the tool: a case fails when the report
+//! names other rules, whatever `expected.txt` says. `WINLINT_BLESS=1 cargo test --test golden`
+//! rewrites `expected.txt`/`fixed.yaml` after a deliberate change; review the diff.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Case {
+    dir: PathBuf,
+    args: Vec<String>,
+    expect: BTreeSet<String>,
+    fix: bool,
+}
+
+fn cases() -> Vec<Case> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cases");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("testdata/cases")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.join("case.txt").exists())
+        .collect();
+    dirs.sort();
+    dirs.into_iter()
+        .map(|dir| {
+            let text = std::fs::read_to_string(dir.join("case.txt")).expect("case.txt");
+            let field = |name: &str| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix(&format!("{name}:")))
+                    .map(|s| s.trim().to_string())
+                    .unwrap_or_default()
+            };
+            Case {
+                args: field("args").split_whitespace().map(String::from).collect(),
+                expect: field("expect").split_whitespace().map(String::from).collect(),
+                fix: field("fix") == "yes",
+                dir,
+            }
+        })
+        .collect()
+}
+
+fn winlint(args: &[&str], cwd: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_winlint"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run winlint")
+}
+
+fn bless() -> bool {
+    std::env::var_os("WINLINT_BLESS").is_some()
+}
+
+/// Compare with a golden file, or write it when blessing.
+fn golden(path: &Path, actual: &str, failures: &mut Vec<String>) {
+    if bless() {
+        std::fs::write(path, actual).expect("write golden");
+        return;
+    }
+    match std::fs::read_to_string(path) {
+        Ok(expected) if expected == actual => {}
+        Ok(expected) => failures.push(format!(
+            "{}: differs from the golden file\n--- expected\n{expected}\n--- actual\n{actual}",
+            path.display()
+        )),
+        Err(_) => failures.push(format!("{}: missing (run with WINLINT_BLESS=1)", path.display())),
+    }
+}
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(p).display().to_string()
+}
+
+#[test]
+fn golden_cases() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cases = cases();
+    assert!(cases.len() >= 58, "expected every vector of rules.md §6, found {} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let input = rel(&case.dir.join("input.yaml"));
+        let mut args: Vec<&str> = case.args.iter().map(String::as_str).collect();
+
+        // Rule IDs from the JSON report must be exactly the catalogue's.
+        let mut json_args = args.clone();
+        json_args.extend(["-o", "json", &input]);
+        let out = winlint(&json_args, root);
+        let report: serde_json::Value = match serde_json::from_slice(&out.stdout) {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("{input}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+                continue;
+            }
+        };
+        let got: BTreeSet<String> = report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| f["rule"].as_str().expect("rule").to_string())
+            .collect();
+        if got != case.expect {
+            failures.push(format!("{input}: expected rules {:?}, got {got:?}", case.expect));
+        }
+        let errors = report["summary"]["errors"].as_u64().expect("errors");
+        let want_code = if errors > 0 { 1 } else { 0 };
+        if out.status.code() != Some(want_code) {
+            failures.push(format!("{input}: exit code {:?}, expected {want_code}", out.status.code()));
+        }
+
+        // The text report, byte for byte.
+        let mut text_args = args.clone();
+        text_args.push(&input);
+        let out = winlint(&text_args, root);
+        golden(&case.dir.join("expected.txt"), &String::from_utf8_lossy(&out.stdout), &mut failures);
+
+        if case.fix {
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let file = tmp.path().join("input.yaml");
+            std::fs::copy(case.dir.join("input.yaml"), &file).expect("copy");
+            let f = file.to_str().expect("utf-8 path");
+            args.extend(["--fix", f]);
+            let out = winlint(&args, root);
+            if !matches!(out.status.code(), Some(0 | 1)) {
+                failures.push(format!("{input}: --fix failed: {}", String::from_utf8_lossy(&out.stderr)));
+                continue;
+            }
+            let fixed = std::fs::read_to_string(&file).expect("fixed file");
+            golden(&case.dir.join("fixed.yaml"), &fixed, &mut failures);
+            // A second run finds nothing fixable, and a second --fix changes nothing.
+            let mut again: Vec<&str> = case.args.iter().map(String::as_str).collect();
+            again.extend(["-o", "json", f]);
+            let out = winlint(&again, root);
+            let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+            if report["summary"]["fixable"].as_u64() != Some(0) {
+                failures.push(format!("{input}: fixable findings remain after --fix: {}", report["findings"]));
+            }
+            let out = winlint(&args, root);
+            assert!(matches!(out.status.code(), Some(0 | 1)));
+            if std::fs::read_to_string(&file).expect("file") != fixed {
+                failures.push(format!("{input}: a second --fix changed the file again"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} golden failures:\n\n{}", failures.len(), failures.join("\n\n"));
+}
