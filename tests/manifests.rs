@@ -1,0 +1,348 @@
+//! `winlint manifests`: the output parses as Kubernetes objects (k8s-openapi types, with no
+//! field the types do not know), the webhook rules and selectors are as specified, and the
+//! caBundle verifies the serving certificate it ships with.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service, ServiceAccount};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use rustls::client::danger::ServerCertVerifier;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls_pki_types::pem::PemObject;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use winlint::manifests::{ManifestsArgs, render};
+
+/// Load a YAML stream with an independent reader (saphyr) into JSON values.
+fn yaml_docs(text: &str) -> Vec<Value> {
+    use saphyr::{LoadableYamlNode, Scalar, Yaml};
+    fn conv(y: &Yaml) -> Value {
+        match y {
+            Yaml::Value(Scalar::Null) => Value::Null,
+            Yaml::Value(Scalar::Boolean(b)) => (*b).into(),
+            Yaml::Value(Scalar::Integer(i)) => (*i).into(),
+            Yaml::Value(Scalar::FloatingPoint(f)) => json!(f.into_inner()),
+            Yaml::Value(Scalar::String(s)) => s.to_string().into(),
+            Yaml::Sequence(s) => s.iter().map(conv).collect(),
+            Yaml::Mapping(m) => Value::Object(
+                m.iter()
+                    .map(|(k, v)| (k.as_str().expect("string key").to_string(), conv(v)))
+                    .collect(),
+            ),
+            other => panic!("unexpected YAML node {other:?}"),
+        }
+    }
+    Yaml::load_from_str(text)
+        .expect("valid YAML")
+        .iter()
+        .map(conv)
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+/// Deserialize as `T` and check that nothing was dropped (k8s-openapi ignores unknown fields,
+/// so a misspelt field would otherwise pass silently).
+fn typed<T: DeserializeOwned + serde::Serialize>(v: &Value) -> T {
+    let t: T = serde_json::from_value(v.clone())
+        .unwrap_or_else(|e| panic!("{} does not parse: {e}", v["kind"]));
+    let back = serde_json::to_value(&t).unwrap();
+    assert_eq!(
+        strip_nulls(&back),
+        strip_nulls(v),
+        "{} has fields its type does not know",
+        v["kind"]
+    );
+    t
+}
+
+fn strip_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), strip_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(strip_nulls).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Verify that `ca_pem` (the caBundle) validates `cert_pem` for `name`, as the API server does.
+fn verify(ca_pem: &[u8], cert_pem: &[u8], name: &str) -> Result<(), rustls::Error> {
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_slice_iter(ca_pem) {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
+        Arc::new(roots),
+        Arc::new(rustls::crypto::ring::default_provider()),
+    )
+    .build()
+    .unwrap();
+    let chain: Vec<CertificateDer> = CertificateDer::pem_slice_iter(cert_pem)
+        .map(|c| c.unwrap())
+        .collect();
+    verifier
+        .verify_server_cert(
+            &chain[0],
+            &chain[1..],
+            &ServerName::try_from(name.to_string()).unwrap(),
+            &[],
+            UnixTime::now(),
+        )
+        .map(|_| ())
+}
+
+fn find<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
+    docs.iter()
+        .find(|d| d["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} in the manifests"))
+}
+
+#[test]
+fn in_cluster_manifests_parse_and_are_as_specified() {
+    let mut args = ManifestsArgs::new();
+    args.namespace = "winlint-system".into();
+    let text = render(&args).unwrap();
+    let docs = yaml_docs(&text);
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Namespace",
+            "ServiceAccount",
+            "ConfigMap",
+            "Secret",
+            "Deployment",
+            "Service",
+            "PodDisruptionBudget",
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration"
+        ]
+    );
+    let ns: Namespace = typed(find(&docs, "Namespace"));
+    assert_eq!(ns.metadata.name.as_deref(), Some("winlint-system"));
+    let _: ServiceAccount = typed(find(&docs, "ServiceAccount"));
+    let _: Service = typed(find(&docs, "Service"));
+    let _: PodDisruptionBudget = typed(find(&docs, "PodDisruptionBudget"));
+
+    // The ConfigMap's winlint.yaml is a valid config.
+    let cm: ConfigMap = typed(find(&docs, "ConfigMap"));
+    let cfg_text = &cm.data.unwrap()["winlint.yaml"];
+    winlint::config::Config::from_yaml(cfg_text, "winlint.yaml").unwrap();
+
+    // The Deployment: 2 replicas on Linux nodes, hardened, probes on the health endpoints.
+    let dep: Deployment = typed(find(&docs, "Deployment"));
+    let spec = dep.spec.unwrap();
+    assert_eq!(spec.replicas, Some(2));
+    let pod = spec.template.spec.unwrap();
+    assert_eq!(pod.node_selector.unwrap()["kubernetes.io/os"], "linux");
+    assert!(pod.affinity.unwrap().pod_anti_affinity.is_some());
+    let psc = pod.security_context.unwrap();
+    assert_eq!(psc.run_as_non_root, Some(true));
+    assert_eq!(psc.seccomp_profile.unwrap().type_, "RuntimeDefault");
+    let c = &pod.containers[0];
+    let sc = c.security_context.clone().unwrap();
+    assert_eq!(sc.read_only_root_filesystem, Some(true));
+    assert_eq!(sc.allow_privilege_escalation, Some(false));
+    assert_eq!(sc.capabilities.unwrap().drop.unwrap(), ["ALL"]);
+    let probe_path = |p: &Option<k8s_openapi::api::core::v1::Probe>| {
+        p.clone().unwrap().http_get.unwrap().path.unwrap()
+    };
+    assert_eq!(probe_path(&c.readiness_probe), "/readyz");
+    assert_eq!(probe_path(&c.liveness_probe), "/healthz");
+    assert!(c.resources.clone().unwrap().requests.is_some());
+    let a = c.args.clone().unwrap();
+    assert_eq!(a[0], "serve");
+    for flag in ["--tls-cert", "--tls-key", "--config", "--metrics-listen"] {
+        assert!(a.iter().any(|x| x == flag), "{flag} missing from {a:?}");
+    }
+
+    // Webhooks.
+    let m: MutatingWebhookConfiguration = typed(find(&docs, "MutatingWebhookConfiguration"));
+    let v: ValidatingWebhookConfiguration = typed(find(&docs, "ValidatingWebhookConfiguration"));
+    let mw = &m.webhooks.unwrap()[0];
+    let vw = &v.webhooks.unwrap()[0];
+    assert_eq!(mw.reinvocation_policy.as_deref(), Some("IfNeeded"));
+    let mrules = mw.rules.clone().unwrap();
+    assert_eq!(mrules.len(), 1);
+    assert_eq!(mrules[0].operations.clone().unwrap(), ["CREATE"]);
+    assert_eq!(mrules[0].resources.clone().unwrap(), ["pods"]);
+    let vrules = vw.rules.clone().unwrap();
+    let vres: Vec<String> = vrules
+        .iter()
+        .flat_map(|r| r.resources.clone().unwrap())
+        .collect();
+    for r in [
+        "pods",
+        "pods/ephemeralcontainers",
+        "deployments",
+        "statefulsets",
+        "daemonsets",
+        "replicasets",
+        "jobs",
+        "cronjobs",
+    ] {
+        assert!(vres.iter().any(|x| x == r), "validating webhook misses {r}");
+    }
+    for r in &vrules {
+        assert_eq!(r.operations.clone().unwrap(), ["CREATE", "UPDATE"]);
+    }
+    let secret: Secret = typed(find(&docs, "Secret"));
+    let data = secret.data.unwrap();
+    let cert = &data["tls.crt"].0;
+    for (path, cc, sel, side, timeout, policy, mp) in [
+        (
+            "/mutate",
+            &mw.client_config,
+            &mw.namespace_selector,
+            &mw.side_effects,
+            mw.timeout_seconds,
+            &mw.failure_policy,
+            &mw.match_policy,
+        ),
+        (
+            "/validate",
+            &vw.client_config,
+            &vw.namespace_selector,
+            &vw.side_effects,
+            vw.timeout_seconds,
+            &vw.failure_policy,
+            &vw.match_policy,
+        ),
+    ] {
+        assert_eq!(side, "None");
+        assert!(timeout.unwrap() <= 5);
+        assert_eq!(policy.as_deref(), Some("Ignore"));
+        assert_eq!(mp.as_deref(), Some("Equivalent"));
+        let svc = cc.service.clone().unwrap();
+        assert_eq!(svc.path.as_deref(), Some(path));
+        assert_eq!(svc.namespace, "winlint-system");
+        let exprs = sel.clone().unwrap().match_expressions.unwrap();
+        let not_in = |key: &str| -> Vec<String> {
+            exprs
+                .iter()
+                .find(|e| e.key == key && e.operator == "NotIn")
+                .and_then(|e| e.values.clone())
+                .unwrap_or_default()
+        };
+        let names = not_in("kubernetes.io/metadata.name");
+        assert!(names.contains(&"kube-system".to_string()));
+        assert!(names.contains(&"winlint-system".to_string()));
+        assert_eq!(not_in("winlint.io/ignore"), ["true"]);
+        // The caBundle verifies the serving certificate for the Service's name.
+        let ca = &cc.ca_bundle.clone().unwrap().0;
+        verify(ca, cert, &format!("{}.winlint-system.svc", svc.name))
+            .expect("caBundle verifies the serving certificate");
+        assert!(verify(ca, cert, "elsewhere.example").is_err());
+    }
+    // The webhook's own namespace is labelled as exempt too.
+    assert_eq!(
+        ns.metadata.labels.unwrap()["winlint.io/ignore"],
+        "true",
+        "belt and braces: the namespace is also excluded by label"
+    );
+}
+
+#[test]
+fn each_run_generates_a_fresh_ca() {
+    let a = render(&ManifestsArgs::new()).unwrap();
+    let b = render(&ManifestsArgs::new()).unwrap();
+    let ca = |t: &str| {
+        yaml_docs(t).iter().find(|d| d["kind"] == "Secret").unwrap()["data"]["ca.crt"].clone()
+    };
+    assert_ne!(ca(&a), ca(&b));
+}
+
+#[test]
+fn config_file_goes_into_the_configmap_and_bad_ones_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("winlint.yaml");
+    std::fs::write(
+        &good,
+        "target:\n  kubernetesVersion: \"1.32\"\n  windowsBuilds: [ltsc2019, ltsc2022]\n",
+    )
+    .unwrap();
+    let mut args = ManifestsArgs::new();
+    args.config = Some(good);
+    let docs = yaml_docs(&render(&args).unwrap());
+    let cm = find(&docs, "ConfigMap");
+    assert!(
+        cm["data"]["winlint.yaml"]
+            .as_str()
+            .unwrap()
+            .contains("ltsc2019")
+    );
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "target:\n  nonsense: 1\n").unwrap();
+    args.config = Some(bad);
+    assert!(render(&args).is_err());
+}
+
+/// `--url`: only the webhook configurations, pointing at the URL, and a certificate on disk
+/// that a real `winlint serve` uses and the caBundle verifies over TLS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_cluster_url_mode_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    // Find a free loopback port for the URL.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("https://127.0.0.1:{port}");
+    let mut args = ManifestsArgs::new();
+    args.url = Some(url.clone());
+    args.cert_dir = dir.path().to_path_buf();
+    let docs = yaml_docs(&render(&args).unwrap());
+    assert_eq!(docs.len(), 2);
+    let m: MutatingWebhookConfiguration = typed(&docs[0]);
+    let v: ValidatingWebhookConfiguration = typed(&docs[1]);
+    let mcc = m.webhooks.unwrap()[0].client_config.clone();
+    let vcc = v.webhooks.unwrap()[0].client_config.clone();
+    assert_eq!(mcc.url.as_deref(), Some(format!("{url}/mutate").as_str()));
+    assert_eq!(vcc.url.as_deref(), Some(format!("{url}/validate").as_str()));
+    assert!(mcc.service.is_none());
+    let ca_bundle = mcc.ca_bundle.unwrap().0;
+    let cert = std::fs::read(dir.path().join("tls.crt")).unwrap();
+    verify(&ca_bundle, &cert, "127.0.0.1").unwrap();
+
+    // Serve with the written files; a client trusting only the caBundle gets answers.
+    let serve = winlint::server::ServeArgs::new(
+        format!("127.0.0.1:{port}").parse().unwrap(),
+        dir.path().join("tls.crt"),
+        dir.path().join("tls.key"),
+    );
+    let server = winlint::server::start(serve).await.unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_slice_iter(&ca_bundle) {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let cfg = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(cfg))
+        .connect(ServerName::IpAddress(server.addr.ip().into()), tcp)
+        .await
+        .expect("the caBundle verifies the served certificate");
+    drop(tls);
+    server.shutdown();
+    server.wait().await;
+}
+
+#[test]
+fn url_must_be_https() {
+    let mut args = ManifestsArgs::new();
+    args.url = Some("http://127.0.0.1:8443".into());
+    assert!(render(&args).is_err());
+}
