@@ -1,0 +1,395 @@
+//! The Helm chart `charts/winlint`, checked without Helm (not installable from the registries
+//! this project uses): values.yaml is valid against values.schema.json, every `.Values.…` the
+//! templates use exists, the template actions are balanced, the rendered `config` is a valid
+//! `winlint.yaml`, and the webhook settings match the catalogue and `winlint manifests`.
+//! When `helm` is on PATH, `helm lint` and `helm template` run too and the rendered objects
+//! are parsed as Kubernetes types.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+fn chart() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("charts/winlint")
+}
+
+fn read(rel: &str) -> String {
+    let p = chart().join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn yaml_docs(text: &str) -> Vec<Value> {
+    use saphyr::{LoadableYamlNode, Scalar, Yaml};
+    fn conv(y: &Yaml) -> Value {
+        match y {
+            Yaml::Value(Scalar::Null) => Value::Null,
+            Yaml::Value(Scalar::Boolean(b)) => (*b).into(),
+            Yaml::Value(Scalar::Integer(i)) => (*i).into(),
+            Yaml::Value(Scalar::FloatingPoint(f)) => json!(f.into_inner()),
+            Yaml::Value(Scalar::String(s)) => s.to_string().into(),
+            Yaml::Sequence(s) => s.iter().map(conv).collect(),
+            Yaml::Mapping(m) => Value::Object(
+                m.iter()
+                    .map(|(k, v)| (k.as_str().expect("string key").to_string(), conv(v)))
+                    .collect(),
+            ),
+            other => panic!("unexpected YAML node {other:?}"),
+        }
+    }
+    Yaml::load_from_str(text)
+        .expect("valid YAML")
+        .iter()
+        .map(conv)
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+fn values() -> Value {
+    yaml_docs(&read("values.yaml")).remove(0)
+}
+
+fn schema() -> Value {
+    serde_json::from_str(&read("values.schema.json")).expect("values.schema.json is JSON")
+}
+
+/// The subset of JSON Schema the chart's schema uses (type, enum, properties,
+/// additionalProperties, required, items, minimum, maximum, exclusiveMinimum, minLength,
+/// pattern). Returns the violations.
+fn validate(v: &Value, s: &Value, at: &str, out: &mut Vec<String>) {
+    if let Some(t) = s.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(x) => vec![x.as_str()],
+            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let ok = types.iter().any(|t| match *t {
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            "string" => v.is_string(),
+            "boolean" => v.is_boolean(),
+            "integer" => v.is_i64() || v.is_u64(),
+            "number" => v.is_number(),
+            "null" => v.is_null(),
+            _ => false,
+        });
+        if !ok {
+            out.push(format!("{at}: {v} is not {types:?}"));
+            return;
+        }
+    }
+    if let Some(e) = s.get("enum").and_then(Value::as_array) {
+        if !e.contains(v) {
+            out.push(format!("{at}: {v} not in {e:?}"));
+        }
+    }
+    if let (Some(n), Some(min)) = (v.as_f64(), s.get("minimum").and_then(Value::as_f64)) {
+        if n < min {
+            out.push(format!("{at}: {n} < {min}"));
+        }
+    }
+    if let (Some(n), Some(max)) = (v.as_f64(), s.get("maximum").and_then(Value::as_f64)) {
+        if n > max {
+            out.push(format!("{at}: {n} > {max}"));
+        }
+    }
+    if let (Some(n), Some(min)) = (
+        v.as_f64(),
+        s.get("exclusiveMinimum").and_then(Value::as_f64),
+    ) {
+        if n <= min {
+            out.push(format!("{at}: {n} <= {min}"));
+        }
+    }
+    if let Some(st) = v.as_str() {
+        if let Some(min) = s.get("minLength").and_then(Value::as_u64) {
+            if (st.chars().count() as u64) < min {
+                out.push(format!("{at}: shorter than {min}"));
+            }
+        }
+        if let Some(p) = s.get("pattern").and_then(Value::as_str) {
+            if !regex::Regex::new(p).unwrap().is_match(st) {
+                out.push(format!("{at}: {st:?} does not match {p}"));
+            }
+        }
+    }
+    if let Some(m) = v.as_object() {
+        let props = s.get("properties").and_then(Value::as_object);
+        for r in s
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if !m.contains_key(r.as_str().unwrap()) {
+                out.push(format!("{at}: required {r} missing"));
+            }
+        }
+        for (k, val) in m {
+            let sub = props.and_then(|p| p.get(k));
+            match (sub, s.get("additionalProperties")) {
+                (Some(sub), _) => validate(val, sub, &format!("{at}.{k}"), out),
+                (None, Some(Value::Bool(false))) => out.push(format!("{at}: unknown key {k:?}")),
+                (None, Some(sub @ Value::Object(_))) => {
+                    validate(val, sub, &format!("{at}.{k}"), out)
+                }
+                _ => {}
+            }
+        }
+    }
+    if let (Some(a), Some(items)) = (v.as_array(), s.get("items")) {
+        for (i, x) in a.iter().enumerate() {
+            validate(x, items, &format!("{at}[{i}]"), out);
+        }
+    }
+}
+
+fn template_files() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(chart().join("templates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn chart_metadata() {
+    let c = yaml_docs(&read("Chart.yaml")).remove(0);
+    assert_eq!(c["apiVersion"], "v2");
+    assert_eq!(c["name"], "winlint");
+    assert!(c["version"].is_string() && c["appVersion"].is_string());
+}
+
+#[test]
+fn values_are_valid_against_the_schema() {
+    let mut errs = Vec::new();
+    validate(&values(), &schema(), "values", &mut errs);
+    assert!(errs.is_empty(), "{errs:#?}");
+    // The validator is not vacuous.
+    let mut bad = values();
+    bad["webhook"]["timeoutSeconds"] = 30.into();
+    bad["webhook"]["failurePolicy"] = "Maybe".into();
+    bad["surprise"] = true.into();
+    let mut errs = Vec::new();
+    validate(&bad, &schema(), "values", &mut errs);
+    assert_eq!(errs.len(), 3, "{errs:#?}");
+}
+
+#[test]
+fn templates_only_use_defined_values() {
+    let vals = values();
+    let re = regex::Regex::new(r"\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)").unwrap();
+    let mut missing = BTreeSet::new();
+    let mut used = 0;
+    for (name, text) in template_files() {
+        for cap in re.captures_iter(&text) {
+            used += 1;
+            let path = &cap[1];
+            let mut cur = &vals;
+            for key in path.split('.').skip(1) {
+                match cur.get(key) {
+                    Some(v) => cur = v,
+                    None => {
+                        missing.insert(format!("{name}: .Values{path}"));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    assert!(used > 20);
+    assert!(missing.is_empty(), "{missing:#?}");
+}
+
+#[test]
+fn template_actions_are_balanced() {
+    let open = regex::Regex::new(r"\{\{-?[ ]*(if|range|with|define)[ (]").unwrap();
+    let end = regex::Regex::new(r"\{\{-?[ ]*end[ ]*-?\}\}").unwrap();
+    for (name, text) in template_files() {
+        assert_eq!(
+            text.matches("{{").count(),
+            text.matches("}}").count(),
+            "{name}: unbalanced braces"
+        );
+        assert_eq!(
+            open.find_iter(&text).count(),
+            end.find_iter(&text).count(),
+            "{name}: if/range/with/define vs end"
+        );
+    }
+}
+
+#[test]
+fn the_config_values_are_a_valid_winlint_yaml() {
+    let mut cfg = values()["config"].clone();
+    // What the chart fills in from .Capabilities.KubeVersion.
+    cfg["target"]["kubernetesVersion"] = "1.32".into();
+    let text = serde_json::to_string(&cfg).unwrap();
+    let c = winlint::config::Config::from_yaml(&text, "values.yaml config").unwrap();
+    assert_eq!(
+        c.target.kubernetes,
+        winlint::config::KubeVersion::new(1, 32)
+    );
+    let helpers = read("templates/_helpers.tpl");
+    assert!(helpers.contains(".Capabilities.KubeVersion"));
+}
+
+#[test]
+fn webhook_settings_match_the_catalogue_and_winlint_manifests() {
+    let wh = read("templates/webhooks.yaml");
+    let helpers = read("templates/_helpers.tpl");
+    for needle in [
+        "sideEffects: None",
+        "matchPolicy: Equivalent",
+        "reinvocationPolicy: IfNeeded",
+        "failurePolicy: {{ .Values.webhook.failurePolicy }}",
+        "timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}",
+        "admissionReviewVersions: [\"v1\", \"v1beta1\"]",
+        "genCA",
+        "genSignedCert",
+        "cert-manager.io/inject-ca-from",
+    ] {
+        assert!(wh.contains(needle), "webhooks.yaml lacks {needle}");
+    }
+    assert_eq!(
+        wh.matches("include \"winlint.namespaceSelector\"").count(),
+        2
+    );
+    for needle in [
+        "kubernetes.io/metadata.name",
+        "\"kube-system\" .Release.Namespace",
+        "winlint.io/ignore",
+    ] {
+        assert!(helpers.contains(needle), "namespaceSelector lacks {needle}");
+    }
+    // timeoutSeconds ≤ 5 is enforced by the schema.
+    assert_eq!(
+        schema()["properties"]["webhook"]["properties"]["timeoutSeconds"]["maximum"],
+        5
+    );
+    // The resources each webhook sees are the ones `winlint manifests` uses.
+    let res_re = regex::Regex::new(r"resources: \[([^\]]*)\]").unwrap();
+    let (mutating, validating) = wh
+        .split_once("kind: ValidatingWebhookConfiguration")
+        .unwrap();
+    let resources = |text: &str| -> BTreeSet<String> {
+        res_re
+            .captures_iter(text)
+            .flat_map(|c| {
+                c[1].split(',')
+                    .map(|s| s.trim().trim_matches('"').to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let from_rules = |rules: Value| -> BTreeSet<String> {
+        rules
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["resources"].as_array().unwrap().clone())
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        resources(validating),
+        from_rules(winlint::manifests::validating_rules())
+    );
+    // Mutating: pods only, unless mutation.workloads (a values switch) adds the templates.
+    let (pods_only, _) = mutating
+        .split_once("{{- if .Values.config.mutation.workloads }}")
+        .unwrap();
+    assert_eq!(
+        resources(pods_only),
+        from_rules(winlint::manifests::mutating_rules())
+    );
+    assert!(pods_only.contains("operations: [\"CREATE\"]"));
+}
+
+#[test]
+fn deployment_is_hardened() {
+    let d = read("templates/deployment.yaml");
+    for needle in [
+        "kubernetes.io/os: linux",
+        "runAsNonRoot: true",
+        "readOnlyRootFilesystem: true",
+        "allowPrivilegeEscalation: false",
+        "drop: [\"ALL\"]",
+        "type: RuntimeDefault",
+        "podAntiAffinity",
+        "path: /readyz",
+        "path: /healthz",
+        "resources:",
+        "replicas: {{ .Values.replicaCount }}",
+    ] {
+        assert!(d.contains(needle), "deployment.yaml lacks {needle}");
+    }
+    assert_eq!(values()["replicaCount"], 2);
+    assert!(read("templates/pdb.yaml").contains("kind: PodDisruptionBudget"));
+    assert!(read("templates/servicemonitor.yaml").contains("kind: ServiceMonitor"));
+    assert!(read("templates/networkpolicy.yaml").contains("kind: NetworkPolicy"));
+    assert!(read("templates/certificate.yaml").contains("kind: Certificate"));
+}
+
+/// With Helm installed: lint and render, and parse every rendered object.
+#[test]
+fn helm_template_when_helm_is_available() {
+    let ok = std::process::Command::new("helm")
+        .arg("version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!("helm not installed: rendering checks skipped");
+        return;
+    }
+    let lint = std::process::Command::new("helm")
+        .args(["lint", "--strict"])
+        .arg(chart())
+        .output()
+        .unwrap();
+    assert!(
+        lint.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lint.stdout)
+    );
+    let out = std::process::Command::new("helm")
+        .args(["template", "winlint", "--namespace", "winlint-system"])
+        .arg(chart())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let docs = yaml_docs(&String::from_utf8(out.stdout).unwrap());
+    for d in &docs {
+        match d["kind"].as_str().unwrap() {
+            "Deployment" => {
+                serde_json::from_value::<k8s_openapi::api::apps::v1::Deployment>(d.clone())
+                    .unwrap();
+            }
+            "MutatingWebhookConfiguration" => {
+                serde_json::from_value::<
+                    k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
+                >(d.clone())
+                .unwrap();
+            }
+            "ValidatingWebhookConfiguration" => {
+                serde_json::from_value::<
+                    k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+                >(d.clone())
+                .unwrap();
+            }
+            _ => {}
+        }
+    }
+}
