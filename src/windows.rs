@@ -70,6 +70,39 @@ impl Build {
             .find(|(b, ..)| *b == self)
             .map(|(_, _, c, _)| *c)
     }
+
+    /// The product name: `Windows Server 2019`, `Windows Server, version 1709`, or
+    /// `Windows build 10.0.12345` for builds this table does not know.
+    pub fn product(self) -> String {
+        match KNOWN.iter().find(|(b, ..)| *b == self) {
+            Some((_, t, Channel::Ltsc, _)) => {
+                format!("Windows Server {}", t.trim_start_matches("ltsc"))
+            }
+            Some((_, t, ..)) => format!("Windows Server, version {t}"),
+            None => format!("Windows build {self}"),
+        }
+    }
+
+    /// The product name with the build, for messages: `Windows Server 2019 (10.0.17763)`, or
+    /// `Windows build 10.0.12345` for builds this table does not know.
+    pub fn named(self) -> String {
+        if KNOWN.iter().any(|(b, ..)| *b == self) {
+            format!("{} ({self})", self.product())
+        } else {
+            self.product()
+        }
+    }
+
+    /// The tag token of the base images a host of this build runs under process isolation:
+    /// its own token, except 23H2 hosts, which have no base images and run `ltsc2022`
+    /// (shared/rules.md §1.3, MS-PORT).
+    pub fn image_token(self) -> String {
+        if self == V23H2 {
+            WS2022.token()
+        } else {
+            self.token()
+        }
+    }
 }
 
 /// Parse a host build as a user writes it: `ltsc2022`, `2022`, `1709`, `20H2`, `2009`,
@@ -121,6 +154,19 @@ pub fn compatible(image: Build, host: Build, isolation: Isolation) -> bool {
     }
 }
 
+/// The isolation a containerd runtime handler selects: `runhcs-wcow-hypervisor` (optionally with
+/// a build suffix, `runhcs-wcow-hypervisor-17763`) is Hyper-V, `runhcs-wcow-process` is process;
+/// `None` for handlers that do not say (shared/rules.md §0 WT, E2E-HV).
+pub fn handler_isolation(handler: &str) -> Option<Isolation> {
+    if handler.starts_with("runhcs-wcow-hypervisor") {
+        Some(Isolation::Hyperv)
+    } else if handler.starts_with("runhcs-wcow-process") {
+        Some(Isolation::Process)
+    } else {
+        None
+    }
+}
+
 /// The host builds (among `hosts`) that can run `image`.
 pub fn compatible_hosts(image: Build, hosts: &[Build], isolation: Isolation) -> Vec<Build> {
     hosts
@@ -160,6 +206,36 @@ mod tests {
     fn hyperv_runs_older_images_only() {
         assert!(compatible(WS2019, WS2022, Isolation::Hyperv));
         assert!(!compatible(WS2025, WS2022, Isolation::Hyperv));
+    }
+
+    #[test]
+    fn product_names() {
+        assert_eq!(WS2019.product(), "Windows Server 2019");
+        assert_eq!(V1709.product(), "Windows Server, version 1709");
+        assert_eq!(V20H2.product(), "Windows Server, version 20H2");
+        assert_eq!(V23H2.product(), "Windows Server, version 23H2");
+        assert_eq!(Build(12345).product(), "Windows build 10.0.12345");
+        assert_eq!(WS2019.named(), "Windows Server 2019 (10.0.17763)");
+        assert_eq!(Build(12345).named(), "Windows build 10.0.12345");
+        assert_eq!(V23H2.image_token(), "ltsc2022");
+        assert_eq!(WS2025.image_token(), "ltsc2025");
+    }
+
+    #[test]
+    fn handlers() {
+        assert_eq!(
+            handler_isolation("runhcs-wcow-hypervisor"),
+            Some(Isolation::Hyperv)
+        );
+        assert_eq!(
+            handler_isolation("runhcs-wcow-hypervisor-17763"),
+            Some(Isolation::Hyperv)
+        );
+        assert_eq!(
+            handler_isolation("runhcs-wcow-process"),
+            Some(Isolation::Process)
+        );
+        assert_eq!(handler_isolation("example-container-runtime-handler"), None);
     }
 
     #[test]
