@@ -877,6 +877,174 @@ mod tests {
         assert_eq!(tpl["spec"]["template"]["metadata"]["labels"]["k"], "v");
     }
 
+    fn mutated(cfg: Config, pod: Value) -> Option<Value> {
+        let w = Webhook::new(cfg);
+        let a = answer(&w, &review("CREATE", pod.clone()), Endpoint::Mutate);
+        let patch = decoded_patch(&a)?;
+        let p: json_patch::Patch = serde_json::from_value(Value::Array(patch)).unwrap();
+        let mut obj = pod;
+        json_patch::patch(&mut obj, &p).unwrap();
+        Some(obj)
+    }
+
+    fn win_pod(image: &str) -> Value {
+        json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"w"},
+            "spec":{"containers":[{"name":"a","image": image}]}})
+    }
+
+    #[test]
+    fn mv4_digest_image_gets_no_build_pin() {
+        let mut cfg = Config::default();
+        cfg.target.cluster_mixed_builds = true;
+        let digest = format!(
+            "mcr.microsoft.com/windows/servercore@sha256:{}",
+            "a".repeat(64)
+        );
+        let p = mutated(cfg, win_pod(&digest)).expect("M1+M3+M4");
+        assert_eq!(p["spec"]["nodeSelector"]["kubernetes.io/os"], "windows");
+        assert!(
+            p["spec"]["nodeSelector"]
+                .get("node.kubernetes.io/windows-build")
+                .is_none()
+        );
+        assert_eq!(p["spec"]["os"]["name"], "windows");
+    }
+
+    #[test]
+    fn m2_build_pin_with_mixed_builds() {
+        let mut cfg = Config::default();
+        cfg.target.cluster_mixed_builds = true;
+        let p = mutated(
+            cfg,
+            win_pod("mcr.microsoft.com/windows/servercore:ltsc2022"),
+        )
+        .unwrap();
+        let pinned = p["spec"]["nodeSelector"]
+            .get("node.kubernetes.io/windows-build")
+            .is_some()
+            || p.pointer("/spec/affinity/nodeAffinity").is_some();
+        assert!(pinned, "{p}");
+        let p = mutated(
+            Config::default(),
+            win_pod("mcr.microsoft.com/windows/servercore:ltsc2022"),
+        )
+        .unwrap();
+        assert!(
+            p["spec"]["nodeSelector"]
+                .get("node.kubernetes.io/windows-build")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn mv5_hostprocess_never_gets_hyperv() {
+        let mut cfg = Config::default();
+        cfg.policy.mutation.hyperv = true;
+        let pod = json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"hp"},
+            "spec":{"hostNetwork": true,
+                "securityContext":{"windowsOptions":{"hostProcess":true,"runAsUserName":"NT AUTHORITY\\SYSTEM"}},
+                "containers":[{"name":"a","image":"mcr.microsoft.com/windows/nanoserver:ltsc2022"}]}});
+        let p = mutated(cfg, pod).expect("M1/M3/M4");
+        assert!(p["spec"].get("runtimeClassName").is_none());
+        assert!(
+            p["spec"]["nodeSelector"]
+                .get("node.kubernetes.io/windows-build")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn mv7_legacy_hyperv_annotation_and_beta_selector() {
+        let mut cfg = Config::default();
+        cfg.target.kubernetes = crate::config::KubeVersion::new(1, 12);
+        cfg.target.windows_builds = vec![crate::windows::parse_build("1803").unwrap()];
+        cfg.target.windows_taints = vec![];
+        cfg.policy.mutation.hyperv = true;
+        let p = mutated(cfg, win_pod("mcr.microsoft.com/windows/servercore:1803")).unwrap();
+        assert_eq!(p["metadata"]["annotations"][HYPERV_ANNOTATION], "hyperv");
+        assert_eq!(
+            p["spec"]["nodeSelector"]["beta.kubernetes.io/os"],
+            "windows"
+        );
+        assert!(p["spec"]["nodeSelector"].get("kubernetes.io/os").is_none());
+    }
+
+    #[test]
+    fn mv8_hyperv_runtime_class() {
+        let mut cfg = Config::default();
+        cfg.target.kubernetes = crate::config::KubeVersion::new(1, 30);
+        cfg.policy.mutation.hyperv = true;
+        let p = mutated(
+            cfg.clone(),
+            win_pod("mcr.microsoft.com/windows/servercore:ltsc2022"),
+        )
+        .unwrap();
+        assert_eq!(p["spec"]["runtimeClassName"], "runhcs-wcow-hypervisor");
+        let mutated_by = p["metadata"]["annotations"][MUTATED_ANNOTATION]
+            .as_str()
+            .unwrap();
+        assert!(mutated_by.contains("runtimeClassName"), "{mutated_by}");
+        // Never with hostNetwork.
+        let mut hn = win_pod("mcr.microsoft.com/windows/servercore:ltsc2022");
+        hn["spec"]["hostNetwork"] = true.into();
+        let p = mutated(cfg, hn).unwrap_or_default();
+        assert!(p.pointer("/spec/runtimeClassName").is_none());
+    }
+
+    #[test]
+    fn m6_pod_os_label_and_annotations_map_creation() {
+        let mut cfg = Config::default();
+        cfg.policy.mutation.pod_os_label = true;
+        let mut pod = win_pod("mcr.microsoft.com/windows/servercore:ltsc2022");
+        pod["metadata"]["annotations"] = json!({"keep": "me"});
+        let p = mutated(cfg, pod).unwrap();
+        assert_eq!(p["metadata"]["labels"]["kubernetes.io/os"], "windows");
+        assert_eq!(p["metadata"]["annotations"]["keep"], "me");
+        assert!(
+            p["metadata"]["annotations"][MUTATED_ANNOTATION]
+                .as_str()
+                .unwrap()
+                .contains("osLabel")
+        );
+    }
+
+    #[test]
+    fn workloads_are_mutated_only_by_policy() {
+        let dep = json!({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},
+            "spec":{"template":{"spec":{"containers":[{"name":"a","image":"mcr.microsoft.com/windows/servercore:ltsc2022"}]}}}});
+        assert!(mutated(Config::default(), dep.clone()).is_none());
+        let mut cfg = Config::default();
+        cfg.policy.mutation.workloads = true;
+        let p = mutated(cfg, dep).expect("a patch with mutation.workloads");
+        assert_eq!(
+            p["spec"]["template"]["spec"]["nodeSelector"]["kubernetes.io/os"],
+            "windows"
+        );
+        assert!(p["metadata"]["annotations"][MUTATED_ANNOTATION].is_string());
+    }
+
+    #[test]
+    fn update_denies_only_new_errors() {
+        let w = Webhook::new(Config::default());
+        let mut old = win_pod("mcr.microsoft.com/windows/servercore:ltsc2022");
+        old["spec"]["os"] = json!({"name": "windows"});
+        old["spec"]["nodeSelector"] = json!({"kubernetes.io/os": "windows"});
+        old["spec"]["securityContext"] = json!({"runAsUser": 1000});
+        let mut body: Value = serde_json::from_slice(&review("UPDATE", old.clone())).unwrap();
+        body["request"]["oldObject"] = old.clone();
+        let a = answer(&w, &serde_json::to_vec(&body).unwrap(), Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+        let warnings = a["response"]["warnings"].as_array().unwrap();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.as_str().unwrap().starts_with("WIN101"))
+        );
+        // The same error on CREATE denies.
+        let a = answer(&w, &review("CREATE", old), Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], false);
+    }
+
     #[test]
     fn warnings_are_short() {
         let long = "x".repeat(300);
