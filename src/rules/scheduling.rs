@@ -491,8 +491,11 @@ fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let Some(build) = single_build(eval) else {
         return Vec::new();
     };
-    let mut hosts =
-        windows::compatible_hosts(build, &eval.target.windows_builds, eval.target.isolation);
+    let mut hosts = windows::compatible_hosts(
+        build,
+        &eval.target.windows_builds,
+        super::images::pod_isolation(site, eval),
+    );
     if hosts.is_empty() {
         hosts.push(build); // WIN502 reports the mismatch; pin to the image's own build.
     }
@@ -657,9 +660,10 @@ fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> 
             continue;
         }
         if !super::util::is_host_process_pod(site) {
+            let isolation = super::images::pod_isolation(site, eval);
             for (c, info) in &eval.images {
                 if let Some(b) = info.build {
-                    if !windows::compatible(b, sel, eval.target.isolation) {
+                    if !windows::compatible(b, sel, isolation) {
                         out.push(Finding::new(
                             &WIN006,
                             ptr.clone(),
@@ -669,7 +673,7 @@ fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> 
                                 c.label(),
                                 c.image().unwrap_or(""),
                                 b.token(),
-                                match eval.target.isolation {
+                                match isolation {
                                     windows::Isolation::Process => "process",
                                     windows::Isolation::Hyperv => "Hyper-V",
                                 }
