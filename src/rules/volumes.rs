@@ -1326,7 +1326,7 @@ fn secret_volume_cleartext(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     if legacy_volume_builds(eval) {
         return Vec::new();
     }
-    const ADVICE: &str = "use env[].valueFrom.secretKeyRef, protect the node disk (file ACLs, BitLocker), or use the Secrets Store CSI driver";
+    const ADVICE: &str = "Use env[].valueFrom.secretKeyRef, protect the node disk (file ACLs, BitLocker), or use the Secrets Store CSI driver";
     let mut out = Vec::new();
     for (i, v) in site.volumes() {
         if is_injected_volume(site, v) {
