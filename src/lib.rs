@@ -14,5 +14,6 @@ pub mod report;
 pub mod rules;
 pub mod server;
 pub mod source;
+pub mod textedit;
 pub mod windows;
 pub mod workload;

@@ -1069,7 +1069,14 @@ impl<'a> Loader<'a> {
     fn end_collection(&mut self, span: Span) -> Result<(), LoadError> {
         let mut f = self.stack.pop().expect("parser balances collections");
         let end = if f.flow {
-            self.b(span.end).max(f.start)
+            // The end token's span runs on over blanks and a comment: stop after the bracket.
+            let s = self.b(span.start);
+            let e = if matches!(self.bytes().get(s), Some(b']' | b'}')) {
+                s + 1
+            } else {
+                s
+            };
+            e.max(f.start)
         } else {
             f.last_end
         };
@@ -1486,6 +1493,11 @@ mod tests {
             d.value["spec"]["template"]["spec"]["containers"][0]["ports"][1]["containerPort"],
             443
         );
+        let t = "args: [a, b] # c\nm: {k: v}   # d\n";
+        let d = one(t);
+        assert_eq!(span(t, &d, "/args"), "[a, b]");
+        assert_eq!(span(t, &d, "/m"), "{k: v}");
+        assert_eq!(span(t, &d, ""), "args: [a, b] # c\nm: {k: v}");
     }
 
     #[test]

@@ -1,0 +1,1489 @@
+//! Apply RFC 6902 operations to YAML/JSON text surgically.
+//!
+//! `winlint --fix` must change only the nodes a fix concerns: comments, key order, quoting and
+//! everything else stay byte for byte. [`plan`] turns the operations of a fix into text [`Edit`]s
+//! using the document's [`SourceMap`](crate::source::SourceMap); [`apply`] splices them in.
+//!
+//! Inserted values follow the style around them: block YAML under block parents (indented like
+//! the rest of the document, sequences indented or not under their key as the document does),
+//! flow style inside `{}`/`[]`, JSON inside JSON documents, the file's line ending. Scalars are
+//! quoted only when a plain scalar would read back as something else under YAML 1.1.
+//!
+//! Operations are planned one at a time, each against the text left by the previous one
+//! (re-loaded), so indices and parents created by earlier operations resolve exactly as
+//! `json_patch::patch` sees them. The final text is loaded again and must equal
+//! `json_patch::patch(doc.value, ops)`: a fix that would not round-trip is an [`EditError`],
+//! never a wrong file.
+
+use std::fmt;
+
+use json_patch::PatchOperation;
+use serde_json::{Map, Value};
+
+use crate::source::{self, Document, NodeInfo, NodeKind, SourceMap, col_of, line_start};
+
+/// Replace bytes `start..end` of the text with `text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+}
+
+/// Why a set of operations cannot be applied to the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditError {
+    /// Index of the operation in `ops`, when one is to blame.
+    pub op: Option<usize>,
+    /// JSON pointer concerned.
+    pub pointer: String,
+    pub message: String,
+}
+
+impl fmt::Display for EditError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.pointer.is_empty() {
+            write!(f, "cannot edit the text: {}", self.message)
+        } else {
+            write!(f, "cannot edit {}: {}", self.pointer, self.message)
+        }
+    }
+}
+
+impl std::error::Error for EditError {}
+
+fn fail<T>(pointer: &str, message: impl Into<String>) -> Result<T, EditError> {
+    Err(EditError {
+        op: None,
+        pointer: pointer.to_owned(),
+        message: message.into(),
+    })
+}
+
+/// Plan text edits for `ops` against document `doc` of `text`. Every op's parent must exist in the
+/// document (the caller computed `ops` against `doc.value`). Edits are sorted and do not overlap;
+/// they stay inside `doc.text_range`, so edits planned for several documents of one text can be
+/// applied together.
+pub fn plan(text: &str, doc: &Document, ops: &[PatchOperation]) -> Result<Vec<Edit>, EditError> {
+    let (rs, re) = doc.text_range;
+    let Some(slice) = text.get(rs..re) else {
+        return fail("", "the document's range is not in the text");
+    };
+    let mut expected = doc.value.clone();
+    json_patch::patch(&mut expected, ops).map_err(|e| EditError {
+        op: Some(e.operation),
+        pointer: e.path.as_str().to_owned(),
+        message: format!("the patch does not apply to the document: {}", e.kind),
+    })?;
+    normalize(&mut expected);
+
+    let mut cur = slice.to_owned();
+    let mut cur_doc = reload(&cur, "")?;
+    if cur_doc.value != doc.value {
+        return fail("", "the document does not match its text");
+    }
+    let mut steps = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        let with_op = |mut e: EditError| {
+            e.op = Some(i);
+            e
+        };
+        for step in expand(op, &cur_doc.value).map_err(with_op)? {
+            let edits = plan_one(&cur, &cur_doc, &step).map_err(with_op)?;
+            cur = apply(&cur, &edits);
+            cur_doc = reload(&cur, step.path()).map_err(with_op)?;
+            steps.push(edits);
+        }
+    }
+    if cur_doc.value != expected {
+        return fail(
+            "",
+            "the edited text would not load to the patched value (aliases or merge keys involved?)",
+        );
+    }
+    let edits = if steps.len() == 1 {
+        steps.pop().unwrap_or_default()
+    } else {
+        diff_edits(slice, &cur)
+    };
+    Ok(edits
+        .into_iter()
+        .map(|e| Edit {
+            start: e.start + rs,
+            end: e.end + rs,
+            text: e.text,
+        })
+        .collect())
+}
+
+/// Apply non-overlapping edits (sorted by start; zero-width inserts at the same offset keep their
+/// order). An edit overlapping an earlier one is clipped to what follows it; one that does not
+/// fall on character boundaries is skipped.
+pub fn apply(text: &str, edits: &[Edit]) -> String {
+    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    sorted.sort_by_key(|e| e.start);
+    let extra: usize = edits.iter().map(|e| e.text.len()).sum();
+    let mut out = String::with_capacity(text.len() + extra);
+    let mut cursor = 0;
+    for e in sorted {
+        let s = e.start.max(cursor).min(text.len());
+        let en = e.end.max(s).min(text.len());
+        if !text.is_char_boundary(s) || !text.is_char_boundary(en) {
+            continue;
+        }
+        out.push_str(&text[cursor..s]);
+        out.push_str(&e.text);
+        cursor = en;
+    }
+    out.push_str(&text[cursor..]);
+    out
+}
+
+/// `apply(text, plan(text, doc, ops)?)`.
+pub fn fix(text: &str, doc: &Document, ops: &[PatchOperation]) -> Result<String, EditError> {
+    Ok(apply(text, &plan(text, doc, ops)?))
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn reload(text: &str, pointer: &str) -> Result<Document, EditError> {
+    let mut docs = source::load(text).map_err(|e| EditError {
+        op: None,
+        pointer: pointer.to_owned(),
+        message: format!("the edit would make the YAML invalid ({e})"),
+    })?;
+    if docs.len() != 1 {
+        return fail(pointer, "the edit would change the number of documents");
+    }
+    Ok(docs.remove(0))
+}
+
+/// Integral floats load as integers (see `source`): compare like with like.
+fn normalize(v: &mut Value) {
+    match v {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64() {
+                if n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+                    *v = Value::from(f as i64);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(normalize),
+        Value::Object(m) => m.values_mut().for_each(normalize),
+        _ => {}
+    }
+}
+
+/// Line diff of the old and new text of a document, tightened to the changed bytes.
+fn diff_edits(old: &str, new: &str) -> Vec<Edit> {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let old_off: Vec<usize> = std::iter::once(0)
+        .chain(diff.old_slices().iter().scan(0, |acc, s| {
+            *acc += s.len();
+            Some(*acc)
+        }))
+        .collect();
+    let mut edits = Vec::new();
+    for op in diff.ops() {
+        let (tag, o, n) = op.as_tag_tuple();
+        if tag == similar::DiffTag::Equal {
+            continue;
+        }
+        let (mut s, mut e) = (old_off[o.start], old_off[o.end]);
+        let text: String = diff.new_slices()[n].concat();
+        let (mut ts, mut te) = (0, text.len());
+        // Trim the common prefix and suffix, on character boundaries.
+        for (a, b) in old[s..e].chars().zip(text.chars()) {
+            if a != b {
+                break;
+            }
+            s += a.len_utf8();
+            ts += a.len_utf8();
+        }
+        for (a, b) in old[s..e].chars().rev().zip(text[ts..].chars().rev()) {
+            if a != b {
+                break;
+            }
+            e -= a.len_utf8();
+            te -= a.len_utf8();
+        }
+        edits.push(Edit {
+            start: s,
+            end: e,
+            text: text[ts..te].to_owned(),
+        });
+    }
+    edits
+}
+
+/// The three operations the planner knows; move, copy and test are expressed with them.
+enum Step {
+    Add(String, Value),
+    Remove(String),
+    Replace(String, Value),
+}
+
+impl Step {
+    fn path(&self) -> &str {
+        match self {
+            Step::Add(p, _) | Step::Remove(p) | Step::Replace(p, _) => p,
+        }
+    }
+}
+
+fn expand(op: &PatchOperation, value: &Value) -> Result<Vec<Step>, EditError> {
+    let from_value = |from: &str| match value.pointer(from) {
+        Some(v) => Ok(v.clone()),
+        None => fail(from, "no such node"),
+    };
+    Ok(match op {
+        PatchOperation::Add(o) => vec![Step::Add(o.path.as_str().into(), o.value.clone())],
+        PatchOperation::Remove(o) => vec![Step::Remove(o.path.as_str().into())],
+        PatchOperation::Replace(o) => vec![Step::Replace(o.path.as_str().into(), o.value.clone())],
+        PatchOperation::Move(o) => {
+            let v = from_value(o.from.as_str())?;
+            vec![
+                Step::Remove(o.from.as_str().into()),
+                Step::Add(o.path.as_str().into(), v),
+            ]
+        }
+        PatchOperation::Copy(o) => {
+            vec![Step::Add(
+                o.path.as_str().into(),
+                from_value(o.from.as_str())?,
+            )]
+        }
+        PatchOperation::Test(_) => Vec::new(),
+    })
+}
+
+struct Ctx<'a> {
+    text: &'a str,
+    b: &'a [u8],
+    map: &'a SourceMap,
+    value: &'a Value,
+    eol: &'static str,
+    json: bool,
+    step: usize,
+    seq_off: usize,
+}
+
+fn plan_one(text: &str, doc: &Document, step: &Step) -> Result<Vec<Edit>, EditError> {
+    let cx = Ctx {
+        text,
+        b: text.as_bytes(),
+        map: &doc.map,
+        value: &doc.value,
+        eol: if text.contains("\r\n") { "\r\n" } else { "\n" },
+        json: doc.map.is_json(),
+        step: doc.map.indent_step(),
+        seq_off: doc.map.seq_indent(),
+    };
+    let edit = match step {
+        Step::Add(path, v) => cx.add(path, v)?,
+        Step::Remove(path) => cx.remove(path)?,
+        Step::Replace(path, v) => cx.replace(path, v)?,
+    };
+    Ok(vec![edit])
+}
+
+/// `(parent pointer, decoded last token)`.
+fn split(path: &str) -> Result<(&str, String), EditError> {
+    match path.rfind('/') {
+        Some(i) => Ok((
+            &path[..i],
+            source::unescape_token(&path[i + 1..]).into_owned(),
+        )),
+        None => fail(path, "not a JSON pointer"),
+    }
+}
+
+fn child(parent: &str, token: &str) -> String {
+    format!("{parent}/{}", source::escape_token(token))
+}
+
+fn edit(start: usize, end: usize, text: impl Into<String>) -> Edit {
+    Edit {
+        start,
+        end,
+        text: text.into(),
+    }
+}
+
+impl Ctx<'_> {
+    fn node(&self, p: &str) -> Result<&NodeInfo, EditError> {
+        match self.map.node(p) {
+            Some(n) if n.kind == NodeKind::Alias && p.is_empty() => {
+                fail(p, "the node is an alias (`*name`); edit its anchor instead")
+            }
+            Some(n) => Ok(n),
+            None => match self.map.nearest(p) {
+                Some((_, n)) if n.kind == NodeKind::Alias => fail(
+                    p,
+                    "the node comes from an alias (`*name`); edit its anchor instead",
+                ),
+                _ => fail(
+                    p,
+                    "the node is not written in the text (it comes from an alias or a merge key)",
+                ),
+            },
+        }
+    }
+
+    fn parent_value(&self, parent: &str) -> Result<&Value, EditError> {
+        match self.value.pointer(parent) {
+            Some(v) => Ok(v),
+            None => fail(parent, "parent not found"),
+        }
+    }
+
+    fn add(&self, path: &str, v: &Value) -> Result<Edit, EditError> {
+        if path.is_empty() {
+            return self.replace(path, v);
+        }
+        let (parent, token) = split(path)?;
+        match self.parent_value(parent)? {
+            Value::Object(m) => {
+                if m.contains_key(&token) {
+                    self.replace(path, v)
+                } else {
+                    self.insert_key(parent, &token, v)
+                }
+            }
+            Value::Array(a) => {
+                let idx = if token == "-" {
+                    a.len()
+                } else {
+                    match token.parse::<usize>() {
+                        Ok(i) if i <= a.len() && (token == "0" || !token.starts_with('0')) => i,
+                        _ => return fail(path, "invalid array index"),
+                    }
+                };
+                self.insert_item(parent, idx, a.len(), v)
+            }
+            _ => fail(parent, "parent is not a mapping or a sequence"),
+        }
+    }
+
+    fn replace(&self, path: &str, v: &Value) -> Result<Edit, EditError> {
+        let n = match self.map.node(path) {
+            Some(n) => n,
+            None if !path.is_empty() => {
+                // A key that only exists through a merge key (`<<`): an explicit key overrides it.
+                let (parent, token) = split(path)?;
+                let pn = self.node(parent)?;
+                if pn.kind.is_mapping() && self.value.pointer(parent).is_some_and(Value::is_object)
+                {
+                    return self.insert_key(parent, &token, v);
+                }
+                self.node(path)?
+            }
+            None => self.node(path)?,
+        };
+        if n.kind == NodeKind::Alias && !path.is_empty() {
+            // Replacing an alias itself is fine: `key: *x` becomes `key: value`.
+        }
+        if n.in_flow || self.json {
+            return Ok(edit(n.start, n.end, self.flow(v)));
+        }
+        let is_item = n.key.is_none() && n.value_slot != n.entry_start;
+        let b = self.b;
+        if is_inline(v) {
+            let s = self.inline(v, false);
+            if path.is_empty() {
+                return Ok(edit(n.start, n.end, s));
+            }
+            if n.empty {
+                return Ok(edit(n.value_slot, n.value_slot, format!(" {s}")));
+            }
+            if n.start > n.value_slot
+                && is_blank(&b[n.value_slot..n.start])
+                && has_break(&b[n.value_slot..n.start])
+            {
+                return Ok(edit(n.value_slot, n.end, format!(" {s}")));
+            }
+            return Ok(edit(n.start, n.end, s));
+        }
+        if n.key.is_some() {
+            let indent = n.indent
+                + if v.is_object() {
+                    self.step
+                } else {
+                    self.seq_off
+                };
+            let body = self.block(v, indent).join(self.eol);
+            if is_blank(&b[n.value_slot..n.start]) {
+                return Ok(edit(n.value_slot, n.end, format!("{}{body}", self.eol)));
+            }
+            let ls = line_start(b, n.start);
+            if !is_blank(&b[ls..n.start]) {
+                return fail(path, "unsupported layout around the value");
+            }
+            return Ok(edit(ls, n.end, body));
+        }
+        if is_item && n.empty {
+            return Ok(edit(
+                n.value_slot,
+                n.value_slot,
+                format!(" {}", self.compact(v, n.indent + 2)),
+            ));
+        }
+        let col = col_of(self.text, n.start);
+        Ok(edit(n.start, n.end, self.compact(v, col)))
+    }
+
+    fn insert_key(&self, parent: &str, key: &str, v: &Value) -> Result<Edit, EditError> {
+        let pn = self.node(parent)?;
+        let b = self.b;
+        match pn.kind {
+            NodeKind::FlowMapping => {
+                if pn.end == 0 || b[pn.end - 1] != b'}' {
+                    return fail(parent, "unsupported flow mapping (no braces)");
+                }
+                let entry = self.flow_entry(key, v);
+                if pn.len == 0 {
+                    if !self.json && !pn.in_flow {
+                        let mut m = Map::new();
+                        m.insert(key.to_owned(), v.clone());
+                        return self.replace(parent, &Value::Object(m));
+                    }
+                    return Ok(edit(pn.end - 1, pn.end - 1, entry));
+                }
+                let last = self.last_child(parent)?;
+                Ok(self.flow_append(pn, last, &entry))
+            }
+            NodeKind::BlockMapping => {
+                let indent = pn.child_indent.unwrap_or(pn.indent);
+                let mut m = Map::new();
+                m.insert(key.to_owned(), v.clone());
+                let body = self.block(&Value::Object(m), indent).join(self.eol);
+                Ok(self.after_line(pn.end, body))
+            }
+            NodeKind::Alias => fail(parent, "the mapping is an alias (`*name`)"),
+            _ => fail(parent, "parent is not a mapping in the text"),
+        }
+    }
+
+    fn insert_item(
+        &self,
+        parent: &str,
+        idx: usize,
+        len: usize,
+        v: &Value,
+    ) -> Result<Edit, EditError> {
+        let pn = self.node(parent)?;
+        let b = self.b;
+        match pn.kind {
+            NodeKind::FlowSequence => {
+                if pn.end == 0 || b[pn.end - 1] != b']' {
+                    return fail(parent, "unsupported flow sequence");
+                }
+                let item = self.flow(v);
+                if len == 0 {
+                    if !self.json && !pn.in_flow {
+                        return self.replace(parent, &Value::Array(vec![v.clone()]));
+                    }
+                    return Ok(edit(pn.end - 1, pn.end - 1, item));
+                }
+                if idx == len {
+                    let last = self.node(&format!("{parent}/{}", len - 1))?;
+                    return Ok(self.flow_append(pn, last, &item));
+                }
+                let at = self.node(&format!("{parent}/{idx}"))?;
+                let ls = line_start(b, at.entry_start);
+                if is_blank(&b[ls..at.entry_start]) {
+                    let pad = " ".repeat(col_of(self.text, at.entry_start));
+                    return Ok(edit(
+                        at.entry_start,
+                        at.entry_start,
+                        format!("{item},{}{pad}", self.eol),
+                    ));
+                }
+                Ok(edit(at.entry_start, at.entry_start, format!("{item}, ")))
+            }
+            NodeKind::BlockSequence => {
+                let d = pn.child_indent.unwrap_or(pn.indent);
+                let line = format!("{}- {}", " ".repeat(d), self.compact(v, d + 2));
+                if idx == len {
+                    return Ok(self.after_line(pn.end, line));
+                }
+                let at = self.node(&format!("{parent}/{idx}"))?;
+                let ls = line_start(b, at.entry_start);
+                if !is_blank(&b[ls..at.entry_start]) {
+                    return fail(parent, "cannot insert before an item that shares its line");
+                }
+                Ok(edit(ls, ls, format!("{line}{}", self.eol)))
+            }
+            NodeKind::Alias => fail(parent, "the sequence is an alias (`*name`)"),
+            _ => fail(parent, "parent is not a sequence in the text"),
+        }
+    }
+
+    fn remove(&self, path: &str) -> Result<Edit, EditError> {
+        if path.is_empty() {
+            return fail(path, "cannot remove the whole document");
+        }
+        let (parent, token) = split(path)?;
+        let pv = self.parent_value(parent)?;
+        let path = match (pv, token.as_str()) {
+            (Value::Array(a), "-") if !a.is_empty() => format!("{parent}/{}", a.len() - 1),
+            _ => path.to_owned(),
+        };
+        let n = self.node(&path)?;
+        let pn = self.node(parent)?;
+        if pn.kind == NodeKind::Alias {
+            return fail(parent, "the collection is an alias (`*name`)");
+        }
+        let b = self.b;
+        let sibs = self.siblings(parent, pv);
+        let pos = sibs.iter().position(|s| std::ptr::eq(*s, n));
+        let next = pos.and_then(|i| sibs.get(i + 1)).copied();
+        let prev = pos
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| sibs.get(i))
+            .copied();
+        if n.in_flow {
+            if let Some(next) = next {
+                return Ok(edit(n.entry_start, next.entry_start, ""));
+            }
+            if let Some(prev) = prev {
+                return Ok(edit(prev.end, n.end, ""));
+            }
+            let mut e = n.end;
+            while e < b.len() && matches!(b[e], b' ' | b'\t' | b'\r' | b'\n') {
+                e += 1;
+            }
+            if b.get(e) == Some(&b',') {
+                e += 1;
+            } else {
+                e = n.end;
+            }
+            return Ok(edit(n.entry_start, e, ""));
+        }
+        if pn.len <= 1 {
+            let empty = if pv.is_array() {
+                Value::Array(Vec::new())
+            } else {
+                Value::Object(Map::new())
+            };
+            return self.replace(parent, &empty);
+        }
+        let ls = line_start(b, n.entry_start);
+        if is_blank(&b[ls..n.entry_start]) {
+            let end = next_line_start(b, n.end).unwrap_or(b.len());
+            return Ok(edit(ls, end, ""));
+        }
+        match next {
+            Some(next) => Ok(edit(n.entry_start, next.entry_start, "")),
+            None => fail(&path, "cannot remove an entry that shares its line"),
+        }
+    }
+
+    /// The entries of a collection written in the text, in text order.
+    fn siblings(&self, parent: &str, pv: &Value) -> Vec<&NodeInfo> {
+        let mut v: Vec<&NodeInfo> = match pv {
+            Value::Object(m) => m
+                .keys()
+                .filter_map(|k| self.map.node(&child(parent, k)))
+                .collect(),
+            Value::Array(a) => (0..a.len())
+                .filter_map(|i| self.map.node(&format!("{parent}/{i}")))
+                .collect(),
+            _ => Vec::new(),
+        };
+        v.sort_by_key(|n| n.entry_start);
+        v
+    }
+
+    fn last_child(&self, parent: &str) -> Result<&NodeInfo, EditError> {
+        let pv = self.parent_value(parent)?;
+        match self.siblings(parent, pv).last() {
+            Some(n) => Ok(n),
+            None => fail(parent, "no entry of the collection is written in the text"),
+        }
+    }
+
+    /// Insert `entry` after the `last` entry of a flow collection `pn`.
+    fn flow_append(&self, pn: &NodeInfo, last: &NodeInfo, entry: &str) -> Edit {
+        let b = self.b;
+        let ls = line_start(b, last.entry_start);
+        let own_line = is_blank(&b[ls..last.entry_start]);
+        let close_below = has_break(&b[last.end..pn.end.saturating_sub(1).max(last.end)]);
+        if own_line && close_below {
+            let pad = " ".repeat(col_of(self.text, last.entry_start));
+            edit(last.end, last.end, format!(",{}{pad}{entry}", self.eol))
+        } else {
+            edit(last.end, last.end, format!(", {entry}"))
+        }
+    }
+
+    /// Insert `body` (lines without a final line break) as new lines after the line holding `pos`.
+    fn after_line(&self, pos: usize, body: String) -> Edit {
+        match next_line_start(self.b, pos) {
+            Some(at) => edit(at, at, format!("{body}{}", self.eol)),
+            None => edit(self.b.len(), self.b.len(), format!("{}{body}", self.eol)),
+        }
+    }
+
+    // --- emitting values -----------------------------------------------------------------------
+
+    fn inline(&self, v: &Value, flow: bool) -> String {
+        match v {
+            Value::Null => "null".into(),
+            Value::Bool(b) => b.to_string(),
+            Value::Number(n) => n.to_string(),
+            Value::String(s) => scalar_text(s, flow),
+            Value::Array(a) if a.is_empty() => "[]".into(),
+            Value::Object(m) if m.is_empty() => "{}".into(),
+            _ => self.flow(v),
+        }
+    }
+
+    /// Flow style (JSON in JSON documents).
+    fn flow(&self, v: &Value) -> String {
+        match v {
+            Value::Array(a) => {
+                let items: Vec<String> = a.iter().map(|x| self.flow(x)).collect();
+                format!("[{}]", items.join(", "))
+            }
+            Value::Object(m) => {
+                let items: Vec<String> = m.iter().map(|(k, x)| self.flow_entry(k, x)).collect();
+                format!("{{{}}}", items.join(", "))
+            }
+            Value::String(s) if self.json => json_string(s),
+            _ => self.inline(v, true),
+        }
+    }
+
+    fn flow_entry(&self, k: &str, v: &Value) -> String {
+        let key = if self.json {
+            json_string(k)
+        } else {
+            key_text(k, true)
+        };
+        format!("{key}: {}", self.flow(v))
+    }
+
+    /// Block lines of a non-empty collection at `indent`.
+    fn block(&self, v: &Value, indent: usize) -> Vec<String> {
+        let pad = " ".repeat(indent);
+        let mut out = Vec::new();
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    let key = key_text(k, false);
+                    if is_inline(x) {
+                        out.push(format!("{pad}{key}: {}", self.inline(x, false)));
+                    } else {
+                        out.push(format!("{pad}{key}:"));
+                        let sub = indent
+                            + if x.is_object() {
+                                self.step
+                            } else {
+                                self.seq_off
+                            };
+                        out.extend(self.block(x, sub));
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for x in a {
+                    if is_inline(x) {
+                        out.push(format!("{pad}- {}", self.inline(x, false)));
+                    } else {
+                        let mut sub = self.block(x, indent + 2);
+                        if let Some(first) = sub.first_mut() {
+                            *first = format!("{pad}- {}", &first[indent + 2..]);
+                        }
+                        out.extend(sub);
+                    }
+                }
+            }
+            _ => out.push(format!("{pad}{}", self.inline(v, false))),
+        }
+        out
+    }
+
+    /// A value written from column `col` on: its first line without indentation.
+    fn compact(&self, v: &Value, col: usize) -> String {
+        if is_inline(v) {
+            return self.inline(v, false);
+        }
+        let mut lines = self.block(v, col);
+        if let Some(first) = lines.first_mut() {
+            *first = first[col..].to_owned();
+        }
+        lines.join(self.eol)
+    }
+}
+
+fn is_inline(v: &Value) -> bool {
+    match v {
+        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => m.is_empty(),
+        _ => true,
+    }
+}
+
+fn is_blank(b: &[u8]) -> bool {
+    b.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
+fn has_break(b: &[u8]) -> bool {
+    b.contains(&b'\n')
+}
+
+fn next_line_start(b: &[u8], pos: usize) -> Option<usize> {
+    b.get(pos..)?
+        .iter()
+        .position(|&c| c == b'\n')
+        .map(|i| pos + i + 1)
+}
+
+fn key_text(k: &str, flow: bool) -> String {
+    if k.contains(':') || needs_quotes(k, flow) {
+        json_string(k)
+    } else {
+        k.to_owned()
+    }
+}
+
+fn scalar_text(s: &str, flow: bool) -> String {
+    if needs_quotes(s, flow) {
+        json_string(s)
+    } else {
+        s.to_owned()
+    }
+}
+
+/// A double-quoted scalar that is valid JSON and valid YAML (non-printable characters escaped).
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20
+                || matches!(
+                    c,
+                    '\u{7f}'
+                        ..='\u{9f}'
+                            | '\u{2028}'
+                            | '\u{2029}'
+                            | '\u{feff}'
+                            | '\u{fffe}'
+                            | '\u{ffff}'
+                ) =>
+            {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Whether a string must be quoted to read back as the same string, by Kubernetes (YAML 1.1)
+/// and by YAML 1.2 tools alike. Errs on the side of quoting.
+pub fn needs_quotes(s: &str, flow: bool) -> bool {
+    let Some(first) = s.chars().next() else {
+        return true;
+    };
+    let last = s.chars().next_back().unwrap_or(first);
+    if "-?:,[]{}#&*!|>'\"%@`".contains(first) || first.is_whitespace() {
+        return true;
+    }
+    if last.is_whitespace() || last == ':' {
+        return true;
+    }
+    if s.contains(": ") || s.contains(" #") || s.contains(":\t") || s.contains("\t#") {
+        return true;
+    }
+    if s.chars().any(|c| {
+        (c as u32) < 0x20
+            || matches!(
+                c,
+                '\u{7f}'
+                    ..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+            )
+    }) {
+        return true;
+    }
+    if flow && s.contains([',', '[', ']', '{', '}']) {
+        return true;
+    }
+    if source::resolve_plain(s) != Value::String(s.to_owned()) {
+        return true;
+    }
+    let lower = s.to_ascii_lowercase();
+    if matches!(
+        lower.as_str(),
+        "y" | "n" | "yes" | "no" | "true" | "false" | "on" | "off" | "null" | "~" | "<<" | "="
+    ) || lower
+        .trim_start_matches(['+', '-'])
+        .trim_start_matches('.')
+        .starts_with("inf")
+        || lower.trim_start_matches('.').starts_with("nan")
+    {
+        return true;
+    }
+    // Number-like: versions (10.0.20348), dates, sexagesimals (1:20), hex, exponents.
+    let numeric_start = first.is_ascii_digit()
+        || (matches!(first, '+' | '-' | '.') && s[1..].starts_with(|c: char| c.is_ascii_digit()));
+    if numeric_start
+        && s.chars()
+            .all(|c| c.is_ascii_hexdigit() || "xXoO._:+-".contains(c))
+    {
+        return true;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ops(v: Value) -> Vec<PatchOperation> {
+        serde_json::from_value(v).expect("valid JSON patch")
+    }
+
+    /// Plan `patch` against document `doc_index` of `text`, apply it, and check the round-trip
+    /// property: the result loads to `json_patch::patch(value, ops)` (other documents unchanged),
+    /// and the bytes outside the edits are unchanged. Returns the new text.
+    fn check_doc(text: &str, doc_index: usize, patch: Value) -> String {
+        let docs = source::load(text).unwrap_or_else(|e| panic!("{e}"));
+        let doc = &docs[doc_index];
+        let ops = ops(patch);
+        let edits = plan(text, doc, &ops).unwrap_or_else(|e| panic!("{e}"));
+        let out = apply(text, &edits);
+        let mut want = doc.value.clone();
+        json_patch::patch(&mut want, &ops).unwrap();
+        normalize(&mut want);
+        let got = source::load(&out).unwrap_or_else(|e| panic!("{e}\n---\n{out}"));
+        assert_eq!(got.len(), docs.len(), "{out}");
+        for (i, (g, d)) in got.iter().zip(&docs).enumerate() {
+            if i == doc_index {
+                assert_eq!(g.value, want, "\n--- result:\n{out}");
+            } else {
+                assert_eq!(g.value, d.value);
+            }
+        }
+        // Outside the edits, bytes are unchanged.
+        let mut sorted = edits.clone();
+        sorted.sort_by_key(|e| e.start);
+        let (mut ci, mut co) = (0, 0);
+        for e in &sorted {
+            assert!(e.start >= ci && e.end >= e.start);
+            assert!(e.start >= doc.text_range.0 && e.end <= doc.text_range.1);
+            assert_eq!(text[ci..e.start], out[co..co + e.start - ci]);
+            co += e.start - ci + e.text.len();
+            ci = e.end;
+        }
+        assert_eq!(text[ci..], out[co..]);
+        out
+    }
+
+    fn check(text: &str, patch: Value) -> String {
+        check_doc(text, 0, patch)
+    }
+
+    fn plan_err(text: &str, patch: Value) -> EditError {
+        let docs = source::load(text).unwrap();
+        plan(text, &docs[0], &ops(patch)).expect_err("expected an error")
+    }
+
+    const POD: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web # the name
+  labels: {app: web}
+spec:
+  containers:
+  - name: a
+    image: img:1
+    env:
+    - name: X
+      value: \"1\" # keep me
+    - name: Y
+      value: y
+  # trailing comment
+";
+
+    #[test]
+    fn add_key_to_block_map_creates_nested_block_map() {
+        let out = check(
+            POD,
+            json!([{"op": "add", "path": "/spec/nodeSelector", "value": {"kubernetes.io/os": "windows"}}]),
+        );
+        assert!(out.contains("      value: y\n  nodeSelector:\n    kubernetes.io/os: windows\n  # trailing comment\n"), "{out}");
+    }
+
+    #[test]
+    fn add_key_in_a_compact_sequence_item() {
+        let out = check(
+            POD,
+            json!([{"op": "add", "path": "/spec/containers/0/securityContext",
+                    "value": {"windowsOptions": {"runAsUserName": "ContainerUser"}}}]),
+        );
+        assert!(out.contains("      value: y\n    securityContext:\n      windowsOptions:\n        runAsUserName: ContainerUser\n"), "{out}");
+        let out = check(
+            POD,
+            json!([{"op": "add", "path": "/spec/containers/0/env/0/x", "value": true}]),
+        );
+        assert!(
+            out.contains("      value: \"1\" # keep me\n      x: true\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn add_key_to_flow_map_and_json() {
+        let out = check(
+            POD,
+            json!([{"op": "add", "path": "/metadata/labels/os", "value": "windows"}]),
+        );
+        assert!(out.contains("labels: {app: web, os: windows}\n"), "{out}");
+        let out = check(
+            POD,
+            json!([{"op": "add", "path": "/metadata/labels/v", "value": "1.0"}]),
+        );
+        assert!(out.contains("labels: {app: web, v: \"1.0\"}\n"), "{out}");
+        let text = "{\"kind\": \"Pod\", \"spec\": {\"containers\": []}}";
+        let out = check(
+            text,
+            json!([{"op": "add", "path": "/spec/nodeSelector", "value": {"kubernetes.io/os": "windows"}}]),
+        );
+        assert_eq!(
+            out,
+            "{\"kind\": \"Pod\", \"spec\": {\"containers\": [], \"nodeSelector\": {\"kubernetes.io/os\": \"windows\"}}}"
+        );
+        let out = check(
+            text,
+            json!([{"op": "add", "path": "/spec/containers/-", "value": {"name": "a"}}]),
+        );
+        assert_eq!(
+            out,
+            "{\"kind\": \"Pod\", \"spec\": {\"containers\": [{\"name\": \"a\"}]}}"
+        );
+        // Pretty-printed JSON keeps one entry per line.
+        let text = "{\n  \"spec\": {\n    \"a\": 1\n  }\n}\n";
+        let out = check(
+            text,
+            json!([{"op": "add", "path": "/spec/b", "value": [true]}]),
+        );
+        assert_eq!(
+            out,
+            "{\n  \"spec\": {\n    \"a\": 1,\n    \"b\": [true]\n  }\n}\n"
+        );
+    }
+
+    #[test]
+    fn empty_flow_parents() {
+        let out = check(
+            "spec: {}\n",
+            json!([{"op": "add", "path": "/spec/nodeSelector", "value": {"a": "b"}}]),
+        );
+        assert_eq!(out, "spec:\n  nodeSelector:\n    a: b\n");
+        let out = check(
+            "spec:\n  tolerations: []\n",
+            json!([{"op": "add", "path": "/spec/tolerations/-", "value": {"key": "os", "value": "windows"}}]),
+        );
+        // No sequence under a key to imitate: indent it by the indent step.
+        assert_eq!(
+            out,
+            "spec:\n  tolerations:\n    - key: os\n      value: windows\n"
+        );
+        let out = check(
+            "a: {b: {}}\n",
+            json!([{"op": "add", "path": "/a/b/c", "value": 1}]),
+        );
+        assert_eq!(out, "a: {b: {c: 1}}\n");
+        let out = check(
+            "a: [[]]\n",
+            json!([{"op": "add", "path": "/a/0/0", "value": "x y"}]),
+        );
+        assert_eq!(out, "a: [[x y]]\n");
+    }
+
+    #[test]
+    fn null_valued_key_is_replaced() {
+        let text = "spec:\n  nodeSelector:\n  containers: []\n";
+        let out = check(
+            text,
+            json!([{"op": "add", "path": "/spec/nodeSelector", "value": {"kubernetes.io/os": "windows"}}]),
+        );
+        assert_eq!(
+            out,
+            "spec:\n  nodeSelector:\n    kubernetes.io/os: windows\n  containers: []\n"
+        );
+        let out = check(
+            "a: ~ # none\n",
+            json!([{"op": "replace", "path": "/a", "value": [1, 2]}]),
+        );
+        assert_eq!(out, "a:\n  - 1\n  - 2 # none\n");
+        let out = check(
+            "a:\nb: 1\n",
+            json!([{"op": "replace", "path": "/a", "value": "x"}]),
+        );
+        assert_eq!(out, "a: x\nb: 1\n");
+    }
+
+    #[test]
+    fn append_and_insert_into_block_sequences() {
+        let out = check(
+            POD,
+            json!([{"op": "add", "path": "/spec/containers/0/env/-", "value": {"name": "Z", "value": "true"}}]),
+        );
+        assert!(
+            out.contains("      value: y\n    - name: Z\n      value: \"true\"\n  # trailing"),
+            "{out}"
+        );
+        let out = check(
+            POD,
+            json!([{"op": "add", "path": "/spec/containers/0/env/1", "value": {"name": "W"}}]),
+        );
+        assert!(
+            out.contains("# keep me\n    - name: W\n    - name: Y\n"),
+            "{out}"
+        );
+        let out = check(
+            POD,
+            json!([{"op": "add", "path": "/spec/containers/0", "value": {"name": "first", "args": ["a", "b"]}}]),
+        );
+        assert!(
+            out.contains(
+                "  containers:\n  - name: first\n    args:\n    - a\n    - b\n  - name: a\n"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn append_to_flow_sequence() {
+        let out = check(
+            "args: [a, b] # c\n",
+            json!([{"op": "add", "path": "/args/-", "value": "--x=1"}]),
+        );
+        assert_eq!(out, "args: [a, b, \"--x=1\"] # c\n");
+        let out = check(
+            "args: [a, b]\n",
+            json!([{"op": "add", "path": "/args/0", "value": "z"}]),
+        );
+        assert_eq!(out, "args: [z, a, b]\n");
+        let out = check(
+            "args: [\n  a,\n  b\n]\n",
+            json!([{"op": "add", "path": "/args/-", "value": "c"}]),
+        );
+        assert_eq!(out, "args: [\n  a,\n  b,\n  c\n]\n");
+    }
+
+    #[test]
+    fn remove_block_entries_with_their_comments() {
+        let out = check(POD, json!([{"op": "remove", "path": "/metadata/name"}]));
+        assert!(out.contains("metadata:\n  labels: {app: web}\n"), "{out}");
+        let out = check(
+            POD,
+            json!([{"op": "remove", "path": "/spec/containers/0/env/0/value"}]),
+        );
+        assert!(out.contains("    - name: X\n    - name: Y\n"), "{out}");
+        assert!(!out.contains("keep me"));
+        let out = check(
+            POD,
+            json!([{"op": "remove", "path": "/spec/containers/0/env/0"}]),
+        );
+        assert!(
+            out.contains("    env:\n    - name: Y\n      value: y\n"),
+            "{out}"
+        );
+        // The first entry of a compact item: the `-` stays.
+        let out = check(
+            POD,
+            json!([{"op": "remove", "path": "/spec/containers/0/env/1/name"}]),
+        );
+        assert!(out.contains("    - value: y\n"), "{out}");
+        // The only entry: the collection becomes empty.
+        let out = check(
+            "a:\n  b: 1\nc: 2\n",
+            json!([{"op": "remove", "path": "/a/b"}]),
+        );
+        assert_eq!(out, "a: {}\nc: 2\n");
+        let out = check("a:\n- 1\n", json!([{"op": "remove", "path": "/a/0"}]));
+        assert_eq!(out, "a: []\n");
+        let out = check("- x: 1\n- y\n", json!([{"op": "remove", "path": "/0/x"}]));
+        assert_eq!(out, "- {}\n- y\n");
+        // A block scalar goes with its lines.
+        let out = check(
+            "a: |\n  x\n  y\nb: 1\n",
+            json!([{"op": "remove", "path": "/a"}]),
+        );
+        assert_eq!(out, "b: 1\n");
+        let out = check("a: 1\nb: 2", json!([{"op": "remove", "path": "/b"}]));
+        assert_eq!(out, "a: 1\n");
+    }
+
+    #[test]
+    fn remove_flow_entries() {
+        assert_eq!(
+            check(
+                "a: {p: 1, q: 2, r: 3}\n",
+                json!([{"op": "remove", "path": "/a/q"}])
+            ),
+            "a: {p: 1, r: 3}\n"
+        );
+        assert_eq!(
+            check(
+                "a: {p: 1, q: 2}\n",
+                json!([{"op": "remove", "path": "/a/q"}])
+            ),
+            "a: {p: 1}\n"
+        );
+        assert_eq!(
+            check(
+                "a: {p: 1,\n    q: 2}\n",
+                json!([{"op": "remove", "path": "/a/q"}])
+            ),
+            "a: {p: 1}\n"
+        );
+        assert_eq!(
+            check("a: {x: 1}\n", json!([{"op": "remove", "path": "/a/x"}])),
+            "a: {}\n"
+        );
+        assert_eq!(
+            check("a: [1, 2, 3]\n", json!([{"op": "remove", "path": "/a/0"}])),
+            "a: [2, 3]\n"
+        );
+        assert_eq!(
+            check("a: [1, 2, 3]\n", json!([{"op": "remove", "path": "/a/2"}])),
+            "a: [1, 2]\n"
+        );
+        assert_eq!(
+            check("[1,]\n", json!([{"op": "remove", "path": "/0"}])),
+            "[]\n"
+        );
+        assert_eq!(
+            check(
+                "{\"a\": 1, \"b\": [1, 2]}",
+                json!([{"op": "remove", "path": "/a"}])
+            ),
+            "{\"b\": [1, 2]}"
+        );
+    }
+
+    #[test]
+    fn replace_scalars_keeps_everything_else() {
+        let out = check(
+            POD,
+            json!([{"op": "replace", "path": "/spec/containers/0/image", "value": "img:2"}]),
+        );
+        assert_eq!(out, POD.replace("image: img:1", "image: img:2"));
+        let out = check(
+            POD,
+            json!([{"op": "replace", "path": "/spec/containers/0/env/0/value", "value": "2"}]),
+        );
+        assert_eq!(
+            out,
+            POD.replace("value: \"1\" # keep me", "value: \"2\" # keep me")
+        );
+        let out = check(
+            POD,
+            json!([{"op": "replace", "path": "/metadata/name", "value": 5}]),
+        );
+        assert_eq!(
+            out,
+            POD.replace("name: web # the name", "name: 5 # the name")
+        );
+        let out = check(
+            "a: |\n  old\nb: 1\n",
+            json!([{"op": "replace", "path": "/a", "value": "new"}]),
+        );
+        assert_eq!(out, "a: new\nb: 1\n");
+        let out = check(
+            "a:\n  b: 1\n  c: 2\nd: 3\n",
+            json!([{"op": "replace", "path": "/a", "value": false}]),
+        );
+        assert_eq!(out, "a: false\nd: 3\n");
+        let out = check(
+            "a:\n  b: 1\nd: 3\n",
+            json!([{"op": "replace", "path": "/a", "value": {"x": {"w": "z"}}}]),
+        );
+        assert_eq!(out, "a:\n  x:\n    w: z\nd: 3\n");
+        let out = check(
+            "- a\n- b\n",
+            json!([{"op": "replace", "path": "/1", "value": {"k": "v", "l": ["w"]}}]),
+        );
+        assert_eq!(out, "- a\n- k: v\n  l:\n    - w\n");
+        let out = check(
+            "x: 1\n",
+            json!([{"op": "replace", "path": "", "value": {"z": 2}}]),
+        );
+        assert_eq!(out, "z: 2\n");
+    }
+
+    #[test]
+    fn quoting_only_when_needed() {
+        let cases = [
+            ("windows", "windows"),
+            ("kubernetes.io/os", "kubernetes.io/os"),
+            ("10.0.20348", "\"10.0.20348\""),
+            ("true", "\"true\""),
+            ("yes", "\"yes\""),
+            ("On", "\"On\""),
+            ("y", "\"y\""),
+            ("null", "\"null\""),
+            ("", "\"\""),
+            ("0644", "\"0644\""),
+            ("1e3", "\"1e3\""),
+            ("1:20", "\"1:20\""),
+            ("2024-01-01", "\"2024-01-01\""),
+            ("a: b", "\"a: b\""),
+            ("a #b", "\"a #b\""),
+            ("#x", "\"#x\""),
+            ("- x", "\"- x\""),
+            ("*x", "\"*x\""),
+            ("x\ny", "\"x\\ny\""),
+            (" x", "\" x\""),
+            ("1Gi", "1Gi"),
+            ("500m", "500m"),
+            (
+                "mcr.microsoft.com/windows/nanoserver:ltsc2022",
+                "mcr.microsoft.com/windows/nanoserver:ltsc2022",
+            ),
+            ("C:\\Windows", "C:\\Windows"),
+            ("ContainerAdministrator", "ContainerAdministrator"),
+            ("über", "über"),
+            ("\u{7f}", "\"\\u007f\""),
+        ];
+        for (s, want) in cases {
+            let out = check("a: 1\n", json!([{"op": "add", "path": "/k", "value": s}]));
+            assert_eq!(out, format!("a: 1\nk: {want}\n"), "{s:?}");
+        }
+        let out = check(
+            "a: 1\n",
+            json!([{"op": "add", "path": "/true", "value": 1}]),
+        );
+        assert_eq!(out, "a: 1\n\"true\": 1\n");
+        let out = check(
+            "a: {}\n",
+            json!([{"op": "add", "path": "/a/b", "value": "x,y"}]),
+        );
+        assert_eq!(out, "a:\n  b: x,y\n");
+        let out = check(
+            "a: {c: 1}\n",
+            json!([{"op": "add", "path": "/a/b", "value": "x,y"}]),
+        );
+        assert_eq!(out, "a: {c: 1, b: \"x,y\"}\n");
+    }
+
+    #[test]
+    fn crlf_files_keep_crlf() {
+        let text = POD.replace('\n', "\r\n");
+        let out = check(
+            &text,
+            json!([{"op": "add", "path": "/spec/nodeSelector", "value": {"kubernetes.io/os": "windows"}}]),
+        );
+        assert!(
+            out.contains("      value: y\r\n  nodeSelector:\r\n    kubernetes.io/os: windows\r\n"),
+            "{out}"
+        );
+        assert!(!out.replace("\r\n", "").contains('\n'));
+        let out = check(
+            &text,
+            json!([{"op": "remove", "path": "/spec/containers/0/env/0"}]),
+        );
+        assert!(!out.replace("\r\n", "").contains('\n'));
+        let out = check(
+            &text,
+            json!([{"op": "add", "path": "/spec/containers/0/env/-", "value": {"name": "Z"}}]),
+        );
+        assert!(out.contains("      value: y\r\n    - name: Z\r\n"), "{out}");
+    }
+
+    #[test]
+    fn four_space_and_indented_sequence_styles() {
+        let text = "spec:\n    containers:\n        -   name: a\n            image: b\n";
+        let out = check(
+            text,
+            json!([{"op": "add", "path": "/spec/containers/0/securityContext", "value": {"runAsNonRoot": true}}]),
+        );
+        assert_eq!(
+            out,
+            "spec:\n    containers:\n        -   name: a\n            image: b\n            securityContext:\n                runAsNonRoot: true\n"
+        );
+        let out = check(
+            text,
+            json!([{"op": "add", "path": "/spec/tolerations", "value": [{"key": "os"}]}]),
+        );
+        assert_eq!(
+            out,
+            "spec:\n    containers:\n        -   name: a\n            image: b\n    tolerations:\n        - key: os\n"
+        );
+        let out = check(
+            text,
+            json!([{"op": "add", "path": "/spec/containers/-", "value": {"name": "c"}}]),
+        );
+        assert_eq!(out, format!("{text}        - name: c\n"));
+        // 2-space, sequences not indented under their key.
+        let text = "spec:\n  containers:\n  - name: a\n";
+        let out = check(
+            text,
+            json!([{"op": "add", "path": "/spec/volumes", "value": [{"name": "v", "emptyDir": {}}]}]),
+        );
+        assert_eq!(
+            out,
+            "spec:\n  containers:\n  - name: a\n  volumes:\n  - name: v\n    emptyDir: {}\n"
+        );
+        // 2-space, sequences indented.
+        let text = "spec:\n  containers:\n    - name: a\n";
+        let out = check(
+            text,
+            json!([{"op": "add", "path": "/spec/volumes", "value": [{"name": "v"}]}]),
+        );
+        assert_eq!(
+            out,
+            "spec:\n  containers:\n    - name: a\n  volumes:\n    - name: v\n"
+        );
+        let out = check(
+            text,
+            json!([{"op": "add", "path": "/spec/containers/0/ports", "value": [{"containerPort": 80}]}]),
+        );
+        assert_eq!(
+            out,
+            "spec:\n  containers:\n    - name: a\n      ports:\n        - containerPort: 80\n"
+        );
+    }
+
+    #[test]
+    fn several_ops_and_documents() {
+        let text = "a: 1\n---\n# second\nkind: Pod\nspec:\n  containers:\n  - name: a\n  - name: b\n---\nc: 3\n";
+        let out = check_doc(
+            text,
+            1,
+            json!([
+                {"op": "add", "path": "/spec/nodeSelector", "value": {}},
+                {"op": "add", "path": "/spec/nodeSelector/kubernetes.io~1os", "value": "windows"},
+                {"op": "remove", "path": "/spec/containers/0"},
+                {"op": "replace", "path": "/spec/containers/0/name", "value": "bb"},
+                {"op": "test", "path": "/kind", "value": "Pod"},
+                {"op": "move", "from": "/kind", "path": "/kind2"},
+                {"op": "copy", "from": "/spec/containers/0", "path": "/spec/containers/-"}
+            ]),
+        );
+        assert!(out.starts_with("a: 1\n---\n# second\n"), "{out}");
+        assert!(out.ends_with("---\nc: 3\n"), "{out}");
+        // Edits planned for two documents apply together.
+        let docs = source::load(text).unwrap();
+        let mut edits = plan(
+            text,
+            &docs[0],
+            &ops(json!([{"op": "replace", "path": "/a", "value": 2}])),
+        )
+        .unwrap();
+        edits.extend(
+            plan(
+                text,
+                &docs[2],
+                &ops(json!([{"op": "add", "path": "/d", "value": 4}])),
+            )
+            .unwrap(),
+        );
+        let out = apply(text, &edits);
+        assert!(out.starts_with("a: 2\n---\n# second\nkind: Pod\n"), "{out}");
+        assert!(out.ends_with("---\nc: 3\nd: 4\n"), "{out}");
+    }
+
+    #[test]
+    fn merged_keys_are_overridden_explicitly() {
+        let text = "base: &b {policy: IfNotPresent, tty: true}\nc:\n  <<: *b\n  name: x\n";
+        let out = check(
+            text,
+            json!([{"op": "replace", "path": "/c/policy", "value": "Always"}]),
+        );
+        assert_eq!(
+            out,
+            "base: &b {policy: IfNotPresent, tty: true}\nc:\n  <<: *b\n  name: x\n  policy: Always\n"
+        );
+    }
+
+    #[test]
+    fn unsupported_situations_are_errors() {
+        // Inside an alias.
+        let e = plan_err(
+            "a: &x {k: 1}\nb: *x\n",
+            json!([{"op": "replace", "path": "/b/k", "value": 2}]),
+        );
+        assert!(e.message.contains("alias"), "{e}");
+        // Editing an anchored node would change its aliases too.
+        let e = plan_err(
+            "a: &x {k: 1}\nb: *x\n",
+            json!([{"op": "replace", "path": "/a/k", "value": 2}]),
+        );
+        assert!(e.message.contains("would not load"), "{e}");
+        // Removing a merged key.
+        let e = plan_err(
+            "a: &x {k: 1}\nb:\n  <<: *x\n  j: 2\n",
+            json!([{"op": "remove", "path": "/b/k"}]),
+        );
+        assert!(e.message.contains("merge"), "{e}");
+        // A patch that does not apply.
+        let e = plan_err("a: 1\n", json!([{"op": "remove", "path": "/nope"}]));
+        assert_eq!(e.op, Some(0));
+        let e = plan_err("a: 1\n", json!([{"op": "add", "path": "/a/b", "value": 1}]));
+        assert!(e.message.contains("does not apply"), "{e}");
+        assert!(e.to_string().starts_with("cannot edit /a/b: "), "{e}");
+        // A document that does not match its text.
+        let docs = source::load("a: 1\n").unwrap();
+        let e = plan("a: 2\n", &docs[0], &[]).unwrap_err();
+        assert!(e.message.contains("does not match"), "{e}");
+    }
+
+    #[test]
+    fn apply_handles_order_and_bad_edits() {
+        let t = "abcdef";
+        let edits = [
+            edit(3, 3, "X"),
+            edit(0, 1, "A"),
+            edit(3, 3, "Y"),
+            edit(5, 6, ""),
+        ];
+        assert_eq!(apply(t, &edits), "AbcXYde");
+        assert_eq!(apply("äb", &[edit(1, 2, "x")]), "äb");
+        assert_eq!(apply("ab", &[edit(0, 2, "x"), edit(1, 2, "y")]), "xy");
+        assert_eq!(apply("ab", &[edit(5, 9, "x")]), "abx");
+    }
+
+    #[test]
+    fn a_deployment_fixture_round_trips() {
+        let path = format!(
+            "{}/testdata/yaml/deployment.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let cases = [
+            json!([{"op": "add", "path": "/spec/template/spec/securityContext", "value": {"windowsOptions": {"hostProcess": false}}}]),
+            json!([{"op": "replace", "path": "/spec/template/spec/nodeSelector/kubernetes.io~1os", "value": "linux"}]),
+            json!([{"op": "remove", "path": "/spec/template/spec/nodeSelector"}]),
+            json!([{"op": "add", "path": "/spec/template/spec/containers/0/ports/-", "value": {"containerPort": 8080}}]),
+            json!([{"op": "remove", "path": "/spec/template/spec/containers/0/ports/0"}]),
+            json!([{"op": "add", "path": "/metadata/annotations/x", "value": "multi\nline"}]),
+            json!([{"op": "replace", "path": "/metadata/annotations/note", "value": "short"}]),
+            json!([{"op": "remove", "path": "/metadata/annotations/folded"}]),
+            json!([{"op": "add", "path": "/spec/template/spec/tolerations", "value": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]}]),
+            json!([{"op": "add", "path": "/metadata/labels/tier", "value": "db"}]),
+        ];
+        for c in cases {
+            check(&text, c);
+        }
+        let crlf = text.replace('\n', "\r\n");
+        check(
+            &crlf,
+            json!([{"op": "remove", "path": "/metadata/annotations/note"}]),
+        );
+    }
+}
