@@ -4,7 +4,8 @@
 //!   handshake runs in each connection's own task under a timeout (never inside the accept loop).
 //!   With `--client-ca` the API server's client certificate is verified.
 //! * HTTP: hyper-util's connection builder (HTTP/2 when ALPN says `h2`, else HTTP/1.1 with a
-//!   header read timeout), axum for routing: `POST /mutate`, `POST /validate` (the API server
+//!   header timeout counted from the first byte of a request and an idle timeout between
+//!   requests), axum for routing: `POST /mutate`, `POST /validate` (the API server
 //!   adds `?timeout=10s`), `GET /healthz`. Body limit 8 MiB by default (an UPDATE carries a
 //!   ≤3 MiB object plus its oldObject) → 413 beyond; a per-request timeout (408) and a
 //!   concurrency limit (requests wait for a slot within the request timeout, else 503).
@@ -99,6 +100,9 @@ pub struct ServeArgs {
     /// Seconds a client has to send a request's headers (HTTP/1.1); then the connection closes.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub header_timeout: f64,
+    /// Seconds an HTTP/1.1 keep-alive connection may sit idle between requests.
+    #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
+    pub idle_timeout: f64,
     /// Seconds a client has to complete the TLS handshake.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub handshake_timeout: f64,
@@ -127,6 +131,7 @@ impl ServeArgs {
             max_body_bytes: 8 * 1024 * 1024,
             request_timeout: 10.0,
             header_timeout: 10.0,
+            idle_timeout: 120.0,
             handshake_timeout: 10.0,
             shutdown_delay: 0.0,
             shutdown_timeout: 25.0,
@@ -499,6 +504,7 @@ pub async fn start(args: ServeArgs) -> Result<Server, String> {
         Timeouts {
             handshake: secs(args.handshake_timeout),
             header: secs(args.header_timeout),
+            idle: secs(args.idle_timeout),
             delay: Duration::from_secs_f64(args.shutdown_delay.max(0.0)),
             drain: secs(args.shutdown_timeout),
         },
@@ -531,6 +537,7 @@ pub async fn start(args: ServeArgs) -> Result<Server, String> {
 struct Timeouts {
     handshake: Duration,
     header: Duration,
+    idle: Duration,
     delay: Duration,
     drain: Duration,
 }
@@ -546,9 +553,12 @@ async fn accept_loop(
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut h1 = auto::Builder::new(TokioExecutor::new()).http1_only();
+    // hyper's own header_read_timeout also runs while a keep-alive connection is idle, so it
+    // would close the API server's pooled connections; ConnGuard times headers from their
+    // first byte instead.
     h1.http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(t.header)
+        .header_read_timeout(None)
         .keep_alive(true);
     let mut h2 = auto::Builder::new(TokioExecutor::new()).http2_only();
     h2.http2().timer(TokioTimer::new());
@@ -578,7 +588,7 @@ async fn accept_loop(
         let watcher = graceful.watcher();
         let (h1, h2) = (h1.clone(), h2.clone());
         let router = router.clone();
-        let handshake = t.handshake;
+        let (handshake, header, idle) = (t.handshake, t.header, t.idle);
         tokio::spawn(async move {
             let stream = match tokio::time::timeout(handshake, acceptor.accept(tcp)).await {
                 Ok(Ok(s)) => s,
@@ -592,15 +602,26 @@ async fn accept_loop(
                 }
             };
             let is_h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-            let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                router.clone().call(req)
-            });
-            let io = TokioIo::new(stream);
             let result = if is_h2 {
+                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    router.clone().call(req)
+                });
                 watcher
-                    .watch(h2.serve_connection(io, svc).into_owned())
+                    .watch(h2.serve_connection(TokioIo::new(stream), svc).into_owned())
                     .await
             } else {
+                let guard = Arc::new(ConnGuard::new(header, idle));
+                let g = guard.clone();
+                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    let active = ActiveRequest::new(g.clone());
+                    let fut = router.clone().call(req);
+                    async move {
+                        let r = fut.await;
+                        drop(active);
+                        r
+                    }
+                });
+                let io = TokioIo::new(GuardedIo::new(stream, guard));
                 watcher
                     .watch(h1.serve_connection(io, svc).into_owned())
                     .await
@@ -787,5 +808,160 @@ fn admit(
                 .body(Body::from(out.body))
                 .expect("valid response")
         }
+    }
+}
+
+/// Header and idle deadlines of one HTTP/1.1 connection. A request's header must arrive within
+/// `header` of its first byte (slow-loris clients are cut off); between requests the connection
+/// may be idle for `idle`. While a request is being answered neither applies.
+struct ConnGuard {
+    state: std::sync::Mutex<GuardState>,
+    header: Duration,
+    idle: Duration,
+}
+
+struct GuardState {
+    active: usize,
+    /// Bytes of a new request arrived and its header is not parsed yet: the header deadline.
+    head_deadline: Option<tokio::time::Instant>,
+    idle_since: tokio::time::Instant,
+}
+
+impl ConnGuard {
+    fn new(header: Duration, idle: Duration) -> Self {
+        ConnGuard {
+            state: std::sync::Mutex::new(GuardState {
+                active: 0,
+                head_deadline: None,
+                idle_since: tokio::time::Instant::now(),
+            }),
+            header,
+            idle,
+        }
+    }
+    fn lock(&self) -> std::sync::MutexGuard<'_, GuardState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    fn on_bytes(&self) {
+        let mut s = self.lock();
+        if s.active == 0 && s.head_deadline.is_none() {
+            s.head_deadline = Some(tokio::time::Instant::now() + self.header);
+        }
+    }
+    fn deadline(&self) -> Option<tokio::time::Instant> {
+        let s = self.lock();
+        if s.active > 0 {
+            None
+        } else {
+            Some(s.head_deadline.unwrap_or(s.idle_since + self.idle))
+        }
+    }
+}
+
+/// Marks a request as being answered for as long as it lives.
+struct ActiveRequest(Arc<ConnGuard>);
+
+impl ActiveRequest {
+    fn new(g: Arc<ConnGuard>) -> Self {
+        {
+            let mut s = g.lock();
+            s.active += 1;
+            s.head_deadline = None;
+        }
+        ActiveRequest(g)
+    }
+}
+
+impl Drop for ActiveRequest {
+    fn drop(&mut self) {
+        let mut s = self.0.lock();
+        s.active = s.active.saturating_sub(1);
+        s.idle_since = tokio::time::Instant::now();
+    }
+}
+
+/// The connection's IO with [`ConnGuard`]'s deadlines applied to reads.
+struct GuardedIo<S> {
+    inner: S,
+    guard: Arc<ConnGuard>,
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+impl<S> GuardedIo<S> {
+    fn new(inner: S, guard: Arc<ConnGuard>) -> Self {
+        let first = guard.deadline().unwrap_or_else(tokio::time::Instant::now);
+        GuardedIo {
+            inner,
+            guard,
+            sleep: Box::pin(tokio::time::sleep_until(first)),
+        }
+    }
+}
+
+impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for GuardedIo<S> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        let before = buf.filled().len();
+        match std::pin::Pin::new(&mut self.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                if buf.filled().len() > before {
+                    self.guard.on_bytes();
+                }
+                return Poll::Ready(Ok(()));
+            }
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => {}
+        }
+        let Some(deadline) = self.guard.deadline() else {
+            return Poll::Pending;
+        };
+        if self.sleep.deadline() != deadline {
+            self.sleep.as_mut().reset(deadline);
+        }
+        if self.sleep.as_mut().poll(cx).is_ready() {
+            let what = if self.guard.lock().head_deadline.is_some() {
+                "request header timeout"
+            } else {
+                "idle timeout"
+            };
+            return Poll::Ready(Err(std::io::Error::new(std::io::ErrorKind::TimedOut, what)));
+        }
+        Poll::Pending
+    }
+}
+
+impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for GuardedIo<S> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }

@@ -389,3 +389,40 @@ async fn concurrent_clients_and_metrics() {
     server.shutdown();
     server.wait().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_keepalive_outlives_the_header_timeout_but_not_the_idle_timeout() {
+    let c = certs();
+    let mut a = args(&c);
+    a.header_timeout = 0.5;
+    a.idle_timeout = 3.0;
+    let server = start(a).await;
+    // Idle for longer than the header timeout: the pooled connection still works (the API
+    // server reuses its connections).
+    let mut client = Client::connect(server.addr, &c.tls.ca_pem, false).await;
+    assert_eq!(
+        client
+            .post("/validate", windows_review("i1"))
+            .await
+            .unwrap()
+            .0,
+        200
+    );
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let (status, body) = client
+        .post("/validate", windows_review("i2"))
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    parse_review(&body, "i2");
+    // A connection idle past the idle timeout is closed by the server (bounded wait).
+    let cfg = client_config(&[&c.tls.ca_pem], &[b"http/1.1"], None);
+    let mut s = tls_connect(server.addr, cfg).await.unwrap();
+    let mut buf = [0u8; 64];
+    let r = tokio::time::timeout(Duration::from_secs(30), s.read(&mut buf))
+        .await
+        .expect("the server closes an idle connection");
+    assert!(matches!(r, Ok(0) | Err(_)), "{r:?}");
+    server.shutdown();
+    server.wait().await;
+}
