@@ -1899,6 +1899,36 @@ mod tests {
         assert_eq!(n.entry_start, 16);
     }
 
+    /// Each scalar's and flow collection's span loads, on its own, to the node's value.
+    #[test]
+    fn spans_hold_exactly_their_values() {
+        let mut texts = vec![
+            fixture("deployment.yaml"),
+            fixture("scalars.yaml"),
+            fixture("multi.yaml"),
+        ];
+        texts.push(texts[0].replace('\n', "\r\n"));
+        texts.push(
+            "a: 'x # y' # z\nb: \"q\\\"\" # c\nc: [1, \"]\", {d: '}'}] # e\nf: plain # g\n".into(),
+        );
+        let mut checked = 0;
+        for text in &texts {
+            for doc in load(text).unwrap() {
+                for (p, n) in doc.map.iter() {
+                    let flow = n.kind.is_flow_collection();
+                    if (n.kind != NodeKind::Scalar && !flow) || n.empty || n.anchored {
+                        continue;
+                    }
+                    let alone = &text[n.start..n.end];
+                    let v = &load(alone).unwrap_or_else(|e| panic!("{p}: {alone:?}: {e}"))[0].value;
+                    assert_eq!(Some(v), doc.value.pointer(p), "{p}: {alone:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
+    }
+
     #[test]
     fn indentation_style_is_detected() {
         let d = one("a:\n    b:\n        - x\n");

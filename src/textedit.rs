@@ -388,6 +388,19 @@ impl Ctx<'_> {
         }
         let is_item = n.key.is_none() && n.value_slot != n.entry_start;
         let b = self.b;
+        if path.is_empty() && n.empty {
+            // An empty document: saphyr marks the next `---`/`...` or the end of the text.
+            let body = self.compact(v, 0);
+            let at = n.start.min(b.len());
+            let rest = &b[at..];
+            if rest.starts_with(b"---") || rest.starts_with(b"...") {
+                return Ok(edit(at, at, format!("{body}{}", self.eol)));
+            }
+            if at > 0 && b[at - 1] != b'\n' {
+                return Ok(edit(at, at, format!("{}{body}", self.eol)));
+            }
+            return Ok(edit(at, at, body));
+        }
         if is_inline(v) {
             let s = self.inline(v, false);
             if path.is_empty() {
@@ -397,8 +410,8 @@ impl Ctx<'_> {
                 return Ok(edit(n.value_slot, n.value_slot, format!(" {s}")));
             }
             if n.start > n.value_slot
-                && is_blank(&b[n.value_slot..n.start])
-                && has_break(&b[n.value_slot..n.start])
+                && is_blank(span(b, n.value_slot, n.start))
+                && has_break(span(b, n.value_slot, n.start))
             {
                 return Ok(edit(n.value_slot, n.end, format!(" {s}")));
             }
@@ -412,11 +425,11 @@ impl Ctx<'_> {
                     self.seq_off
                 };
             let body = self.block(v, indent).join(self.eol);
-            if is_blank(&b[n.value_slot..n.start]) {
+            if is_blank(span(b, n.value_slot, n.start)) {
                 return Ok(edit(n.value_slot, n.end, format!("{}{body}", self.eol)));
             }
             let ls = line_start(b, n.start);
-            if !is_blank(&b[ls..n.start]) {
+            if !is_blank(span(b, ls, n.start)) {
                 return fail(path, "unsupported layout around the value");
             }
             return Ok(edit(ls, n.end, body));
@@ -491,7 +504,7 @@ impl Ctx<'_> {
                 }
                 let at = self.node(&format!("{parent}/{idx}"))?;
                 let ls = line_start(b, at.entry_start);
-                if is_blank(&b[ls..at.entry_start]) {
+                if is_blank(span(b, ls, at.entry_start)) {
                     let pad = " ".repeat(col_of(self.text, at.entry_start));
                     return Ok(edit(
                         at.entry_start,
@@ -509,8 +522,10 @@ impl Ctx<'_> {
                 }
                 let at = self.node(&format!("{parent}/{idx}"))?;
                 let ls = line_start(b, at.entry_start);
-                if !is_blank(&b[ls..at.entry_start]) {
-                    return fail(parent, "cannot insert before an item that shares its line");
+                if !is_blank(span(b, ls, at.entry_start)) {
+                    // `- - a`: the new item takes the place of the `-`, the old one moves down.
+                    let item = format!("- {}{}{}", self.compact(v, d + 2), self.eol, " ".repeat(d));
+                    return Ok(edit(at.entry_start, at.entry_start, item));
                 }
                 Ok(edit(ls, ls, format!("{line}{}", self.eol)))
             }
@@ -569,7 +584,7 @@ impl Ctx<'_> {
             return self.replace(parent, &empty);
         }
         let ls = line_start(b, n.entry_start);
-        if is_blank(&b[ls..n.entry_start]) {
+        if is_blank(span(b, ls, n.entry_start)) {
             let end = next_line_start(b, n.end).unwrap_or(b.len());
             return Ok(edit(ls, end, ""));
         }
@@ -607,8 +622,8 @@ impl Ctx<'_> {
     fn flow_append(&self, pn: &NodeInfo, last: &NodeInfo, entry: &str) -> Edit {
         let b = self.b;
         let ls = line_start(b, last.entry_start);
-        let own_line = is_blank(&b[ls..last.entry_start]);
-        let close_below = has_break(&b[last.end..pn.end.saturating_sub(1).max(last.end)]);
+        let own_line = is_blank(span(b, ls, last.entry_start));
+        let close_below = has_break(span(b, last.end, pn.end.saturating_sub(1).max(last.end)));
         if own_line && close_below {
             let pad = " ".repeat(col_of(self.text, last.entry_start));
             edit(last.end, last.end, format!(",{}{pad}{entry}", self.eol))
@@ -723,6 +738,11 @@ fn is_inline(v: &Value) -> bool {
         Value::Object(m) => m.is_empty(),
         _ => true,
     }
+}
+
+/// `b[s..e]`, empty when the range is out of order or out of bounds.
+fn span(b: &[u8], s: usize, e: usize) -> &[u8] {
+    b.get(s..e).unwrap_or(&[])
 }
 
 fn is_blank(b: &[u8]) -> bool {
@@ -1485,5 +1505,112 @@ spec:
             &crlf,
             json!([{"op": "remove", "path": "/metadata/annotations/note"}]),
         );
+    }
+}
+
+#[cfg(test)]
+mod property {
+    use super::*;
+    use serde_json::json;
+
+    fn fixture(name: &str) -> String {
+        let path = format!("{}/testdata/yaml/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    /// Every operation on every node of the fixtures either round-trips or is refused; returns
+    /// the refusals.
+    fn exercise(text: &str) -> (usize, Vec<String>) {
+        let docs = source::load(text).unwrap();
+        let mut ok = 0;
+        let mut refused = Vec::new();
+        for doc in &docs {
+            let mut pointers: Vec<&str> = doc.map.iter().map(|(p, _)| p).collect();
+            pointers.sort();
+            for p in pointers {
+                let v = doc.value.pointer(p).unwrap();
+                let mut cases = vec![
+                    json!([{"op": "replace", "path": p, "value": "x-new"}]),
+                    json!([{"op": "replace", "path": p, "value": {"k": "v", "l": [1, {"a": "b"}]}}]),
+                    json!([{"op": "replace", "path": p, "value": [true]}]),
+                    json!([{"op": "replace", "path": p, "value": {}}]),
+                ];
+                if !p.is_empty() {
+                    cases.push(json!([{"op": "remove", "path": p}]));
+                }
+                match v {
+                    Value::Object(_) => {
+                        cases.push(
+                            json!([{"op": "add", "path": format!("{p}/zz"), "value": "new"}]),
+                        );
+                        cases.push(json!([{"op": "add", "path": format!("{p}/zz"), "value": {"n": ["a"]}}]));
+                    }
+                    Value::Array(_) => {
+                        cases
+                            .push(json!([{"op": "add", "path": format!("{p}/-"), "value": "new"}]));
+                        cases.push(
+                            json!([{"op": "add", "path": format!("{p}/0"), "value": {"n": 1}}]),
+                        );
+                    }
+                    _ => {}
+                }
+                for c in cases {
+                    let ops: Vec<PatchOperation> = serde_json::from_value(c.clone()).unwrap();
+                    match plan(text, doc, &ops) {
+                        Ok(edits) => {
+                            let out = apply(text, &edits);
+                            let mut want = doc.value.clone();
+                            json_patch::patch(&mut want, &ops).unwrap();
+                            let got = source::load(&out).unwrap();
+                            let i = docs.iter().position(|d| std::ptr::eq(d, doc)).unwrap();
+                            assert_eq!(got[i].value, want, "{c}\n{out}");
+                            ok += 1;
+                        }
+                        Err(e) => refused.push(format!("{c}: {e}")),
+                    }
+                }
+            }
+        }
+        (ok, refused)
+    }
+
+    #[test]
+    fn every_node_of_the_fixtures() {
+        let inline = [
+            "spec:\n    containers:\n        -   name: a\n            args: [x, y]\n    volumes:\n        - {name: v}\n",
+            "spec:\n  containers:\n    - name: a\n      env:\n        - name: X\n          value: |\n            v\n",
+            "{\n  \"spec\": {\n    \"a\": [\n      1,\n      {\"b\": null}\n    ],\n    \"c\": {}\n  }\n}\n",
+            "- - a\n  - b\n- {k: [1, 2], m: {}}\n- \n-   # empty\n- 'q'\n",
+            "a: 1 # c\nb:\n  # comment\n  c: \"x\"\n\n  d:\n  - 1\n",
+        ];
+        let mut texts: Vec<(String, String)> = inline
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (format!("inline #{i}"), t.to_string()))
+            .collect();
+        for name in [
+            "deployment.yaml",
+            "multi.yaml",
+            "anchors.yaml",
+            "scalars.yaml",
+        ] {
+            texts.push((name.to_string(), fixture(name)));
+        }
+        for (name, text) in texts {
+            for text in [text.clone(), text.replace('\n', "\r\n")] {
+                let (ok, refused) = exercise(&text);
+                assert!(ok > 0, "{name}");
+                // Only edits of anchored nodes (which would change their aliases too), inside
+                // aliases, or that would uncover a merged key are refused.
+                for r in &refused {
+                    let allowed = name == "anchors.yaml"
+                        && (r.contains("\"/defaults")
+                            || r.contains("\"/extra")
+                            || r.contains("/containers/2/resources/zz")
+                            || r.contains("remove\",\"path\":\"/containers/0/imagePullPolicy"));
+                    assert!(allowed, "{name}: {r}");
+                }
+            }
+        }
     }
 }
