@@ -546,7 +546,7 @@ fn lint(args: LintArgs) -> i32 {
                         diff_out.push_str(
                             &similar::TextDiff::from_lines(text, &fixed)
                                 .unified_diff()
-                                .header(&format!("a/{}", input.name), &format!("b/{}", input.name))
+                                .header(&diff_name("a", &input.name), &diff_name("b", &input.name))
                                 .to_string(),
                         );
                     } else if let Some(path) = &input.path {
@@ -684,7 +684,7 @@ pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>
                     }
                     let ops: Vec<json_patch::PatchOperation> =
                         ops.into_iter().map(|op| prefix_op(&prefix, op)).collect();
-                    match textedit_plan(&cur, doc, &ops) {
+                    match crate::textedit::plan(&cur, doc, &ops) {
                         Ok(e) => {
                             edits.extend(e);
                             break 'doc;
@@ -698,9 +698,18 @@ pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>
             return Ok((cur != text).then_some(cur));
         }
         edits.sort_by_key(|e| e.start);
-        cur = textedit_apply(&cur, &edits);
+        cur = crate::textedit::apply(&cur, &edits);
     }
     Err(format!("fixes did not converge after {MAX_PASSES} passes"))
+}
+
+/// `a/deploy.yaml` for relative paths (what `git apply -p1` expects), the path itself otherwise.
+fn diff_name(side: &str, name: &str) -> String {
+    if name.starts_with('/') || name.starts_with('<') {
+        name.to_string()
+    } else {
+        format!("{side}/{name}")
+    }
 }
 
 fn prefix_op(prefix: &str, op: json_patch::PatchOperation) -> json_patch::PatchOperation {
@@ -744,19 +753,4 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
-}
-
-// TEMPORARY until src/textedit.rs lands.
-struct Edit {
-    start: usize,
-}
-fn textedit_plan(
-    _: &str,
-    _: &Document,
-    _: &[json_patch::PatchOperation],
-) -> Result<Vec<Edit>, String> {
-    Err("text edits not available yet".into())
-}
-fn textedit_apply(s: &str, _: &[Edit]) -> String {
-    s.to_string()
 }

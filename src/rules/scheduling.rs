@@ -296,10 +296,7 @@ fn missing_spec_os(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             }),
         ]
     } else {
-        let names: Vec<String> = blockers
-            .iter()
-            .map(|p| p.trim_start_matches(&site.spec_ptr).to_string())
-            .collect();
+        let names: Vec<String> = blockers.iter().map(|p| super::util::dotted(p)).collect();
         vec![Finding::new(
             &WIN003,
             site.spec_ptr.clone(),
@@ -994,7 +991,7 @@ mod tests {
             "spec.os must not be added while runAsUser is set"
         );
         assert!(
-            f.message.contains("/securityContext/runAsUser"),
+            f.message.contains("spec.securityContext.runAsUser"),
             "{}",
             f.message
         );
