@@ -472,8 +472,14 @@ fn lint_docs(
                     .ignore_reasons
                     .push(format!("{}: {r}", object_label(obj)));
             }
-            for f in rep.findings {
+            for mut f in rep.findings {
                 let pointer = format!("{prefix}{}", f.pointer);
+                if let Some(fix) = f.fix.as_mut() {
+                    fix.ops = std::mem::take(&mut fix.ops)
+                        .into_iter()
+                        .map(|op| prefix_op(&prefix, op))
+                        .collect();
+                }
                 let (line, column) = doc.map.locate(&pointer);
                 let fixable = engine::fix_allowed(&f, cfg);
                 findings.push(Located {

@@ -364,7 +364,7 @@ impl Config {
             if !doc.value.is_null() {
                 let f: ConfigFile =
                     serde_json::from_value(doc.value).map_err(|e| format!("{name}: {e}"))?;
-                cfg.apply_file(&f)?;
+                cfg.apply_file(&f).map_err(|e| format!("{name}: {e}"))?;
             }
         }
         Ok(cfg)
