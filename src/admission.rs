@@ -512,8 +512,11 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
                 .collect();
             let mut trial = object.clone();
             let (patch, rules) = engine::apply_fixes(&mut trial, &allowed, config);
-            let after = lint_errors(&trial, config);
-            if after.iter().all(|id| before.contains(id)) || patch.is_empty() {
+            if patch.is_empty()
+                || lint_errors(&trial, config)
+                    .iter()
+                    .all(|id| before.contains(id))
+            {
                 working = trial;
                 m.patch = patch;
                 m.rules = rules;

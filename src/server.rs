@@ -523,7 +523,8 @@ pub async fn start(args: ServeArgs) -> Result<Server, String> {
                 .await;
         })
     });
-    tracing::info!(uid = "", %addr, metrics = ?metrics_addr, "winlint webhook listening");
+    let metrics = metrics_addr.map_or_else(|| "off".to_string(), |a| a.to_string());
+    tracing::info!(uid = "", %addr, %metrics, "winlint webhook listening");
     Ok(Server {
         addr,
         metrics_addr,

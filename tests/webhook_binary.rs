@@ -79,8 +79,7 @@ fn spawn_serve(c: &Certs) -> (Running, std::net::SocketAddr, std::net::SocketAdd
         let v: serde_json::Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("log line is not JSON ({e}): {line}"));
         if let (Some(a), Some(m)) = (v["addr"].as_str(), v["metrics"].as_str()) {
-            let metrics = m.trim_start_matches("Some(").trim_end_matches(')');
-            return (r, a.parse().unwrap(), metrics.parse().unwrap());
+            return (r, a.parse().unwrap(), m.parse().unwrap());
         }
     }
     panic!("winlint serve did not report its address: {:?}", r.log);
