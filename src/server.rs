@@ -603,26 +603,25 @@ async fn accept_loop(
                 }
             };
             let is_h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+            // HTTP/2 streams have no header deadline here (frames interleave); the idle
+            // deadline still closes connections that carry no request for --idle-timeout.
+            let guard = Arc::new(ConnGuard::new((!is_h2).then_some(header), idle));
+            let g = guard.clone();
+            let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                let active = ActiveRequest::new(g.clone());
+                let fut = router.clone().call(req);
+                async move {
+                    let r = fut.await;
+                    drop(active);
+                    r
+                }
+            });
+            let io = TokioIo::new(GuardedIo::new(stream, guard));
             let result = if is_h2 {
-                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                    router.clone().call(req)
-                });
                 watcher
-                    .watch(h2.serve_connection(TokioIo::new(stream), svc).into_owned())
+                    .watch(h2.serve_connection(io, svc).into_owned())
                     .await
             } else {
-                let guard = Arc::new(ConnGuard::new(header, idle));
-                let g = guard.clone();
-                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                    let active = ActiveRequest::new(g.clone());
-                    let fut = router.clone().call(req);
-                    async move {
-                        let r = fut.await;
-                        drop(active);
-                        r
-                    }
-                });
-                let io = TokioIo::new(GuardedIo::new(stream, guard));
                 watcher
                     .watch(h1.serve_connection(io, svc).into_owned())
                     .await
@@ -812,12 +811,12 @@ fn admit(
     }
 }
 
-/// Header and idle deadlines of one HTTP/1.1 connection. A request's header must arrive within
+/// Header and idle deadlines of one connection (header deadline: HTTP/1.1 only). A request's header must arrive within
 /// `header` of its first byte (slow-loris clients are cut off); between requests the connection
 /// may be idle for `idle`. While a request is being answered neither applies.
 struct ConnGuard {
     state: std::sync::Mutex<GuardState>,
-    header: Duration,
+    header: Option<Duration>,
     idle: Duration,
 }
 
@@ -829,7 +828,7 @@ struct GuardState {
 }
 
 impl ConnGuard {
-    fn new(header: Duration, idle: Duration) -> Self {
+    fn new(header: Option<Duration>, idle: Duration) -> Self {
         ConnGuard {
             state: std::sync::Mutex::new(GuardState {
                 active: 0,
@@ -845,8 +844,11 @@ impl ConnGuard {
     }
     fn on_bytes(&self) {
         let mut s = self.lock();
-        if s.active == 0 && s.head_deadline.is_none() {
-            s.head_deadline = Some(tokio::time::Instant::now() + self.header);
+        if let Some(header) = self.header
+            && s.active == 0
+            && s.head_deadline.is_none()
+        {
+            s.head_deadline = Some(tokio::time::Instant::now() + header);
         }
     }
     fn deadline(&self) -> Option<tokio::time::Instant> {

@@ -426,3 +426,100 @@ async fn idle_keepalive_outlives_the_header_timeout_but_not_the_idle_timeout() {
     server.shutdown();
     server.wait().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_body_gets_408() {
+    let c = certs();
+    let mut a = args(&c);
+    a.request_timeout = 1.0;
+    let server = start(a).await;
+    let cfg = client_config(&[&c.tls.ca_pem], &[b"http/1.1"], None);
+    let mut s = tls_connect(server.addr, cfg).await.unwrap();
+    let body = windows_review("stalled");
+    let head = format!(
+        "POST /validate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(&body[..10]).await.unwrap();
+    s.flush().await.unwrap();
+    // The rest never comes.
+    let mut resp = Vec::new();
+    let mut buf = [0u8; 4096];
+    for _ in 0..100 {
+        match tokio::time::timeout(Duration::from_secs(30), s.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => {
+                resp.extend_from_slice(&buf[..n]);
+                if resp.windows(4).any(|w| w == b"\r\n\r\n") {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&resp);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert_healthy(server.addr, &c.tls.ca_pem).await;
+    server.shutdown();
+    server.wait().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_fails_during_the_shutdown_delay_while_requests_are_still_served() {
+    let c = certs();
+    let mut a = args(&c);
+    a.shutdown_delay = 3.0;
+    let server = start(a).await;
+    let m = server.metrics_addr.unwrap();
+    let mut client = Client::connect(server.addr, &c.tls.ca_pem, false).await;
+    server.shutdown();
+    let mut not_ready = false;
+    for _ in 0..100 {
+        if plain_get(m, "/readyz").await.0 == 503 {
+            not_ready = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(not_ready, "/readyz kept saying ready after shutdown began");
+    // Still answering on existing and new connections while endpoints drain.
+    let (status, _) = client
+        .post("/validate", windows_review("late"))
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    assert_healthy(server.addr, &c.tls.ca_pem).await;
+    tokio::time::timeout(Duration::from_secs(60), server.wait())
+        .await
+        .expect("stops after the delay");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_h2_connections_are_closed_after_the_idle_timeout() {
+    let c = certs();
+    let mut a = args(&c);
+    a.idle_timeout = 1.0;
+    let server = start(a).await;
+    let mut client = Client::connect(server.addr, &c.tls.ca_pem, true).await;
+    assert_eq!(
+        client
+            .post("/mutate", windows_review("h2"))
+            .await
+            .unwrap()
+            .0,
+        200
+    );
+    let mut closed = false;
+    for _ in 0..300 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if let Client::H2(s) = &client {
+            if s.is_closed() {
+                closed = true;
+                break;
+            }
+        }
+    }
+    assert!(closed, "idle h2 connection never closed");
+    server.shutdown();
+    server.wait().await;
+}
