@@ -1,0 +1,339 @@
+//! `--fix` and `--diff` are safe: surgical edits (comments, quoting and untouched lines stay
+//! byte-for-byte), idempotent, CRLF kept, never a write when the file does not parse or the
+//! atomic write cannot be done, and `--diff` never writes.
+//!
+//! Every test works on a copy of `testdata/cli/fix/*.yaml` in a temp dir.
+
+mod cli_support;
+
+use std::path::{Path, PathBuf};
+
+use cli_support::*;
+
+const COMMENTS: &str = "testdata/cli/fix/comments.yaml";
+
+/// Lines `--fix` may touch in `comments.yaml`: the nodes of its safe fixes.
+fn touched(line: &str) -> bool {
+    line.contains("beta.kubernetes.io/os") || line.contains("mountPath: /logs")
+}
+
+fn copy_to(dir: &Path, rel: &str, name: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::copy(root().join(rel), &p).unwrap_or_else(|e| panic!("copy {rel}: {e}"));
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `needles` appear in `hay` in order (a subsequence), else the first missing one.
+fn missing_in_order<'a>(needles: &[&'a str], hay: &[&str]) -> Option<&'a str> {
+    let mut it = hay.iter();
+    needles.iter().copied().find(|n| !it.any(|h| h == n))
+}
+
+fn fix(path: &Path, extra: &[&str]) -> Out {
+    let mut args = vec!["--fix"];
+    args.extend_from_slice(extra);
+    args.push(s(path));
+    winlint(&args)
+}
+
+fn assert_fixed_cleanly(out: &Out) {
+    out.assert_clean_exit();
+    assert_ne!(out.code(), 2, "--fix failed\n{out}");
+}
+
+#[test]
+fn diff_prints_a_unified_diff_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_to(dir.path(), COMMENTS, "comments.yaml");
+    let before = std::fs::read(&p).unwrap();
+    let out = winlint(&["--diff", s(&p)]);
+    out.assert_clean_exit();
+    assert_ne!(out.code(), 2, "{out}");
+    assert_eq!(std::fs::read(&p).unwrap(), before, "--diff must not write");
+    let d = &out.stdout;
+    let name = p.display().to_string();
+    assert!(
+        d.lines()
+            .any(|l| l.starts_with("--- ") && l.contains(&name)),
+        "{out}"
+    );
+    assert!(
+        d.lines()
+            .any(|l| l.starts_with("+++ ") && l.contains(&name)),
+        "{out}"
+    );
+    assert!(d.lines().any(|l| l.starts_with("@@ -")), "{out}");
+    assert!(
+        d.lines()
+            .any(|l| l.starts_with("-") && l.contains("mountPath: /logs")),
+        "{out}"
+    );
+    assert!(
+        d.lines()
+            .any(|l| l.starts_with("+") && l.contains("C:/logs")),
+        "{out}"
+    );
+    assert!(
+        d.lines()
+            .any(|l| l.starts_with("+") && l.contains("hostNetwork: true")),
+        "{out}"
+    );
+    // Only changed lines are - lines; comments are never removed.
+    for l in d
+        .lines()
+        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+    {
+        assert!(
+            touched(&l[1..]),
+            "--diff removes an untouched line: {l:?}\n{out}"
+        );
+    }
+}
+
+#[test]
+fn fix_keeps_comments_and_untouched_lines_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_to(dir.path(), COMMENTS, "comments.yaml");
+    let before = std::fs::read_to_string(&p).unwrap();
+    let out = fix(&p, &[]);
+    assert_fixed_cleanly(&out);
+    let after = std::fs::read_to_string(&p).unwrap();
+    assert_ne!(after, before, "--fix changed nothing\n{out}");
+
+    let kept: Vec<&str> = before.lines().filter(|l| !touched(l)).collect();
+    let new: Vec<&str> = after.lines().collect();
+    if let Some(l) = missing_in_order(&kept, &new) {
+        panic!("untouched line {l:?} changed or moved by --fix; file now:\n{after}");
+    }
+    // Every removed line was one of the nodes the fixes name.
+    for l in before.lines().filter(|l| !new.contains(l)) {
+        assert!(touched(l), "--fix rewrote {l:?}; file now:\n{after}");
+    }
+    // The fixes themselves.
+    assert!(after.contains("kubernetes.io/os: windows"), "{after}");
+    assert!(!after.contains("beta.kubernetes.io/os"), "{after}");
+    assert!(
+        after.contains("mountPath: C:/logs        # WIN308"),
+        "comment after the value kept: {after}"
+    );
+    assert!(after.contains("hostNetwork: true"), "{after}");
+    assert!(after.contains("tolerations"), "{after}");
+    // The opt-in WIN403 rename is not applied without --fix-opt-in.
+    assert!(
+        after.contains("- name: Logging:LogLevel   # WIN403"),
+        "{after}"
+    );
+    // The result is still valid and lints.
+    winlint(&["-o", "json", s(&p)]).assert_clean_exit();
+}
+
+#[test]
+fn fix_is_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_to(dir.path(), COMMENTS, "comments.yaml");
+    assert_fixed_cleanly(&fix(&p, &[]));
+    let once = std::fs::read(&p).unwrap();
+
+    let out = winlint(&["-o", "json", s(&p)]);
+    out.assert_clean_exit();
+    let r = out.json();
+    assert_eq!(r["summary"]["fixable"], 0, "after --fix:\n{}", brief(&r));
+    for rule in ["WIN001", "WIN002", "WIN007", "WIN201", "WIN308"] {
+        assert!(
+            !findings(&r).iter().any(|f| f["rule"] == rule),
+            "{rule} still reported after --fix:\n{}",
+            brief(&r)
+        );
+    }
+
+    assert_fixed_cleanly(&fix(&p, &[]));
+    assert_eq!(
+        std::fs::read(&p).unwrap(),
+        once,
+        "a second --fix changed the file"
+    );
+    let out = winlint(&["--diff", s(&p)]);
+    out.assert_clean_exit();
+    assert!(out.stdout.trim().is_empty(), "nothing left to diff\n{out}");
+}
+
+#[test]
+fn fix_opt_in_renames_the_env_var() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_to(dir.path(), COMMENTS, "comments.yaml");
+    assert_fixed_cleanly(&fix(&p, &["--fix-opt-in", "WIN403"]));
+    let after = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        after.contains("- name: Logging__LogLevel   # WIN403"),
+        "renamed in place, comment kept:\n{after}"
+    );
+    let r = winlint(&["-o", "json", "--fix-opt-in", "WIN403", s(&p)]).json();
+    assert_eq!(r["summary"]["fixable"], 0, "{}", brief(&r));
+}
+
+#[test]
+fn crlf_files_keep_crlf() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("crlf.yaml");
+    let text = fixture(COMMENTS).replace('\n', "\r\n");
+    std::fs::write(&p, &text).unwrap();
+    assert_fixed_cleanly(&fix(&p, &[]));
+    let after = std::fs::read(&p).unwrap();
+    assert_ne!(after, text.as_bytes(), "--fix changed nothing");
+    let after = String::from_utf8(after).unwrap();
+    let bare_lf = after
+        .match_indices('\n')
+        .filter(|(i, _)| *i == 0 || after.as_bytes()[i - 1] != b'\r')
+        .count();
+    assert_eq!(
+        bare_lf, 0,
+        "--fix wrote LF line endings into a CRLF file:\n{after:?}"
+    );
+    assert!(after.contains("C:/logs"), "{after}");
+    let kept: Vec<&str> = text.split("\r\n").filter(|l| !touched(l)).collect();
+    let new: Vec<&str> = after.split("\r\n").collect();
+    if let Some(l) = missing_in_order(&kept, &new) {
+        panic!("untouched line {l:?} changed by --fix in a CRLF file");
+    }
+}
+
+#[test]
+fn fix_keeps_the_file_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_to(dir.path(), COMMENTS, "comments.yaml");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+    assert_fixed_cleanly(&fix(&p, &[]));
+    let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    // No temp file left behind.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}
+
+#[test]
+fn a_file_that_does_not_parse_is_never_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = copy_to(dir.path(), "testdata/cli/bad/invalid.yaml", "a-broken.yaml");
+    let dup = copy_to(
+        dir.path(),
+        "testdata/cli/bad/duplicate-keys.yaml",
+        "b-dup.yaml",
+    );
+    let good = copy_to(dir.path(), COMMENTS, "c-good.yaml");
+    let (b0, d0) = (
+        std::fs::read(&broken).unwrap(),
+        std::fs::read(&dup).unwrap(),
+    );
+    let out = winlint(&["--fix", s(dir.path())]);
+    out.assert_code(2);
+    assert_eq!(
+        std::fs::read(&broken).unwrap(),
+        b0,
+        "invalid YAML rewritten by --fix"
+    );
+    assert_eq!(
+        std::fs::read(&dup).unwrap(),
+        d0,
+        "duplicate-key file rewritten by --fix"
+    );
+    assert!(out.stdout.contains("a-broken.yaml:"), "{out}");
+    // The good file is still fixed.
+    let g = std::fs::read_to_string(&good).unwrap();
+    assert!(
+        g.contains("C:/logs"),
+        "the parseable file was not fixed\n{out}"
+    );
+}
+
+/// Make `--fix` unable to create its temp file next to `p`; returns the wrapper to run
+/// winlint through, or `None` (with a note) when this environment cannot do it.
+fn unwritable_dir(dir: &Path) -> Option<Vec<String>> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if !is_root() {
+        return Some(Vec::new());
+    }
+    // Root ignores directory permissions: drop to nobody for the run, if setpriv exists.
+    let parent = dir.parent().unwrap();
+    let _ = std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o755));
+    let ok = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            bin(),
+            "--version",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!(
+            "note: running as root and cannot run winlint as nobody (setpriv missing or binary not readable); read-only directory case skipped"
+        );
+        return None;
+    }
+    Some(
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
+}
+
+#[test]
+fn fix_in_a_read_only_directory_fails_and_leaves_the_file_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let outer = tempfile::tempdir().unwrap();
+    let dir = outer.path().join("ro");
+    std::fs::create_dir(&dir).unwrap();
+    let p = copy_to(&dir, COMMENTS, "comments.yaml");
+    // Readable (and, for root, writable by nobody in place: only the directory stops the write).
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let before = std::fs::read(&p).unwrap();
+    let Some(via) = unwritable_dir(&dir) else {
+        return;
+    };
+    let out = Run::new(&["--fix", s(&p)]).via(&via).run();
+    // Restore so the temp dir can be removed whatever happened.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    out.assert_code(2);
+    assert_eq!(
+        std::fs::read(&p).unwrap(),
+        before,
+        "file changed although --fix failed"
+    );
+    assert!(
+        out.stdout.contains(&format!("{}:", p.display())),
+        "error names the file\n{out}"
+    );
+    assert!(
+        out.stdout.contains("cannot write") || out.stdout.contains("ermission"),
+        "error says why\n{out}"
+    );
+    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(names.len(), 1, "no temp file left behind");
+}
+
+#[test]
+fn fix_on_stdin_prints_the_fixed_manifest() {
+    let out = winlint_stdin(&["--fix", "-"], fixture(COMMENTS));
+    assert_fixed_cleanly(&out);
+    assert!(out.stdout.contains("C:/logs"), "{out}");
+    assert!(out.stdout.starts_with("# tests/cli_fix.rs"), "{out}");
+    let again = winlint_stdin(&["-o", "json", "-"], out.stdout.clone());
+    assert_eq!(again.json()["summary"]["fixable"], 0);
+}
