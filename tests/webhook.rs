@@ -335,3 +335,47 @@ async fn mutation_vectors() {
     server.shutdown();
     server.wait().await;
 }
+
+/// `--config`: per-rule severity overrides and `fix.safe: false` change the answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_file_overrides_severities_and_fixes() {
+    let c = certs();
+    let cfg = c.dir.path().join("winlint.yaml");
+    std::fs::write(
+        &cfg,
+        "rules:\n  WIN007: \"off\"\n  image-build-incompatible: warning\nfix:\n  safe: false\n",
+    )
+    .unwrap();
+    let mut a = args(&c);
+    a.config = Some(cfg);
+    let server = start(a).await;
+    let mut client = Client::connect(server.addr, &c.tls.ca_pem, false).await;
+    let dir = captures_dir();
+    // 002: denied by default (WIN007, WIN502); here WIN007 is off and WIN502 a warning.
+    let (status, body) = client
+        .post("/validate", std::fs::read(dir.join("002.json")).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["response"]["allowed"], true, "{v}");
+    let warned: BTreeSet<String> = v["response"]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| rule_of(w.as_str().unwrap()))
+        .collect();
+    assert!(
+        warned.contains("WIN502") && !warned.contains("WIN007"),
+        "{warned:?}"
+    );
+    // 001: no safe fixes → no patch.
+    let (_, body) = client
+        .post("/mutate", std::fs::read(dir.join("001.json")).unwrap())
+        .await
+        .unwrap();
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert!(v["response"].get("patch").is_none(), "{v}");
+    server.shutdown();
+    server.wait().await;
+}
