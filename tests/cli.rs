@@ -256,6 +256,23 @@ fn kinds_directory_is_linted_recursively_and_other_kinds_are_skipped() {
 }
 
 #[test]
+fn directories_lint_symlinked_manifests() {
+    // A directory of links (shared manifests linked into an overlay) must not lint as empty:
+    // a silent "0 files" is a green CI run that checked nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let target = root().join("testdata/cli/kinds/pod.yaml");
+    std::os::unix::fs::symlink(&target, dir.path().join("pod.yaml")).unwrap();
+    let out = winlint(&["-o", "json", dir.path().to_str().unwrap()]);
+    out.assert_clean_exit();
+    let r = out.json();
+    assert_eq!(
+        r["summary"]["files"], 1,
+        "symlinked manifest skipped\n{out}"
+    );
+    the_finding(&r, "WIN403", "/spec/containers/0/env/0/name");
+}
+
+#[test]
 fn service_and_configmap_only_give_nothing() {
     let out = winlint(&["-o", "json", "testdata/cli/kinds/not-pods.yaml"]);
     out.assert_code(0);

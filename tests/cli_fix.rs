@@ -337,3 +337,36 @@ fn fix_on_stdin_prints_the_fixed_manifest() {
     let again = winlint_stdin(&["-o", "json", "-"], out.stdout.clone());
     assert_eq!(again.json()["summary"]["fixable"], 0);
 }
+
+#[test]
+fn fix_through_a_symlink_edits_the_target_and_keeps_the_link() {
+    // Repos link shared manifests into several overlays; --fix on the link must fix the shared
+    // file, not replace the link with a private copy.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("shared")).unwrap();
+    let target = copy_to(&dir.path().join("shared"), COMMENTS, "app.yaml");
+    let link = dir.path().join("link.yaml");
+    std::os::unix::fs::symlink("shared/app.yaml", &link).unwrap();
+    assert_fixed_cleanly(&fix(&link, &[]));
+    let meta = std::fs::symlink_metadata(&link).unwrap();
+    assert!(
+        meta.file_type().is_symlink(),
+        "--fix replaced the symlink {} with a regular file",
+        link.display()
+    );
+    let fixed = std::fs::read_to_string(&target).unwrap();
+    assert!(
+        fixed.contains("C:/logs"),
+        "the link's target was not fixed:\n{fixed}"
+    );
+}
+
+#[test]
+fn fix_on_stdin_with_nothing_to_fix_echoes_the_input() {
+    // `winlint --fix - < in.yaml > out.yaml` is a filter: with nothing to fix, out.yaml must be
+    // in.yaml, not empty.
+    let input = fixture("testdata/linux/restricted.yaml");
+    let out = winlint_stdin(&["--fix", "-"], input.clone());
+    out.assert_code(0);
+    assert_eq!(out.stdout, input, "--fix - lost the manifest");
+}
