@@ -397,6 +397,20 @@ fn exit_2_on_usage_errors() {
 }
 
 #[test]
+fn help_and_version_exit_0() {
+    for args in [
+        &["--help"][..],
+        &["-h"],
+        &["--version"],
+        &["rules", "--help"],
+    ] {
+        let out = winlint(args);
+        out.assert_code(0);
+        assert!(!out.stdout.is_empty(), "{out}");
+    }
+}
+
+#[test]
 fn accepted_windows_build_spellings() {
     for b in [
         "ltsc2022",
@@ -638,6 +652,31 @@ fn sarif_shape() {
     assert_eq!(region["startColumn"], column_of(&text, line, "medium"));
     let info = results.iter().find(|r| r["ruleId"] == "WIN403").unwrap();
     assert_eq!(info["level"], "note");
+}
+
+#[test]
+fn sarif_uris_are_valid_uri_references() {
+    // RFC 3986: a space is not allowed in a URI; code-scanning uploads resolve these against
+    // the checkout, so `my manifests/pod.yaml` must be written `my%20manifests/pod.yaml`.
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("my manifests");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::copy(
+        root().join("testdata/cli/kinds/pod.yaml"),
+        sub.join("pod.yaml"),
+    )
+    .unwrap();
+    let out = Run::new(&["-o", "sarif", "my manifests/pod.yaml"])
+        .cwd(dir.path())
+        .run();
+    out.assert_code(0);
+    let s = out.json();
+    let uri =
+        s["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+            .to_string();
+    assert_eq!(uri, "my%20manifests/pod.yaml");
 }
 
 #[test]

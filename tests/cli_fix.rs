@@ -370,3 +370,78 @@ fn fix_on_stdin_with_nothing_to_fix_echoes_the_input() {
     out.assert_code(0);
     assert_eq!(out.stdout, input, "--fix - lost the manifest");
 }
+
+#[test]
+fn fix_handles_a_list_with_many_fixable_items() {
+    // `kubectl get deployments -o yaml` is one `kind: List` document: 40 Windows pods without an
+    // OS pin or toleration need 80 fixes in that one document.
+    let mut text = String::from("apiVersion: v1\nkind: List\nitems:\n");
+    for i in 0..40 {
+        text.push_str(&format!(
+            "- apiVersion: v1\n  kind: Pod\n  metadata: {{name: p{i}}}\n  spec:\n    os: {{name: windows}}\n    containers:\n    - name: a\n      image: mcr.microsoft.com/windows/servercore:ltsc2022\n"
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("list.yaml");
+    std::fs::write(&p, &text).unwrap();
+    let out = fix(&p, &[]);
+    assert_fixed_cleanly(&out);
+    let after = std::fs::read_to_string(&p).unwrap();
+    assert_eq!(
+        after.matches("kubernetes.io/os: windows").count(),
+        40,
+        "{out}"
+    );
+    let r = winlint(&["-o", "json", s(&p)]).json();
+    assert_eq!(r["summary"]["fixable"], 0, "{}", brief(&r));
+    assert_eq!(r["summary"]["errors"], 0, "{}", brief(&r));
+}
+
+#[test]
+fn fix_handles_a_pod_with_many_fixable_mounts() {
+    let mut text = String::from(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: many}\nspec:\n  os: {name: windows}\n  nodeSelector: {kubernetes.io/os: windows}\n  tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]\n  containers:\n  - name: a\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n    volumeMounts:\n",
+    );
+    for i in 0..70 {
+        text.push_str(&format!("    - {{name: v{i}, mountPath: /data{i}}}\n"));
+    }
+    text.push_str("  volumes:\n");
+    for i in 0..70 {
+        text.push_str(&format!("  - {{name: v{i}, emptyDir: {{}}}}\n"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("many.yaml");
+    std::fs::write(&p, &text).unwrap();
+    let out = fix(&p, &[]);
+    assert_fixed_cleanly(&out);
+    let after = std::fs::read_to_string(&p).unwrap();
+    assert_eq!(after.matches("mountPath: C:/data").count(), 70, "{out}");
+}
+
+#[test]
+fn an_unfixable_alias_does_not_block_the_other_fixes() {
+    // Two containers share their volumeMounts through an alias. Whether or not the planner can
+    // edit the aliased mountPath, the unrelated fixes of the file (nodeSelector, toleration)
+    // must still be applied, and the file is not reported as unreadable.
+    let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: anchors\nspec:\n  os: {name: windows}\n  containers:\n  - name: a\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n    volumeMounts: &vm\n    - name: v\n      mountPath: /data\n  - name: b\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n    volumeMounts: *vm\n  volumes:\n  - name: v\n    emptyDir: {}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("anchors.yaml");
+    std::fs::write(&p, text).unwrap();
+    let out = fix(&p, &[]);
+    assert_fixed_cleanly(&out);
+    assert!(!out.stdout.contains("could not be read"), "{out}");
+    let after = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        after.contains("kubernetes.io/os: windows"),
+        "{out}\n{after}"
+    );
+    assert!(after.contains("volumeMounts: *vm"), "alias kept: {after}");
+    let r = winlint(&["-o", "json", s(&p)]).json();
+    assert!(
+        !findings(&r)
+            .iter()
+            .any(|f| f["rule"] == "WIN001" || f["rule"] == "WIN007"),
+        "{}",
+        brief(&r)
+    );
+}
