@@ -273,6 +273,21 @@ fn directories_lint_symlinked_manifests() {
 }
 
 #[test]
+fn the_same_file_named_twice_is_linted_once() {
+    let out = winlint(&[
+        "-o",
+        "json",
+        "testdata/cli/kinds/pod.yaml",
+        "./testdata/cli/kinds/pod.yaml",
+        "testdata/cli/kinds/../kinds/pod.yaml",
+    ]);
+    out.assert_code(0);
+    let r = out.json();
+    assert_eq!(r["summary"]["files"], 1, "{}", brief(&r));
+    assert_eq!(findings(&r).len(), 1, "{}", brief(&r));
+}
+
+#[test]
 fn service_and_configmap_only_give_nothing() {
     let out = winlint(&["-o", "json", "testdata/cli/kinds/not-pods.yaml"]);
     out.assert_code(0);
@@ -555,6 +570,56 @@ fn colour_choices() {
         .run();
     assert!(!esc(&out));
     out.json();
+}
+
+/// `winlint ARGS` on a pseudo-terminal (util-linux `script`), or `None` when unavailable.
+fn on_a_terminal(args: &str, no_color: bool) -> Option<Out> {
+    let probe = std::process::Command::new("script")
+        .args(["-qec", "true", "/dev/null"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("note: no `script` to allocate a terminal; terminal colour case skipped");
+        return None;
+    }
+    let cmdline = format!("'{}' {args}", bin());
+    let mut run = Run::new::<&str>(&[])
+        .program(&["script", "-qec", &cmdline, "/dev/null"])
+        .without_no_color();
+    if no_color {
+        run = run.env("NO_COLOR", "1");
+    }
+    Some(run.run())
+}
+
+#[test]
+fn colour_on_a_terminal_unless_no_color() {
+    let Some(tty) = on_a_terminal(MULTI, false) else {
+        return;
+    };
+    assert!(
+        tty.stdout.contains("\x1b["),
+        "a terminal gets colour\n{tty}"
+    );
+    assert!(tty.stdout.contains("WIN403"), "{tty}");
+    let Some(plain) = on_a_terminal(MULTI, true) else {
+        return;
+    };
+    assert!(plain.stdout.contains("WIN403"), "{plain}");
+    assert!(
+        !plain.stdout.contains('\x1b'),
+        "NO_COLOR is respected on a terminal\n{plain}"
+    );
+    let Some(never) = on_a_terminal(&format!("--color never {MULTI}"), false) else {
+        return;
+    };
+    assert!(!never.stdout.contains('\x1b'), "{never}");
+    // An explicit --color always wins over NO_COLOR (no-color.org).
+    let Some(always) = on_a_terminal(&format!("--color always {MULTI}"), true) else {
+        return;
+    };
+    assert!(always.stdout.contains("\x1b["), "{always}");
 }
 
 #[test]

@@ -105,6 +105,7 @@ pub struct Run {
     mem_limit_mib: Option<u64>,
     kill_after: Option<Duration>,
     via: Vec<String>,
+    program: Option<Vec<String>>,
 }
 
 impl Run {
@@ -147,6 +148,13 @@ impl Run {
         self
     }
 
+    /// Run this command line instead of the binary (the binary's path is `bin()`), e.g.
+    /// `script` to give winlint a terminal.
+    pub fn program<S: AsRef<str>>(mut self, argv: &[S]) -> Self {
+        self.program = Some(argv.iter().map(|s| s.as_ref().to_string()).collect());
+        self
+    }
+
     /// A longer kill timeout than [`KILL_AFTER`] (for the 50 MB input on a debug build).
     pub fn kill_after(mut self, d: Duration) -> Self {
         self.kill_after = Some(d);
@@ -155,8 +163,14 @@ impl Run {
 
     pub fn run(self) -> Out {
         let kill_after = self.kill_after.unwrap_or(KILL_AFTER);
-        let mut argv: Vec<String> = self.via.clone();
-        argv.push(bin().to_string());
+        let argv: Vec<String> = match &self.program {
+            Some(p) => p.clone(),
+            None => {
+                let mut v = self.via.clone();
+                v.push(bin().to_string());
+                v
+            }
+        };
         let mut cmd = match self.mem_limit_mib {
             Some(mib) => {
                 let mut c = Command::new("sh");
