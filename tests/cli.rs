@@ -151,6 +151,38 @@ fn multi_doc_finds_exactly_the_planted_faults() {
 }
 
 #[test]
+fn unusual_yaml_locations() {
+    let f = "testdata/cli/odd-yaml.yaml";
+    let text = fixture(f);
+    let out = winlint(&["-o", "json", f]);
+    out.assert_code(0);
+    let r = out.json();
+    assert_eq!(findings(&r).len(), 3, "{}", brief(&r));
+    for (pointer, needle) in [
+        (
+            "/spec/containers/0/volumeMounts/0/mountPath",
+            "mountPath: /explicit-key",
+        ),
+        (
+            "/spec/containers/1/volumeMounts/0/mountPath",
+            "mountPath: /multiline-flow",
+        ),
+        (
+            "/spec/containers/0/volumeMounts/0/mountPath",
+            "mountPath: /same-line",
+        ),
+    ] {
+        let line = line_of(&text, needle);
+        let hit = findings(&r)
+            .iter()
+            .find(|x| x["line"] == line && x["pointer"] == pointer)
+            .unwrap_or_else(|| panic!("no WIN308 at line {line} ({needle})\n{}", brief(&r)));
+        assert_eq!(hit["rule"], "WIN308");
+        assert_eq!(hit["column"], column_of(&text, line, needle), "{hit}");
+    }
+}
+
+#[test]
 fn findings_are_sorted_by_line() {
     let r = multi_report();
     let lines: Vec<u64> = findings(&r)

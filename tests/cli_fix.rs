@@ -445,3 +445,28 @@ fn an_unfixable_alias_does_not_block_the_other_fixes() {
         brief(&r)
     );
 }
+
+#[test]
+fn fix_in_unusual_yaml_changes_only_the_mount_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_to(dir.path(), "testdata/cli/odd-yaml.yaml", "odd.yaml");
+    let before = std::fs::read_to_string(&p).unwrap();
+    assert_fixed_cleanly(&fix(&p, &[]));
+    let after = std::fs::read_to_string(&p).unwrap();
+    let (b, a): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
+    assert_eq!(b.len(), a.len(), "{after}");
+    let changed: Vec<(&str, &str)> = b
+        .iter()
+        .zip(&a)
+        .filter(|(x, y)| x != y)
+        .map(|(x, y)| (*x, *y))
+        .collect();
+    assert_eq!(changed.len(), 3, "{changed:#?}");
+    for (old, new) in changed {
+        assert_eq!(
+            new,
+            old.replacen("mountPath: /", "mountPath: C:/", 1),
+            "only the mountPath value changes"
+        );
+    }
+}
