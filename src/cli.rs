@@ -353,7 +353,7 @@ fn collect_inputs(paths: &[PathBuf], errors: &mut Vec<InputError>) -> Vec<Input>
         if p.is_dir() {
             let mut files: Vec<PathBuf> = Vec::new();
             for entry in walkdir::WalkDir::new(p)
-                .follow_links(false)
+                .follow_links(true)
                 .sort_by_file_name()
             {
                 match entry {
@@ -370,11 +370,11 @@ fn collect_inputs(paths: &[PathBuf], errors: &mut Vec<InputError>) -> Vec<Input>
                 }
             }
             for f in files {
-                if seen.insert(f.clone()) {
+                if seen.insert(std::fs::canonicalize(&f).unwrap_or_else(|_| f.clone())) {
                     read_file(&f, &mut out, errors);
                 }
             }
-        } else if seen.insert(p.clone()) {
+        } else if seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())) {
             read_file(p, &mut out, errors);
         }
     }

@@ -255,11 +255,25 @@ pub fn sarif_value(r: &Report) -> Value {
     })
 }
 
-/// Relative paths as they are (SARIF resolves them against the checkout); `-` as `stdin`.
+/// Characters a URI path may carry as they are (RFC 3986 unreserved, plus `/`).
+const URI_PATH: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
+
+/// A URI reference for a file: relative paths stay relative (SARIF consumers resolve them
+/// against the checkout), percent-encoded; `-` becomes `stdin`.
 fn sarif_uri(file: &str) -> String {
     if file == "<stdin>" {
-        "stdin".into()
+        return "stdin".into();
+    }
+    let path = file.replace('\\', "/");
+    let encoded = percent_encoding::utf8_percent_encode(&path, URI_PATH).to_string();
+    if path.starts_with('/') {
+        format!("file://{encoded}")
     } else {
-        file.replace('\\', "/")
+        encoded
     }
 }
