@@ -338,19 +338,71 @@ fn deployment_is_hardened() {
     assert!(read("templates/certificate.yaml").contains("kind: Certificate"));
 }
 
-/// With Helm installed: lint and render, and parse every rendered object.
-#[test]
-fn helm_template_when_helm_is_available() {
-    let ok = std::process::Command::new("helm")
+/// The `helm` to use: `$WINLINT_HELM`, else `helm` on PATH; `None` when neither runs.
+fn helm() -> Option<String> {
+    let cmd = std::env::var("WINLINT_HELM").unwrap_or_else(|_| "helm".into());
+    let ok = std::process::Command::new(&cmd)
         .arg("version")
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
-    if !ok {
+    ok.then_some(cmd)
+}
+
+fn helm_template(helm: &str, sets: &[&str]) -> Vec<Value> {
+    let mut cmd = std::process::Command::new(helm);
+    cmd.args(["template", "winlint", "--namespace", "winlint-system"])
+        .arg(chart());
+    for s in sets {
+        cmd.args(["--set", s]);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "helm template {sets:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    yaml_docs(&String::from_utf8(out.stdout).unwrap())
+}
+
+/// Deserialize as `T` and check that no field was dropped (k8s-openapi ignores unknown ones).
+fn typed<T: serde::de::DeserializeOwned + serde::Serialize>(v: &Value) -> T {
+    fn strip(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k.clone(), strip(v)))
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.iter().map(strip).collect()),
+            other => other.clone(),
+        }
+    }
+    let t: T = serde_json::from_value(v.clone())
+        .unwrap_or_else(|e| panic!("{} does not parse: {e}", v["kind"]));
+    assert_eq!(
+        strip(&serde_json::to_value(&t).unwrap()),
+        strip(v),
+        "{} has fields its type does not know",
+        v["kind"]
+    );
+    t
+}
+
+/// With Helm (PATH or `$WINLINT_HELM`): lint, render the default and the optional variants,
+/// parse every object as its Kubernetes type, and check that the Helm-generated caBundle
+/// verifies the generated serving certificate for the Service name.
+#[test]
+fn helm_template_when_helm_is_available() {
+    use k8s_openapi::api::admissionregistration::v1::{
+        MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    };
+    let Some(helm) = helm() else {
         eprintln!("helm not installed: rendering checks skipped");
         return;
-    }
-    let lint = std::process::Command::new("helm")
+    };
+    let lint = std::process::Command::new(&helm)
         .args(["lint", "--strict"])
         .arg(chart())
         .output()
@@ -360,36 +412,167 @@ fn helm_template_when_helm_is_available() {
         "{}",
         String::from_utf8_lossy(&lint.stdout)
     );
-    let out = std::process::Command::new("helm")
-        .args(["template", "winlint", "--namespace", "winlint-system"])
-        .arg(chart())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let docs = yaml_docs(&String::from_utf8(out.stdout).unwrap());
+    let docs = helm_template(&helm, &[]);
+    let kinds: BTreeSet<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    for k in [
+        "Deployment",
+        "Service",
+        "ServiceAccount",
+        "ConfigMap",
+        "Secret",
+        "PodDisruptionBudget",
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ] {
+        assert!(kinds.contains(k), "{k} not rendered: {kinds:?}");
+    }
+    let mut secret_crt = Vec::new();
+    let mut ca_bundles = Vec::new();
     for d in &docs {
         match d["kind"].as_str().unwrap() {
             "Deployment" => {
-                serde_json::from_value::<k8s_openapi::api::apps::v1::Deployment>(d.clone())
-                    .unwrap();
+                typed::<k8s_openapi::api::apps::v1::Deployment>(d);
+            }
+            "Service" => {
+                typed::<k8s_openapi::api::core::v1::Service>(d);
+            }
+            "ServiceAccount" => {
+                typed::<k8s_openapi::api::core::v1::ServiceAccount>(d);
+            }
+            "PodDisruptionBudget" => {
+                typed::<k8s_openapi::api::policy::v1::PodDisruptionBudget>(d);
+            }
+            "ConfigMap" => {
+                let cm: k8s_openapi::api::core::v1::ConfigMap = typed(d);
+                let text = &cm.data.unwrap()["winlint.yaml"];
+                let cfg = winlint::config::Config::from_yaml(text, "rendered winlint.yaml")
+                    .expect("the rendered winlint.yaml is valid");
+                // The cluster's version (helm's default capabilities) went into the target.
+                assert!(cfg.target.kubernetes.at_least(1, 20));
+                assert!(text.contains("kubernetesVersion"));
+            }
+            "Secret" => {
+                let s: k8s_openapi::api::core::v1::Secret = typed(d);
+                secret_crt = s.data.unwrap()["tls.crt"].0.clone();
             }
             "MutatingWebhookConfiguration" => {
-                serde_json::from_value::<
-                    k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
-                >(d.clone())
-                .unwrap();
+                let m: MutatingWebhookConfiguration = typed(d);
+                let w = &m.webhooks.unwrap()[0];
+                assert_eq!(w.side_effects, "None");
+                assert_eq!(w.reinvocation_policy.as_deref(), Some("IfNeeded"));
+                ca_bundles.push(w.client_config.ca_bundle.clone().unwrap().0);
             }
             "ValidatingWebhookConfiguration" => {
-                serde_json::from_value::<
-                    k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
-                >(d.clone())
-                .unwrap();
+                let v: ValidatingWebhookConfiguration = typed(d);
+                let w = &v.webhooks.unwrap()[0];
+                assert!(w.timeout_seconds.unwrap() <= 5);
+                let names = w
+                    .namespace_selector
+                    .clone()
+                    .unwrap()
+                    .match_expressions
+                    .unwrap()[0]
+                    .values
+                    .clone()
+                    .unwrap();
+                assert_eq!(names, ["kube-system", "winlint-system"]);
+                ca_bundles.push(w.client_config.ca_bundle.clone().unwrap().0);
+            }
+            other => panic!("unexpected kind {other}"),
+        }
+    }
+    assert_eq!(ca_bundles.len(), 2);
+    for ca in &ca_bundles {
+        verify(ca, &secret_crt, "winlint.winlint-system.svc");
+    }
+
+    // Variants: cert-manager, ServiceMonitor, NetworkPolicy, no mutation, workload mutation.
+    let docs = helm_template(
+        &helm,
+        &[
+            "certificates.mode=cert-manager",
+            "metrics.serviceMonitor.enabled=true",
+            "networkPolicy.enabled=true",
+            "networkPolicy.apiServerCIDRs={10.0.0.0/8}",
+            "webhook.excludeNamespaces={monitoring}",
+        ],
+    );
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    for k in ["Certificate", "Issuer", "ServiceMonitor", "NetworkPolicy"] {
+        assert!(kinds.contains(&k), "{k} not rendered: {kinds:?}");
+    }
+    assert!(!kinds.contains(&"Secret"), "cert-manager makes the Secret");
+    for d in &docs {
+        match d["kind"].as_str().unwrap() {
+            "NetworkPolicy" => {
+                typed::<k8s_openapi::api::networking::v1::NetworkPolicy>(d);
+            }
+            "ValidatingWebhookConfiguration" => {
+                let v: ValidatingWebhookConfiguration = typed(d);
+                let w = &v.webhooks.unwrap()[0];
+                assert!(w.client_config.ca_bundle.is_none());
+                assert!(
+                    v.metadata.annotations.unwrap()["cert-manager.io/inject-ca-from"]
+                        .starts_with("winlint-system/")
+                );
+                let names = w
+                    .namespace_selector
+                    .clone()
+                    .unwrap()
+                    .match_expressions
+                    .unwrap()[0]
+                    .values
+                    .clone()
+                    .unwrap();
+                assert!(names.contains(&"monitoring".to_string()));
             }
             _ => {}
         }
     }
+    let docs = helm_template(&helm, &["webhook.mutate=false"]);
+    assert!(
+        docs.iter()
+            .all(|d| d["kind"] != "MutatingWebhookConfiguration")
+    );
+    let docs = helm_template(&helm, &["config.mutation.workloads=true"]);
+    let m = docs
+        .iter()
+        .find(|d| d["kind"] == "MutatingWebhookConfiguration")
+        .unwrap();
+    let m: MutatingWebhookConfiguration = typed(m);
+    assert_eq!(m.webhooks.unwrap()[0].rules.clone().unwrap().len(), 3);
+    // The schema rejects what it should.
+    let bad = std::process::Command::new(&helm)
+        .args(["template", "x", "--set", "webhook.timeoutSeconds=30"])
+        .arg(chart())
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+}
+
+fn verify(ca_pem: &[u8], cert_pem: &[u8], name: &str) {
+    use rustls::client::danger::ServerCertVerifier;
+    use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_slice_iter(ca_pem) {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let v = rustls::client::WebPkiServerVerifier::builder_with_provider(
+        std::sync::Arc::new(roots),
+        std::sync::Arc::new(rustls::crypto::ring::default_provider()),
+    )
+    .build()
+    .unwrap();
+    let chain: Vec<CertificateDer> = CertificateDer::pem_slice_iter(cert_pem)
+        .map(|c| c.unwrap())
+        .collect();
+    v.verify_server_cert(
+        &chain[0],
+        &chain[1..],
+        &ServerName::try_from(name.to_string()).unwrap(),
+        &[],
+        UnixTime::now(),
+    )
+    .expect("the Helm-generated caBundle verifies the serving certificate");
 }
