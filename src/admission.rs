@@ -1049,6 +1049,22 @@ mod tests {
     }
 
     #[test]
+    fn mv6_runtime_class_already_merged_gets_only_spec_os() {
+        // RuntimeClass admission (an in-tree plugin) merges the RuntimeClass's nodeSelector and
+        // tolerations into the pod before mutating webhooks run: this is what winlint sees.
+        let pod = json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"rc"},
+            "spec":{"runtimeClassName":"windows-2022",
+                "nodeSelector":{"kubernetes.io/os":"windows","node.kubernetes.io/windows-build":"10.0.20348"},
+                "tolerations":[{"key":"os","operator":"Equal","value":"windows","effect":"NoSchedule"}],
+                "containers":[{"name":"a","image":"mcr.microsoft.com/windows/servercore:ltsc2022"}]}});
+        let w = Webhook::new(Config::default());
+        let a = answer(&w, &review("CREATE", pod), Endpoint::Mutate);
+        let ops = decoded_patch(&a).expect("M4");
+        let paths: Vec<&str> = ops.iter().map(|o| o["path"].as_str().unwrap()).collect();
+        assert_eq!(paths, ["/spec/os", "/metadata/annotations"], "{ops:?}");
+    }
+
+    #[test]
     fn warnings_are_short() {
         let long = "x".repeat(300);
         let w = warning_line("WIN003", &long);
