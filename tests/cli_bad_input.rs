@@ -359,3 +359,25 @@ fn fifty_megabyte_file_gives_a_result_with_exact_counts() {
     assert_eq!(last["column"], col, "{last}");
     assert_eq!(last["object"], format!("Pod/win-{}", docs - 1));
 }
+
+#[test]
+fn symlink_loops_in_a_directory_end_and_the_rest_is_linted() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::copy(
+        root().join("testdata/cli/kinds/pod.yaml"),
+        sub.join("pod.yaml"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("..", sub.join("up")).unwrap();
+    std::os::unix::fs::symlink("pod.yaml", sub.join("again.yaml")).unwrap();
+    let out = Run::new(&["-o", "json", dir.path().to_str().unwrap()])
+        .mem_limit_mib(SMALL_MIB)
+        .run();
+    out.assert_clean_exit();
+    assert!([0, 2].contains(&out.code()), "{out}");
+    let r = out.json();
+    // pod.yaml once, however many ways the walk reaches it.
+    assert_eq!(findings(&r).len(), 1, "{}", brief(&r));
+}
