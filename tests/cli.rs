@@ -1051,6 +1051,59 @@ fn bad_config_files_are_usage_errors() {
 }
 
 #[test]
+fn unquoted_off_in_the_config_disables_the_rule() {
+    // `WIN308: off` is how people write it; YAML 1.1 (Kubernetes' YAML) reads a bare off as
+    // false. Both must mean "disabled", not "invalid type: boolean".
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in [
+        ("off.yaml", "rules:\n  WIN308: off\n"),
+        (
+            "false.yaml",
+            "rules:\n  mountpath-not-windows-style: false\n",
+        ),
+    ] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        let out = winlint(&["-o", "json", "--config", p.to_str().unwrap(), SUBJECT]);
+        out.assert_code(0);
+        let r = out.json();
+        assert!(
+            !rules_of(&r).iter().any(|(a, _)| a == "WIN308"),
+            "{name}: {}",
+            brief(&r)
+        );
+    }
+}
+
+#[test]
+fn unquoted_kubernetes_version_is_not_read_as_a_float() {
+    // `kubernetesVersion: 1.30` unquoted is the float 1.3. winlint must not lint against
+    // Kubernetes 1.3: either read it as 1.30 or refuse it with a hint to quote it.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("winlint.yaml");
+    std::fs::write(&p, "target:\n  kubernetesVersion: 1.30\n").unwrap();
+    let pod =
+        format!("{WINOK}    resources: {{requests: {{memory: 1Gi}}, limits: {{memory: 1Gi}}}}\n");
+    let out = Run::new(&["-o", "json", "--config", p.to_str().unwrap(), "-"])
+        .stdin(pod)
+        .run();
+    out.assert_clean_exit();
+    if out.code() == 2 {
+        assert!(
+            out.stderr.contains("quote") || out.stderr.contains("\"1.30\""),
+            "refusing is fine, but say how to fix it\n{out}"
+        );
+    } else {
+        let r = out.json();
+        assert!(
+            !rules_of(&r).iter().any(|(a, _)| a == "WIN406"),
+            "linted against Kubernetes 1.3: {}",
+            brief(&r)
+        );
+    }
+}
+
+#[test]
 fn ignore_annotation_by_id_and_by_name_with_reason() {
     let f = "testdata/cli/ignore.yaml";
     let out = winlint(&["-o", "json", f]);
