@@ -255,7 +255,7 @@ fn a_file_that_does_not_parse_is_never_touched() {
 
 /// Make `--fix` unable to create its temp file next to `p`; returns the wrapper to run
 /// winlint through, or `None` (with a note) when this environment cannot do it.
-fn unwritable_dir(dir: &Path) -> Option<Vec<String>> {
+fn unwritable_dir(dir: &Path, file: &Path) -> Option<Vec<String>> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
     if !is_root() {
@@ -270,7 +270,9 @@ fn unwritable_dir(dir: &Path) -> Option<Vec<String>> {
             "--regid=65534",
             "--clear-groups",
             bin(),
-            "--version",
+            "--fail-on",
+            "never",
+            file.to_str().unwrap(),
         ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -278,7 +280,7 @@ fn unwritable_dir(dir: &Path) -> Option<Vec<String>> {
         .is_ok_and(|s| s.success());
     if !ok {
         eprintln!(
-            "note: running as root and cannot run winlint as nobody (setpriv missing or binary not readable); read-only directory case skipped"
+            "note: running as root and cannot lint the file as nobody (setpriv missing, binary or temp dir not readable); read-only directory case skipped"
         );
         return None;
     }
@@ -304,7 +306,7 @@ fn fix_in_a_read_only_directory_fails_and_leaves_the_file_alone() {
     // Readable (and, for root, writable by nobody in place: only the directory stops the write).
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
     let before = std::fs::read(&p).unwrap();
-    let Some(via) = unwritable_dir(&dir) else {
+    let Some(via) = unwritable_dir(&dir, &p) else {
         return;
     };
     let out = Run::new(&["--fix", s(&p)]).via(&via).run();
