@@ -91,6 +91,10 @@ pub struct ServeArgs {
     /// Requests evaluated at once; more wait for a slot (within the request timeout).
     #[arg(long, default_value_t = 256)]
     pub max_concurrency: usize,
+    /// Request bytes being evaluated at once (by Content-Length); more wait for room (within
+    /// the request timeout). Bounds memory: a 3 MiB object parses into several times that.
+    #[arg(long, default_value_t = 32 * 1024 * 1024, value_name = "BYTES")]
+    pub max_inflight_bytes: usize,
     /// Largest request body in bytes (413 beyond). Objects are ≤3 MiB, UPDATE carries two.
     #[arg(long, default_value_t = 8 * 1024 * 1024, value_name = "BYTES")]
     pub max_body_bytes: usize,
@@ -128,6 +132,7 @@ impl ServeArgs {
             log_format: LogFormat::Text,
             cert_reload_interval: 10.0,
             max_concurrency: 256,
+            max_inflight_bytes: 32 * 1024 * 1024,
             max_body_bytes: 8 * 1024 * 1024,
             request_timeout: 10.0,
             header_timeout: 10.0,
@@ -317,6 +322,10 @@ pub struct AppState {
     pub metrics: Metrics,
     pub ready: AtomicBool,
     limit: Semaphore,
+    /// Budget of in-flight request bytes, in KiB permits.
+    bytes: Semaphore,
+    bytes_kib: u32,
+    max_body_kib: u32,
     request_timeout: Duration,
 }
 
@@ -434,6 +443,9 @@ pub async fn start(args: ServeArgs) -> Result<Server, String> {
         metrics: Metrics::new(),
         ready: AtomicBool::new(true),
         limit: Semaphore::new(args.max_concurrency.max(1)),
+        bytes: Semaphore::new(kib(args.max_inflight_bytes) as usize),
+        bytes_kib: kib(args.max_inflight_bytes),
+        max_body_kib: kib(args.max_body_bytes),
         request_timeout: secs(args.request_timeout),
     });
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -682,20 +694,30 @@ fn metrics_router(state: Arc<AppState>) -> Router {
 /// Concurrency limit and request timeout around every webhook request.
 async fn limits(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let deadline = tokio::time::Instant::now() + state.request_timeout;
-    let permit = match tokio::time::timeout_at(deadline, state.limit.acquire()).await {
-        Ok(Ok(p)) => p,
-        _ => {
-            state
-                .metrics
-                .request(endpoint_of(req.uri().path()), "overloaded");
-            return (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "winlint: too many requests\n",
-            )
-                .into_response();
-        }
-    };
     let path = req.uri().path().to_string();
+    // Memory: reserve the body's size (Content-Length, else the largest allowed body) from the
+    // in-flight byte budget; a body larger than the whole budget takes all of it.
+    let want = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(state.max_body_kib, kib)
+        .clamp(1, state.bytes_kib);
+    let permits = tokio::time::timeout_at(deadline, async {
+        let count = state.limit.acquire().await.ok()?;
+        let bytes = state.bytes.acquire_many(want).await.ok()?;
+        Some((count, bytes))
+    })
+    .await;
+    let Ok(Some(permits)) = permits else {
+        state.metrics.request(endpoint_of(&path), "overloaded");
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "winlint: too many requests\n",
+        )
+            .into_response();
+    };
     let resp = match tokio::time::timeout_at(deadline, next.run(req)).await {
         Ok(r) => r,
         Err(_) => {
@@ -703,8 +725,13 @@ async fn limits(State(state): State<Arc<AppState>>, req: Request, next: Next) ->
             (StatusCode::REQUEST_TIMEOUT, "winlint: request timed out\n").into_response()
         }
     };
-    drop(permit);
+    drop(permits);
     resp
+}
+
+/// Bytes → KiB permits (rounded up, at least 1, saturating).
+fn kib(bytes: usize) -> u32 {
+    u32::try_from(bytes.div_ceil(1024).max(1)).unwrap_or(u32::MAX >> 3)
 }
 
 fn endpoint_of(path: &str) -> &'static str {
