@@ -746,17 +746,21 @@ async fn mutate(
     State(state): State<Arc<AppState>>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
-    admit(state, Endpoint::Mutate, body)
+    admit(state, Endpoint::Mutate, body).await
 }
 
 async fn validate(
     State(state): State<Arc<AppState>>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
-    admit(state, Endpoint::Validate, body)
+    admit(state, Endpoint::Validate, body).await
 }
 
-fn admit(
+/// Bodies above this size are evaluated on the blocking pool, so parsing megabytes never stalls
+/// the workers that run handshakes and other connections.
+const BLOCKING_THRESHOLD: usize = 256 * 1024;
+
+async fn admit(
     state: Arc<AppState>,
     endpoint: Endpoint,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
@@ -777,7 +781,17 @@ fn admit(
         }
     };
     let started = Instant::now();
-    let result = state.webhook.review(&body, endpoint);
+    let result = if body.len() > BLOCKING_THRESHOLD {
+        let st = state.clone();
+        match tokio::task::spawn_blocking(move || st.webhook.review(&body, endpoint)).await {
+            Ok(r) => r,
+            Err(e) => Err(crate::admission::BadRequest(format!(
+                "evaluation failed: {e}"
+            ))),
+        }
+    } else {
+        state.webhook.review(&body, endpoint)
+    };
     let elapsed = started.elapsed();
     match result {
         Err(bad) => {
