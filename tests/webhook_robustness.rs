@@ -180,11 +180,11 @@ async fn tls_versions_and_alpn() {
     .unwrap()
     .with_root_certificates(roots)
     .with_no_client_auth();
-    let s = tls_connect(server.addr, std::sync::Arc::new(cfg12))
+    let s12 = tls_connect(server.addr, std::sync::Arc::new(cfg12))
         .await
         .unwrap();
     assert_eq!(
-        s.get_ref().1.protocol_version(),
+        s12.get_ref().1.protocol_version(),
         Some(rustls::ProtocolVersion::TLSv1_2)
     );
     let cfg = client_config(&[&c.tls.ca_pem], &[b"h2", b"http/1.1"], None);
@@ -194,6 +194,9 @@ async fn tls_versions_and_alpn() {
         s.get_ref().1.protocol_version(),
         Some(rustls::ProtocolVersion::TLSv1_3)
     );
+    // Close the raw connections first: an h2 connection whose client never speaks would hold
+    // the graceful shutdown until --shutdown-timeout.
+    drop((s12, s));
     server.shutdown();
     server.wait().await;
 }
