@@ -101,10 +101,11 @@ pub struct ServeArgs {
     /// Seconds a request may take, body upload included (408 beyond).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub request_timeout: f64,
-    /// Seconds a client has to send a request's headers (HTTP/1.1); then the connection closes.
+    /// Seconds from a request's first byte to the end of its headers (HTTP/1.1); then the
+    /// connection closes (slow-loris clients).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub header_timeout: f64,
-    /// Seconds an HTTP/1.1 keep-alive connection may sit idle between requests.
+    /// Seconds a keep-alive connection may sit idle between requests before it is closed.
     #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
     pub idle_timeout: f64,
     /// Seconds a client has to complete the TLS handshake.
