@@ -529,6 +529,23 @@ fn helm_template_when_helm_is_available() {
             _ => {}
         }
     }
+    // The API server's client certificate verified against a mounted CA.
+    let docs = helm_template(&helm, &["clientCA.configMapName=apiserver-ca"]);
+    let d = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let dep: k8s_openapi::api::apps::v1::Deployment = typed(d);
+    let pod = dep.spec.unwrap().template.spec.unwrap();
+    let args = pod.containers[0].args.clone().unwrap();
+    assert!(
+        args.contains(&"--client-ca=/client-ca/ca.crt".to_string()),
+        "{args:?}"
+    );
+    let vol = pod
+        .volumes
+        .unwrap()
+        .into_iter()
+        .find(|v| v.name == "client-ca")
+        .unwrap();
+    assert_eq!(vol.config_map.unwrap().name, "apiserver-ca");
     let docs = helm_template(&helm, &["webhook.mutate=false"]);
     assert!(
         docs.iter()
