@@ -19,7 +19,9 @@
 //!   OS-unknown pods get `kubernetes.io/os=linux` only with `mutation.linuxGuard`.
 //! * Exemptions: the `winlint.io/ignore` annotation is honoured by the engine. An
 //!   AdmissionReview carries no namespace labels, so namespace exemption is the
-//!   namespaceSelector of the webhook configurations (chart / `winlint manifests`).
+//!   namespaceSelector of the webhook configurations (chart / `winlint manifests`), and the
+//!   namespace facts rules need (the Pod Security level) come from which webhook called:
+//!   [`Webhook::review_with`].
 //! * `dryRun` requests get the same answer as real ones: winlint has no side effects
 //!   (`sideEffects: None`), so honouring dryRun means nothing else happens; it is reported in
 //!   [`Outcome::dry_run`] for logs.
@@ -27,6 +29,7 @@
 //!   is answered per `webhook.onError`: allow with a warning (default) or deny.
 //! * `admission.k8s.io/v1beta1` requests are answered in v1beta1.
 
+use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use base64::Engine as _;
@@ -154,6 +157,18 @@ impl Webhook {
 
     /// Answer one AdmissionReview (`body` as received).
     pub fn review(&self, body: &[u8], endpoint: Endpoint) -> Result<Outcome, BadRequest> {
+        self.review_with(body, endpoint, None)
+    }
+
+    /// Answer one AdmissionReview knowing labels of the request's namespace (the server learns
+    /// them from which webhook called: each has a namespaceSelector, e.g. on the Pod Security
+    /// `enforce` level). Context-dependent rules (WIN107, WIN207) use them.
+    pub fn review_with(
+        &self,
+        body: &[u8],
+        endpoint: Endpoint,
+        namespace_labels: Option<&BTreeMap<String, String>>,
+    ) -> Result<Outcome, BadRequest> {
         let review: Value =
             serde_json::from_slice(body).map_err(|e| BadRequest(format!("malformed JSON: {e}")))?;
         let api_version = review
@@ -206,8 +221,21 @@ impl Webhook {
                 .unwrap_or("")
                 .to_string();
         }
+        let mut context = Context::default();
+        if let Some(labels) = namespace_labels {
+            let ns = req
+                .pointer("/object/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or(&out.namespace);
+            context.namespaces.insert(ns.to_string(), labels.clone());
+            if ns != out.namespace {
+                context
+                    .namespaces
+                    .insert(out.namespace.clone(), labels.clone());
+            }
+        }
         let response = match endpoint {
-            Endpoint::Validate => self.validate(req, &mut out),
+            Endpoint::Validate => self.validate(req, &mut out, &context),
             Endpoint::Mutate => self.mutate(req, &mut out),
         };
         out.body = serde_json::to_vec(&json!({
@@ -219,7 +247,7 @@ impl Webhook {
         Ok(out)
     }
 
-    fn validate(&self, req: &Value, out: &mut Outcome) -> Value {
+    fn validate(&self, req: &Value, out: &mut Outcome, context: &Context) -> Value {
         let mut resp = base_response(&out.uid);
         let operation = match out.operation.as_str() {
             "CREATE" => Operation::Create,
@@ -235,7 +263,7 @@ impl Webhook {
             Ok(None) => return resp, // not a pod-bearing kind
             Err(e) => return self.on_error(resp, out, e),
         };
-        let Some(findings) = lint(&object, &self.config, operation) else {
+        let Some(findings) = lint(&object, &self.config, context, operation) else {
             return self.on_error(resp, out, "the engine failed on this object".into());
         };
         out.findings = findings.iter().map(|f| (f.rule.id, f.severity)).collect();
@@ -244,7 +272,7 @@ impl Webhook {
             Operation::Update => evaluable(req, "oldObject", &out.kind)
                 .ok()
                 .flatten()
-                .and_then(|old| lint(&old, &self.config, operation))
+                .and_then(|old| lint(&old, &self.config, context, operation))
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|f| f.severity == Severity::Error)
@@ -390,9 +418,9 @@ fn evaluable(req: &Value, field: &str, kind: &str) -> Result<Option<Value>, Stri
 }
 
 /// Lint, turning a panicking rule into `None`.
-fn lint(object: &Value, config: &Config, op: Operation) -> Option<Vec<Finding>> {
+fn lint(object: &Value, config: &Config, context: &Context, op: Operation) -> Option<Vec<Finding>> {
     catch_unwind(AssertUnwindSafe(|| {
-        engine::lint_object(object, config, &Context::default(), op).findings
+        engine::lint_object(object, config, context, op).findings
     }))
     .ok()
 }

@@ -190,8 +190,9 @@ pub fn validating_rules() -> Value {
     let ops = json!(["CREATE", "UPDATE"]);
     json!([
         {"apiGroups": [""], "apiVersions": ["v1"], "operations": ops,
-         "resources": ["pods", "pods/ephemeralcontainers", "replicationcontrollers", "podtemplates"],
-         "scope": "Namespaced"},
+         "resources": ["pods", "pods/ephemeralcontainers"], "scope": "Namespaced"},
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ops,
+         "resources": ["replicationcontrollers", "podtemplates"], "scope": "Namespaced"},
         {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ops,
          "resources": ["deployments", "replicasets", "statefulsets", "daemonsets"],
          "scope": "Namespaced"},
@@ -228,18 +229,46 @@ pub fn webhook_configurations(
     m["name"] = "mutate.winlint.io".into();
     m["rules"] = mutating_rules();
     m["reinvocationPolicy"] = "IfNeeded".into();
-    let mut v = common("/validate");
-    v["name"] = "validate.winlint.io".into();
-    v["rules"] = validating_rules();
+    // Validation: one webhook per Pod Security level that matters, so the answer knows the
+    // namespace's level from the path (an AdmissionReview carries no namespace labels, and
+    // winlint never calls the API server on the request path). Exactly one of them matches any
+    // namespace.
+    let with_pss = |path: &str, name: &str, expr: Value| {
+        let mut v = common(path);
+        v["name"] = name.into();
+        v["rules"] = validating_rules();
+        v["namespaceSelector"]["matchExpressions"]
+            .as_array_mut()
+            .expect("matchExpressions")
+            .push(expr);
+        v
+    };
+    let mut validating = vec![with_pss(
+        "/validate",
+        "validate.winlint.io",
+        json!({"key": PSA_ENFORCE_LABEL, "operator": "NotIn", "values": PSS_LEVELS}),
+    )];
+    for level in PSS_LEVELS {
+        validating.push(with_pss(
+            &format!("/validate/pss/{level}"),
+            &format!("validate-pss-{level}.winlint.io"),
+            json!({"key": PSA_ENFORCE_LABEL, "operator": "In", "values": [level]}),
+        ));
+    }
     vec![
         json!({"apiVersion": "admissionregistration.k8s.io/v1",
                "kind": "MutatingWebhookConfiguration",
                "metadata": {"name": NAME, "labels": labels}, "webhooks": [m]}),
         json!({"apiVersion": "admissionregistration.k8s.io/v1",
                "kind": "ValidatingWebhookConfiguration",
-               "metadata": {"name": NAME, "labels": labels}, "webhooks": [v]}),
+               "metadata": {"name": NAME, "labels": labels}, "webhooks": validating}),
     ]
 }
+
+/// The namespace label of the enforced Pod Security level.
+pub const PSA_ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
+/// Pod Security levels with their own validating webhook (`/validate/pss/{level}`).
+pub const PSS_LEVELS: [&str; 2] = ["restricted", "baseline"];
 
 /// Everything to install the webhook in a cluster (the `tls` certificate must be valid for the
 /// Service's DNS names).

@@ -658,6 +658,7 @@ fn webhook_router(state: Arc<AppState>, max_body: usize) -> Router {
     Router::new()
         .route("/mutate", post(mutate))
         .route("/validate", post(validate))
+        .route("/validate/pss/{level}", post(validate_pss))
         .route("/healthz", get(|| async { "ok" }))
         .layer(middleware::from_fn_with_state(state.clone(), limits))
         .layer(DefaultBodyLimit::max(max_body))
@@ -738,7 +739,7 @@ fn kib(bytes: usize) -> u32 {
 fn endpoint_of(path: &str) -> &'static str {
     match path {
         "/mutate" => "mutate",
-        "/validate" => "validate",
+        p if p == "/validate" || p.starts_with("/validate/") => "validate",
         _ => "other",
     }
 }
@@ -757,6 +758,29 @@ async fn validate(
     admit(state, Endpoint::Validate, body).await
 }
 
+/// `/validate/pss/{level}`: the validating webhook whose namespaceSelector matched namespaces
+/// labelled `pod-security.kubernetes.io/enforce: {level}`, so the namespace's Pod Security level
+/// is known without asking the API server (WIN107, WIN207).
+async fn validate_pss(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path(level): axum::extract::Path<String>,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    if !matches!(level.as_str(), "restricted" | "baseline" | "privileged") {
+        state.metrics.request("validate", "bad_request");
+        return (
+            StatusCode::NOT_FOUND,
+            "winlint: unknown Pod Security level (restricted, baseline, privileged)\n",
+        )
+            .into_response();
+    }
+    let labels = std::collections::BTreeMap::from([(
+        crate::manifests::PSA_ENFORCE_LABEL.to_string(),
+        level,
+    )]);
+    admit_with(state, Endpoint::Validate, body, Some(labels)).await
+}
+
 /// Bodies above this size are evaluated on the blocking pool, so parsing megabytes never stalls
 /// the workers that run handshakes and other connections.
 const BLOCKING_THRESHOLD: usize = 256 * 1024;
@@ -765,6 +789,15 @@ async fn admit(
     state: Arc<AppState>,
     endpoint: Endpoint,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    admit_with(state, endpoint, body, None).await
+}
+
+async fn admit_with(
+    state: Arc<AppState>,
+    endpoint: Endpoint,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+    labels: Option<std::collections::BTreeMap<String, String>>,
 ) -> Response {
     let ep = endpoint.as_str();
     let body = match body {
@@ -784,14 +817,18 @@ async fn admit(
     let started = Instant::now();
     let result = if body.len() > BLOCKING_THRESHOLD {
         let st = state.clone();
-        match tokio::task::spawn_blocking(move || st.webhook.review(&body, endpoint)).await {
+        match tokio::task::spawn_blocking(move || {
+            st.webhook.review_with(&body, endpoint, labels.as_ref())
+        })
+        .await
+        {
             Ok(r) => r,
             Err(e) => Err(crate::admission::BadRequest(format!(
                 "evaluation failed: {e}"
             ))),
         }
     } else {
-        state.webhook.review(&body, endpoint)
+        state.webhook.review_with(&body, endpoint, labels.as_ref())
     };
     let elapsed = started.elapsed();
     match result {

@@ -464,24 +464,52 @@ fn helm_template_when_helm_is_available() {
             }
             "ValidatingWebhookConfiguration" => {
                 let v: ValidatingWebhookConfiguration = typed(d);
-                let w = &v.webhooks.unwrap()[0];
-                assert!(w.timeout_seconds.unwrap() <= 5);
-                let names = w
-                    .namespace_selector
-                    .clone()
-                    .unwrap()
-                    .match_expressions
-                    .unwrap()[0]
-                    .values
-                    .clone()
-                    .unwrap();
-                assert_eq!(names, ["kube-system", "winlint-system"]);
-                ca_bundles.push(w.client_config.ca_bundle.clone().unwrap().0);
+                for w in v.webhooks.unwrap() {
+                    assert!(w.timeout_seconds.unwrap() <= 5);
+                    let names = w
+                        .namespace_selector
+                        .clone()
+                        .unwrap()
+                        .match_expressions
+                        .unwrap()[0]
+                        .values
+                        .clone()
+                        .unwrap();
+                    assert_eq!(names, ["kube-system", "winlint-system"]);
+                    ca_bundles.push(w.client_config.ca_bundle.clone().unwrap().0);
+                }
             }
             other => panic!("unexpected kind {other}"),
         }
     }
-    assert_eq!(ca_bundles.len(), 2);
+    assert_eq!(ca_bundles.len(), 4, "1 mutating + 3 validating webhooks");
+    // The webhooks are exactly those of `winlint manifests` (names, paths, selectors, rules,
+    // policies), caBundle aside.
+    let strip_ca = |mut v: Value| {
+        for w in v["webhooks"].as_array_mut().unwrap() {
+            w["clientConfig"]
+                .as_object_mut()
+                .unwrap()
+                .remove("caBundle");
+        }
+        v["webhooks"].clone()
+    };
+    let ours = winlint::manifests::webhook_configurations("winlint-system", "Ignore", |path| {
+        json!({"service": {"name": "winlint", "namespace": "winlint-system", "path": path,
+                           "port": 443}})
+    });
+    for kind in [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ] {
+        let rendered = docs.iter().find(|d| d["kind"] == kind).unwrap().clone();
+        let expected = ours.iter().find(|d| d["kind"] == kind).unwrap().clone();
+        assert_eq!(
+            strip_ca(rendered),
+            strip_ca(expected),
+            "{kind}: chart and manifests differ"
+        );
+    }
     for ca in &ca_bundles {
         verify(ca, &secret_crt, "winlint.winlint-system.svc");
     }

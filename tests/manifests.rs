@@ -167,7 +167,53 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
     let m: MutatingWebhookConfiguration = typed(find(&docs, "MutatingWebhookConfiguration"));
     let v: ValidatingWebhookConfiguration = typed(find(&docs, "ValidatingWebhookConfiguration"));
     let mw = &m.webhooks.unwrap()[0];
-    let vw = &v.webhooks.unwrap()[0];
+    let vws = v.webhooks.unwrap();
+    // One validating webhook per Pod Security level that matters, plus the rest: exactly one
+    // matches any namespace, and its path tells winlint the level.
+    let pss: Vec<(String, String, String, Vec<String>)> = vws
+        .iter()
+        .map(|w| {
+            let e = w
+                .namespace_selector
+                .clone()
+                .unwrap()
+                .match_expressions
+                .unwrap()
+                .into_iter()
+                .find(|e| e.key == "pod-security.kubernetes.io/enforce")
+                .unwrap();
+            (
+                w.name.clone(),
+                w.client_config.service.clone().unwrap().path.unwrap(),
+                e.operator,
+                e.values.unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pss,
+        [
+            (
+                "validate.winlint.io".into(),
+                "/validate".into(),
+                "NotIn".into(),
+                vec!["restricted".to_string(), "baseline".to_string()]
+            ),
+            (
+                "validate-pss-restricted.winlint.io".into(),
+                "/validate/pss/restricted".into(),
+                "In".into(),
+                vec!["restricted".to_string()]
+            ),
+            (
+                "validate-pss-baseline.winlint.io".into(),
+                "/validate/pss/baseline".into(),
+                "In".into(),
+                vec!["baseline".to_string()]
+            ),
+        ]
+    );
+    let vw = &vws[0];
     assert_eq!(mw.reinvocation_policy.as_deref(), Some("IfNeeded"));
     let mrules = mw.rules.clone().unwrap();
     assert_eq!(mrules.len(), 1);

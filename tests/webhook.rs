@@ -379,3 +379,37 @@ async fn config_file_overrides_severities_and_fixes() {
     server.shutdown();
     server.wait().await;
 }
+
+/// `/validate/pss/restricted` (the webhook whose namespaceSelector matched a namespace that
+/// enforces Pod Security "restricted") knows the namespace's level: WIN107 applies there only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pod_security_level_from_the_webhook_path() {
+    let c = certs();
+    let server = start(args(&c)).await;
+    let mut client = Client::connect(server.addr, &c.tls.ca_pem, true).await;
+    // A Windows pod without spec.os in a restricted namespace.
+    let body = windows_review("pss");
+    let rules = |v: &Value| -> BTreeSet<String> {
+        v["response"]["warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|w| rule_of(w.as_str().unwrap()))
+            .collect()
+    };
+    let (status, plain) = client.post("/validate", body.clone()).await.unwrap();
+    assert_eq!(status, 200);
+    let plain = parse_review(&plain, "pss");
+    let (status, restricted) = client
+        .post("/validate/pss/restricted?timeout=10s", body.clone())
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    let restricted = parse_review(&restricted, "pss");
+    assert!(!rules(&plain).contains("WIN107"), "{plain}");
+    assert!(rules(&restricted).contains("WIN107"), "{restricted}");
+    let (status, _) = client.post("/validate/pss/whatever", body).await.unwrap();
+    assert_eq!(status, 404);
+    server.shutdown();
+    server.wait().await;
+}
