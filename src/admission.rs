@@ -15,7 +15,9 @@
 //!   `winlint.io/mutated` audit annotation). A patch that would add an error the object did not
 //!   have (a pod the API server would reject) is retried without `spec.os`, then dropped.
 //! * Which pods are mutated: Windows-definite pods; Windows-probable pods when the evidence is a
-//!   Windows-only image (such a pod cannot run anywhere else; MV1) or when `mutation.probable`.
+//!   Windows-only image (such a pod cannot run anywhere else; MV1), when `mutation.probable`, or
+//!   in namespaces labelled `winlint.io/default-os=windows` (their own mutating webhook calls
+//!   `/mutate/windows-namespace`).
 //!   OS-unknown pods get `kubernetes.io/os=linux` only with `mutation.linuxGuard`.
 //! * Exemptions: the `winlint.io/ignore` annotation is honoured by the engine. An
 //!   AdmissionReview carries no namespace labels, so namespace exemption is the
@@ -139,7 +141,14 @@ impl std::error::Error for BadRequest {}
 pub struct Webhook {
     pub config: Config,
     mutate_config: Config,
+    /// For namespaces that opted in with `winlint.io/default-os=windows`: Windows-probable pods
+    /// are mutated too (shared/rules.md §3).
+    mutate_probable_config: Config,
 }
+
+/// Namespace label by which a namespace declares its pods Windows by default; pods probably
+/// Windows are then mutated (the webhook learns it from the path `/mutate/windows-namespace`).
+pub const DEFAULT_OS_LABEL: &str = "winlint.io/default-os";
 
 impl Webhook {
     pub fn new(config: Config) -> Self {
@@ -149,9 +158,12 @@ impl Webhook {
             // when the cluster runs several Windows builds.
             mutate_config.policy.fix_opt_in.insert("WIN005".into());
         }
+        let mut mutate_probable_config = mutate_config.clone();
+        mutate_probable_config.policy.mutation.probable = true;
         Webhook {
             config,
             mutate_config,
+            mutate_probable_config,
         }
     }
 
@@ -236,7 +248,12 @@ impl Webhook {
         }
         let response = match endpoint {
             Endpoint::Validate => self.validate(req, &mut out, &context),
-            Endpoint::Mutate => self.mutate(req, &mut out),
+            Endpoint::Mutate => {
+                let windows_ns = namespace_labels
+                    .and_then(|l| l.get(DEFAULT_OS_LABEL))
+                    .is_some_and(|v| v == "windows");
+                self.mutate(req, &mut out, windows_ns)
+            }
         };
         out.body = serde_json::to_vec(&json!({
             "apiVersion": api_version,
@@ -320,9 +337,13 @@ impl Webhook {
         resp
     }
 
-    fn mutate(&self, req: &Value, out: &mut Outcome) -> Value {
+    fn mutate(&self, req: &Value, out: &mut Outcome, windows_namespace: bool) -> Value {
         let resp = base_response(&out.uid);
-        let cfg = &self.mutate_config;
+        let cfg = if windows_namespace {
+            &self.mutate_probable_config
+        } else {
+            &self.mutate_config
+        };
         if out.operation != "CREATE" {
             return resp; // MV9: spec.os and nodeSelector are immutable after creation.
         }

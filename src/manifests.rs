@@ -225,10 +225,27 @@ pub fn webhook_configurations(
             "namespaceSelector": namespace_selector(namespace),
         })
     };
-    let mut m = common("/mutate");
-    m["name"] = "mutate.winlint.io".into();
-    m["rules"] = mutating_rules();
-    m["reinvocationPolicy"] = "IfNeeded".into();
+    // Mutation: namespaces labelled winlint.io/default-os=windows get their own webhook, whose
+    // path tells winlint to mutate probably-Windows pods too.
+    let mutating_for = |path: &str, name: &str, op: &str| {
+        let mut m = common(path);
+        m["name"] = name.into();
+        m["rules"] = mutating_rules();
+        m["reinvocationPolicy"] = "IfNeeded".into();
+        m["namespaceSelector"]["matchExpressions"]
+            .as_array_mut()
+            .expect("matchExpressions")
+            .push(json!({"key": DEFAULT_OS_LABEL, "operator": op, "values": ["windows"]}));
+        m
+    };
+    let mutating = vec![
+        mutating_for("/mutate", "mutate.winlint.io", "NotIn"),
+        mutating_for(
+            "/mutate/windows-namespace",
+            "mutate-windows-namespace.winlint.io",
+            "In",
+        ),
+    ];
     // Validation: one webhook per Pod Security level that matters, so the answer knows the
     // namespace's level from the path (an AdmissionReview carries no namespace labels, and
     // winlint never calls the API server on the request path). Exactly one of them matches any
@@ -258,13 +275,15 @@ pub fn webhook_configurations(
     vec![
         json!({"apiVersion": "admissionregistration.k8s.io/v1",
                "kind": "MutatingWebhookConfiguration",
-               "metadata": {"name": NAME, "labels": labels}, "webhooks": [m]}),
+               "metadata": {"name": NAME, "labels": labels}, "webhooks": mutating}),
         json!({"apiVersion": "admissionregistration.k8s.io/v1",
                "kind": "ValidatingWebhookConfiguration",
                "metadata": {"name": NAME, "labels": labels}, "webhooks": validating}),
     ]
 }
 
+/// Namespace label that makes probably-Windows pods mutated (`/mutate/windows-namespace`).
+pub const DEFAULT_OS_LABEL: &str = crate::admission::DEFAULT_OS_LABEL;
 /// The namespace label of the enforced Pod Security level.
 pub const PSA_ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
 /// Pod Security levels with their own validating webhook (`/validate/pss/{level}`).

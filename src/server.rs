@@ -659,6 +659,7 @@ fn webhook_router(state: Arc<AppState>, max_body: usize) -> Router {
         .route("/mutate", post(mutate))
         .route("/validate", post(validate))
         .route("/validate/pss/{level}", post(validate_pss))
+        .route("/mutate/windows-namespace", post(mutate_windows_namespace))
         .route("/healthz", get(|| async { "ok" }))
         .layer(middleware::from_fn_with_state(state.clone(), limits))
         .layer(DefaultBodyLimit::max(max_body))
@@ -738,7 +739,7 @@ fn kib(bytes: usize) -> u32 {
 
 fn endpoint_of(path: &str) -> &'static str {
     match path {
-        "/mutate" => "mutate",
+        p if p == "/mutate" || p.starts_with("/mutate/") => "mutate",
         p if p == "/validate" || p.starts_with("/validate/") => "validate",
         _ => "other",
     }
@@ -756,6 +757,19 @@ async fn validate(
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
     admit(state, Endpoint::Validate, body).await
+}
+
+/// `/mutate/windows-namespace`: the mutating webhook whose namespaceSelector matched namespaces
+/// labelled `winlint.io/default-os=windows`: Windows-probable pods are mutated too.
+async fn mutate_windows_namespace(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    let labels = std::collections::BTreeMap::from([(
+        crate::admission::DEFAULT_OS_LABEL.to_string(),
+        "windows".to_string(),
+    )]);
+    admit_with(state, Endpoint::Mutate, body, Some(labels)).await
 }
 
 /// `/validate/pss/{level}`: the validating webhook whose namespaceSelector matched namespaces

@@ -249,8 +249,8 @@ fn webhook_settings_match_the_catalogue_and_winlint_manifests() {
         "sideEffects: None",
         "matchPolicy: Equivalent",
         "reinvocationPolicy: IfNeeded",
-        "failurePolicy: {{ .Values.webhook.failurePolicy }}",
-        "timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}",
+        "failurePolicy: {{ $.Values.webhook.failurePolicy }}",
+        "timeoutSeconds: {{ $.Values.webhook.timeoutSeconds }}",
         "admissionReviewVersions: [\"v1\", \"v1beta1\"]",
         "genCA",
         "genSignedCert",
@@ -303,9 +303,7 @@ fn webhook_settings_match_the_catalogue_and_winlint_manifests() {
         from_rules(winlint::manifests::validating_rules())
     );
     // Mutating: pods only, unless mutation.workloads (a values switch) adds the templates.
-    let (pods_only, _) = mutating
-        .split_once("{{- if .Values.config.mutation.workloads }}")
-        .unwrap();
+    let (pods_only, _) = mutating.split_once("config.mutation.workloads }}").unwrap();
     assert_eq!(
         resources(pods_only),
         from_rules(winlint::manifests::mutating_rules())
@@ -457,10 +455,11 @@ fn helm_template_when_helm_is_available() {
             }
             "MutatingWebhookConfiguration" => {
                 let m: MutatingWebhookConfiguration = typed(d);
-                let w = &m.webhooks.unwrap()[0];
-                assert_eq!(w.side_effects, "None");
-                assert_eq!(w.reinvocation_policy.as_deref(), Some("IfNeeded"));
-                ca_bundles.push(w.client_config.ca_bundle.clone().unwrap().0);
+                for w in m.webhooks.unwrap() {
+                    assert_eq!(w.side_effects, "None");
+                    assert_eq!(w.reinvocation_policy.as_deref(), Some("IfNeeded"));
+                    ca_bundles.push(w.client_config.ca_bundle.clone().unwrap().0);
+                }
             }
             "ValidatingWebhookConfiguration" => {
                 let v: ValidatingWebhookConfiguration = typed(d);
@@ -482,7 +481,7 @@ fn helm_template_when_helm_is_available() {
             other => panic!("unexpected kind {other}"),
         }
     }
-    assert_eq!(ca_bundles.len(), 4, "1 mutating + 3 validating webhooks");
+    assert_eq!(ca_bundles.len(), 5, "2 mutating + 3 validating webhooks");
     // The webhooks are exactly those of `winlint manifests` (names, paths, selectors, rules,
     // policies), caBundle aside.
     let strip_ca = |mut v: Value| {

@@ -166,7 +166,40 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
     // Webhooks.
     let m: MutatingWebhookConfiguration = typed(find(&docs, "MutatingWebhookConfiguration"));
     let v: ValidatingWebhookConfiguration = typed(find(&docs, "ValidatingWebhookConfiguration"));
-    let mw = &m.webhooks.unwrap()[0];
+    let mws = m.webhooks.unwrap();
+    // Namespaces labelled winlint.io/default-os=windows have their own mutating webhook.
+    let default_os: Vec<(String, String, String)> = mws
+        .iter()
+        .map(|w| {
+            let e = w
+                .namespace_selector
+                .clone()
+                .unwrap()
+                .match_expressions
+                .unwrap()
+                .into_iter()
+                .find(|e| e.key == "winlint.io/default-os")
+                .unwrap();
+            assert_eq!(e.values.unwrap(), ["windows"]);
+            (
+                w.name.clone(),
+                w.client_config.service.clone().unwrap().path.unwrap(),
+                e.operator,
+            )
+        })
+        .collect();
+    assert_eq!(
+        default_os,
+        [
+            ("mutate.winlint.io".into(), "/mutate".into(), "NotIn".into()),
+            (
+                "mutate-windows-namespace.winlint.io".into(),
+                "/mutate/windows-namespace".into(),
+                "In".into()
+            ),
+        ]
+    );
+    let mw = &mws[0];
     let vws = v.webhooks.unwrap();
     // One validating webhook per Pod Security level that matters, plus the rest: exactly one
     // matches any namespace, and its path tells winlint the level.

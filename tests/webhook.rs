@@ -413,3 +413,47 @@ async fn pod_security_level_from_the_webhook_path() {
     server.shutdown();
     server.wait().await;
 }
+
+/// `/mutate/windows-namespace` (namespaces labelled `winlint.io/default-os=windows`) also
+/// mutates pods that are only probably Windows; `/mutate` leaves them alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn windows_namespaces_mutate_probable_pods() {
+    let c = certs();
+    let server = start(args(&c)).await;
+    let mut client = Client::connect(server.addr, &c.tls.ca_pem, false).await;
+    // Probable only: the pod label kubernetes.io/os=windows, an image with no OS evidence.
+    let body = serde_json::to_vec(&json!({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": "prob", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "operation": "CREATE", "namespace": "apps",
+            "object": {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "p", "namespace": "apps",
+                             "labels": {"kubernetes.io/os": "windows"}},
+                "spec": {"containers": [{"name": "a", "image": "registry.contoso.com/app:1.0"}]}}}
+    }))
+    .unwrap();
+    let (_, plain) = client.post("/mutate", body.clone()).await.unwrap();
+    let plain = parse_review(&plain, "prob");
+    assert!(plain["response"].get("patch").is_none(), "{plain}");
+    let (status, ns) = client
+        .post("/mutate/windows-namespace?timeout=10s", body)
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    let ns = parse_review(&ns, "prob");
+    let b64 = ns["response"]["patch"].as_str().expect("a patch");
+    let patch: json_patch::Patch = serde_json::from_slice(
+        &base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap(),
+    )
+    .unwrap();
+    let mut pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "apps", "labels": {"kubernetes.io/os": "windows"}},
+        "spec": {"containers": [{"name": "a", "image": "registry.contoso.com/app:1.0"}]}});
+    json_patch::patch(&mut pod, &patch).unwrap();
+    assert_eq!(pod["spec"]["nodeSelector"]["kubernetes.io/os"], "windows");
+    server.shutdown();
+    server.wait().await;
+}
