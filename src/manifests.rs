@@ -13,7 +13,11 @@
 //! `timeoutSeconds: 5`, `matchPolicy: Equivalent`, `reinvocationPolicy: IfNeeded` (mutating),
 //! a namespaceSelector that skips kube-system, winlint's own namespace and namespaces labelled
 //! `winlint.io/ignore=true` (an AdmissionReview carries no namespace labels: this selector is
-//! how namespace exemption works).
+//! how namespace exemption works). For the same reason the namespace facts the rules need come
+//! from which webhook matched: `/validate/pss/restricted` and `/validate/pss/baseline` for
+//! namespaces enforcing those Pod Security levels, `/mutate/windows-namespace` for namespaces
+//! labelled `winlint.io/default-os=windows`; the selectors are disjoint, so exactly one
+//! validating and one mutating webhook sees each request.
 
 use std::io::Write;
 use std::net::IpAddr;
