@@ -170,6 +170,10 @@ pub fn has_os_pin(site: &PodSite, cx: &Context, os: Os) -> bool {
     if affinity_os(site.spec) == Some((os, true)) {
         return true;
     }
+    // `NotIn [windows]` in every term keeps a pod on Linux nodes (in a two-OS cluster).
+    if os == Os::Linux && affinity_not_in(site.spec, "windows") {
+        return true;
+    }
     runtime_class_os(site, cx) == Some(os)
 }
 
@@ -242,12 +246,21 @@ pub fn classify(
             site.ptr("/affinity/nodeAffinity"),
         ),
         _ => {
-            if affinity_not_in_linux(site.spec) {
+            if affinity_not_in(site.spec, "linux") {
                 push(
                     Os::Windows,
                     Strength::Probable,
                     Source::Selector,
                     "required node affinity kubernetes.io/os NotIn [linux]".into(),
+                    site.ptr("/affinity/nodeAffinity"),
+                );
+            }
+            if affinity_not_in(site.spec, "windows") {
+                push(
+                    Os::Linux,
+                    Strength::Probable,
+                    Source::Selector,
+                    "required node affinity kubernetes.io/os NotIn [windows]".into(),
                     site.ptr("/affinity/nodeAffinity"),
                 );
             }
@@ -396,7 +409,9 @@ pub fn classify(
     }
 }
 
-fn affinity_not_in_linux(spec: &Value) -> bool {
+/// Whether every required node-affinity term excludes `os` (`kubernetes.io/os NotIn [os]`):
+/// the usual way agents keep off the other OS's nodes.
+fn affinity_not_in(spec: &Value, os: &str) -> bool {
     let Some(terms) = spec
         .pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
         .and_then(Value::as_array)
@@ -414,7 +429,7 @@ fn affinity_not_in_linux(spec: &Value) -> bool {
                         && e.get("operator").and_then(Value::as_str) == Some("NotIn")
                         && e.get("values")
                             .and_then(Value::as_array)
-                            .is_some_and(|v| v.iter().any(|x| x == "linux"))
+                            .is_some_and(|v| v.iter().any(|x| x == os))
                 })
         })
 }

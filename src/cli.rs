@@ -324,8 +324,35 @@ fn explain(key: &str) -> i32 {
 /// One input: a name for messages and its bytes.
 struct Input {
     name: String,
+    /// `None` for stdin.
     path: Option<PathBuf>,
-    bytes: Vec<u8>,
+    /// Stdin's bytes (read once); files are read when needed, so memory holds one file at a time.
+    stdin: Option<Vec<u8>>,
+}
+
+impl Input {
+    fn read(&self) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
+        match (&self.stdin, &self.path) {
+            (Some(b), _) => Ok(std::borrow::Cow::Borrowed(b)),
+            (None, Some(p)) => std::fs::read(p).map(std::borrow::Cow::Owned),
+            (None, None) => Ok(std::borrow::Cow::Borrowed(&[])),
+        }
+    }
+}
+
+/// Kinds whose objects are context for pods (see [`Context::add`]).
+const CONTEXT_KINDS: &[&str] = &[
+    "RuntimeClass",
+    "ConfigMap",
+    "Secret",
+    "Namespace",
+    "HorizontalPodAutoscaler",
+];
+
+/// Cheap pre-check: can this file hold a context object at all?
+fn may_hold_context(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    CONTEXT_KINDS.iter().any(|k| text.contains(k))
 }
 
 /// Expand the paths: directories recursively (sorted), `-` for stdin.
@@ -339,7 +366,7 @@ fn collect_inputs(paths: &[PathBuf], errors: &mut Vec<InputError>) -> Vec<Input>
                 Ok(_) => out.push(Input {
                     name: "<stdin>".into(),
                     path: None,
-                    bytes,
+                    stdin: Some(bytes),
                 }),
                 Err(e) => errors.push(InputError {
                     file: "<stdin>".into(),
@@ -388,20 +415,12 @@ fn is_manifest(p: &Path) -> bool {
     )
 }
 
-fn read_file(p: &Path, out: &mut Vec<Input>, errors: &mut Vec<InputError>) {
-    match std::fs::read(p) {
-        Ok(bytes) => out.push(Input {
-            name: p.display().to_string(),
-            path: Some(p.to_path_buf()),
-            bytes,
-        }),
-        Err(e) => errors.push(InputError {
-            file: p.display().to_string(),
-            line: 0,
-            column: 0,
-            message: format!("cannot read: {e}"),
-        }),
-    }
+fn read_file(p: &Path, out: &mut Vec<Input>, _errors: &mut Vec<InputError>) {
+    out.push(Input {
+        name: p.display().to_string(),
+        path: Some(p.to_path_buf()),
+        stdin: None,
+    });
 }
 
 /// The objects of a document: the document itself, or the items of a `List`, with the pointer
@@ -522,30 +541,51 @@ fn lint(args: LintArgs) -> i32 {
     let mut errors = Vec::new();
     let inputs = collect_inputs(&args.paths, &mut errors);
 
-    // Parse everything first: RuntimeClass, ConfigMap, Secret, Namespace and HPA objects anywhere
-    // in the input are context for the pods.
-    let mut parsed: Vec<(Input, Vec<Document>)> = Vec::new();
+    // Pass 1: RuntimeClass, ConfigMap, Secret, Namespace and HPA objects anywhere in the input
+    // are context for the pods. Only files that can hold one are parsed here.
     let mut cx = Context::default();
-    for input in inputs {
-        match source::load_bytes(&input.bytes) {
-            Ok(docs) => {
-                for d in &docs {
-                    for (_, o) in objects(&d.value) {
-                        cx.add(o);
-                    }
+    for input in &inputs {
+        let Ok(bytes) = input.read() else { continue };
+        if !may_hold_context(&bytes) {
+            continue;
+        }
+        if let Ok(docs) = source::load_bytes(&bytes) {
+            for d in &docs {
+                for (_, o) in objects(&d.value) {
+                    cx.add(o);
                 }
-                parsed.push((input, docs));
             }
-            Err(e) => errors.push(load_error(&input.name, e)),
         }
     }
 
+    // Pass 2: one file at a time: parse, fix, lint, drop.
     let mut diff_out = String::new();
-    if args.fix || args.diff {
-        for (input, docs) in parsed.iter_mut() {
-            let Some(text) = std::str::from_utf8(&input.bytes).ok() else {
+    let mut findings = Vec::new();
+    let mut summary = Summary::default();
+    for input in &inputs {
+        let bytes = match input.read() {
+            Ok(b) => b,
+            Err(e) => {
+                errors.push(InputError {
+                    file: input.name.clone(),
+                    line: 0,
+                    column: 0,
+                    message: format!("cannot read: {e}"),
+                });
                 continue;
-            };
+            }
+        };
+        summary.files += 1;
+        let mut docs = match source::load_bytes(&bytes) {
+            Ok(d) => d,
+            Err(e) => {
+                errors.push(load_error(&input.name, e));
+                continue;
+            }
+        };
+        if args.fix || args.diff {
+            let text = String::from_utf8_lossy(&bytes);
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
             match fix_text(text, &cfg, &cx) {
                 Ok(Some(fixed)) => {
                     if args.diff {
@@ -555,31 +595,38 @@ fn lint(args: LintArgs) -> i32 {
                                 .header(&diff_name("a", &input.name), &diff_name("b", &input.name))
                                 .to_string(),
                         );
-                    } else if let Some(path) = &input.path {
-                        if let Err(e) = write_atomic(path, fixed.as_bytes()) {
+                    } else {
+                        let written = match &input.path {
+                            Some(path) => write_atomic(
+                                &std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()),
+                                &with_bom(&bytes, &fixed),
+                            ),
+                            None => {
+                                // stdin: print the fixed manifest instead of the report.
+                                print!("{fixed}");
+                                Ok(())
+                            }
+                        };
+                        if let Err(e) = written {
                             errors.push(InputError {
                                 file: input.name.clone(),
                                 line: 0,
                                 column: 0,
                                 message: format!("cannot write fix: {e}"),
                             });
-                            continue;
-                        }
-                    } else {
-                        // stdin: print the fixed manifest instead of the report.
-                        print!("{fixed}");
-                    }
-                    if !args.diff {
-                        match source::load(&fixed) {
-                            Ok(d) => {
-                                *docs = d;
-                                input.bytes = fixed.into_bytes();
+                        } else {
+                            match source::load(&fixed) {
+                                Ok(d) => docs = d,
+                                Err(e) => errors.push(load_error(&input.name, e)),
                             }
-                            Err(e) => errors.push(load_error(&input.name, e)),
                         }
                     }
                 }
-                Ok(None) => {}
+                Ok(None) => {
+                    if input.path.is_none() && !args.diff {
+                        print!("{text}");
+                    }
+                }
                 Err(e) => errors.push(InputError {
                     file: input.name.clone(),
                     line: 0,
@@ -588,15 +635,7 @@ fn lint(args: LintArgs) -> i32 {
                 }),
             }
         }
-    }
-
-    let mut findings = Vec::new();
-    let mut summary = Summary {
-        files: parsed.len() + errors.iter().filter(|e| e.line > 0).count(),
-        ..Summary::default()
-    };
-    for (input, docs) in &parsed {
-        lint_docs(&input.name, docs, &cfg, &cx, &mut findings, &mut summary);
+        lint_docs(&input.name, &docs, &cfg, &cx, &mut findings, &mut summary);
     }
     findings.sort_by(|a, b| {
         (&a.file, a.line, a.column, a.finding.rule.id).cmp(&(
@@ -616,8 +655,11 @@ fn lint(args: LintArgs) -> i32 {
     let res = if args.diff {
         let mut o = stdout.lock();
         write!(o, "{diff_out}")
-    } else if args.fix && parsed.iter().any(|(i, _)| i.path.is_none()) {
-        Ok(()) // stdin + --fix: the fixed manifest went to stdout.
+    } else if args.fix && inputs.iter().any(|i| i.path.is_none()) {
+        // stdin + --fix is a filter: the manifest went to stdout, the report goes to stderr.
+        let mut o =
+            anstream::AutoStream::new(std::io::stderr().lock(), anstream::ColorChoice::Never);
+        report::text(&report, &mut o)
     } else {
         match args.output {
             Format::Json => writeln!(
@@ -669,35 +711,74 @@ fn lint(args: LintArgs) -> i32 {
     }
 }
 
-/// Apply the allowed fixes to a file's text, surgically. Each pass applies at most one fix per
-/// document (re-parsing in between, so every edit is planned against the text it edits); stops
-/// when nothing is left to fix. `Ok(None)` when nothing changed.
+/// A fix's identity across passes: (document index, rule, pointer).
+type FixKey = (usize, &'static str, String);
+
+/// Apply the allowed fixes to a file's text, surgically. Each pass plans every fix of every
+/// document at once (the planner applies the operations one after another, each against the
+/// text the previous one left), then re-parses: a fix that only appears once another is applied
+/// (WIN003 after a strip) is picked up by the next pass. A fix the planner cannot express (an
+/// edit under an aliased node) is left out and the others still apply. `Ok(None)` when nothing
+/// changed.
 pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>, String> {
-    const MAX_PASSES: usize = 64;
+    use json_patch::PatchOperation;
+    const MAX_PASSES: usize = 16;
+    // (document, rule, pointer) of fixes that cannot be planned.
+    let mut stuck: BTreeSet<FixKey> = BTreeSet::new();
     let mut cur = text.to_string();
     for _ in 0..MAX_PASSES {
         let docs = source::load(&cur).map_err(|e| format!("line {}: {}", e.line, e.message))?;
         let mut edits = Vec::new();
-        for doc in &docs {
-            'doc: for (prefix, obj) in objects(&doc.value) {
+        for (di, doc) in docs.iter().enumerate() {
+            let mut working = doc.value.clone();
+            let mut candidates: Vec<(FixKey, Vec<PatchOperation>)> = Vec::new();
+            for (prefix, obj) in objects(&doc.value) {
                 let rep = engine::lint_object(obj, cfg, cx, Operation::Lint);
                 for f in rep.findings.iter().filter(|f| engine::fix_allowed(f, cfg)) {
-                    let mut working = obj.clone();
-                    let (ops, applied) =
-                        engine::apply_fixes(&mut working, std::slice::from_ref(f), cfg);
-                    if applied.is_empty() {
+                    let key = (di, f.rule.id, format!("{prefix}{}", f.pointer));
+                    if stuck.contains(&key) {
                         continue;
                     }
-                    let ops: Vec<json_patch::PatchOperation> =
-                        ops.into_iter().map(|op| prefix_op(&prefix, op)).collect();
-                    match crate::textedit::plan(&cur, doc, &ops) {
-                        Ok(e) => {
-                            edits.extend(e);
-                            break 'doc;
-                        }
-                        Err(e) => return Err(format!("{} {}: {e}", f.rule.id, f.pointer)),
+                    // Normalise against the object with the earlier fixes applied.
+                    let Some(target) = working.pointer_mut(&prefix) else {
+                        continue;
+                    };
+                    let (ops, applied) = engine::apply_fixes(target, std::slice::from_ref(f), cfg);
+                    if applied.is_empty() {
+                        stuck.insert(key);
+                        continue;
                     }
+                    candidates.push((
+                        key,
+                        ops.into_iter().map(|op| prefix_op(&prefix, op)).collect(),
+                    ));
                 }
+            }
+            if candidates.is_empty() {
+                continue;
+            }
+            let all: Vec<PatchOperation> = candidates
+                .iter()
+                .flat_map(|(_, ops)| ops.iter().cloned())
+                .collect();
+            if let Ok(e) = crate::textedit::plan(&cur, doc, &all) {
+                edits.extend(e);
+                continue;
+            }
+            // Keep the fixes that plan together; a fix that cannot be planned even on its own
+            // is given up, the others are retried in the next pass.
+            let mut kept: Vec<PatchOperation> = Vec::new();
+            for (key, ops) in candidates {
+                let mut trial = kept.clone();
+                trial.extend(ops.iter().cloned());
+                if crate::textedit::plan(&cur, doc, &trial).is_ok() {
+                    kept = trial;
+                } else if crate::textedit::plan(&cur, doc, &ops).is_err() {
+                    stuck.insert(key);
+                }
+            }
+            if !kept.is_empty() {
+                edits.extend(crate::textedit::plan(&cur, doc, &kept).map_err(|e| e.to_string())?);
             }
         }
         if edits.is_empty() {
@@ -707,6 +788,16 @@ pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>
         cur = crate::textedit::apply(&cur, &edits);
     }
     Err(format!("fixes did not converge after {MAX_PASSES} passes"))
+}
+
+/// The fixed text, with the original's byte-order mark kept.
+fn with_bom(original: &[u8], fixed: &str) -> Vec<u8> {
+    let bom: &[u8] = if original.starts_with(b"\xEF\xBB\xBF") {
+        b"\xEF\xBB\xBF"
+    } else {
+        b""
+    };
+    [bom, fixed.as_bytes()].concat()
 }
 
 /// `a/deploy.yaml` for relative paths (what `git apply -p1` expects), the path itself otherwise.

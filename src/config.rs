@@ -246,8 +246,8 @@ impl Default for Config {
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ConfigFile {
     pub target: TargetFile,
-    /// `WIN403: error`, `env-name-invalid: off`.
-    pub rules: BTreeMap<String, String>,
+    /// `WIN403: error`, `env-name-invalid: off` (a bare `off`/`false` is YAML 1.1's false).
+    pub rules: BTreeMap<String, serde_json::Value>,
     pub fix: FixFile,
     pub mutation: MutationPolicy,
     pub webhook: WebhookFile,
@@ -256,7 +256,8 @@ pub struct ConfigFile {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct TargetFile {
-    pub kubernetes_version: Option<String>,
+    /// A string: an unquoted `1.30` is the number 1.3 and is refused with a hint.
+    pub kubernetes_version: Option<serde_json::Value>,
     pub windows_builds: Option<Vec<String>>,
     pub isolation: Option<Isolation>,
     pub runtime: Option<Runtime>,
@@ -294,9 +295,18 @@ impl Config {
     /// Apply a config file on top of `self`.
     pub fn apply_file(&mut self, f: &ConfigFile) -> Result<(), String> {
         let t = &f.target;
-        if let Some(v) = &t.kubernetes_version {
-            self.target.kubernetes = KubeVersion::parse(v)
-                .ok_or_else(|| format!("target.kubernetesVersion {v:?}: expected e.g. 1.34"))?;
+        match &t.kubernetes_version {
+            None => {}
+            Some(serde_json::Value::String(v)) => {
+                self.target.kubernetes = KubeVersion::parse(v).ok_or_else(|| {
+                    format!("target.kubernetesVersion {v:?}: expected e.g. \"1.34\"")
+                })?;
+            }
+            Some(v) => {
+                return Err(format!(
+                    "target.kubernetesVersion {v}: quote it, e.g. \"1.30\" (unquoted, YAML reads 1.30 as the number 1.3)"
+                ));
+            }
         }
         if let Some(b) = &t.windows_builds {
             self.target.windows_builds = b
@@ -330,14 +340,29 @@ impl Config {
         }
         for (k, v) in &f.rules {
             let id = rule_id(k)?;
-            let sev = match v.to_ascii_lowercase().as_str() {
-                "off" | "disabled" | "false" | "none" => None,
-                s => Some(
-                    s.parse::<Severity>()
-                        .map_err(|e| format!("rules.{k}: {e}"))?,
-                ),
-            };
-            self.policy.overrides.insert(id.to_string(), sev);
+            match v {
+                serde_json::Value::Bool(false) => {
+                    self.policy.overrides.insert(id.to_string(), None);
+                }
+                serde_json::Value::Bool(true) => {
+                    self.policy.overrides.remove(id);
+                }
+                serde_json::Value::String(s) => {
+                    let sev = match s.to_ascii_lowercase().as_str() {
+                        "off" | "disabled" | "false" | "none" => None,
+                        s => Some(
+                            s.parse::<Severity>()
+                                .map_err(|e| format!("rules.{k}: {e}"))?,
+                        ),
+                    };
+                    self.policy.overrides.insert(id.to_string(), sev);
+                }
+                other => {
+                    return Err(format!(
+                        "rules.{k}: {other} is not a severity (error, warning, info or off)"
+                    ));
+                }
+            }
         }
         if let Some(s) = f.fix.safe {
             self.policy.safe_fixes = s;

@@ -593,8 +593,27 @@ struct Frame {
 
 struct Anchor {
     value: Value,
+    /// What one alias of it costs against [`MAX_ALIAS_NODES`]: its nodes, plus one per
+    /// [`ALIAS_BYTES_PER_NODE`] bytes of text, so that aliasing a long string is bounded too.
     nodes: usize,
     depth: usize,
+}
+
+/// Bytes of scalar and key text that count as one node of alias expansion: with
+/// [`MAX_ALIAS_NODES`] this bounds expanded text per document to about 64 MiB.
+pub const ALIAS_BYTES_PER_NODE: usize = 64;
+
+/// The alias cost of an anchored value of `nodes` nodes.
+fn alias_weight(nodes: usize, value: &Value) -> usize {
+    fn text_bytes(v: &Value) -> usize {
+        match v {
+            Value::String(s) => s.len(),
+            Value::Array(a) => a.iter().map(text_bytes).sum(),
+            Value::Object(m) => m.iter().map(|(k, v)| k.len() + text_bytes(v)).sum(),
+            _ => 0,
+        }
+    }
+    nodes.saturating_add(text_bytes(value) / ALIAS_BYTES_PER_NODE)
 }
 
 struct Loader<'a> {
@@ -836,7 +855,7 @@ impl<'a> Loader<'a> {
                 aid,
                 Anchor {
                     value: value.clone(),
-                    nodes: 1,
+                    nodes: alias_weight(1, &value),
                     depth: 1,
                 },
             );
@@ -1149,7 +1168,7 @@ impl<'a> Loader<'a> {
                 aid,
                 Anchor {
                     value: value.clone(),
-                    nodes,
+                    nodes: alias_weight(nodes, &value),
                     depth,
                 },
             );
