@@ -1,6 +1,6 @@
 # winlint: multi-stage build of a static (musl) binary into a distroless, non-root image.
 #
-#   DOCKER_BUILDKIT=1 docker build -t winlint .
+#   DOCKER_BUILDKIT=1 docker build -t winlint .     (context filtered by Dockerfile.dockerignore)
 #   docker run --rm winlint --help
 #
 # Stage 1: build. rustls uses ring (no aws-lc, no cmake/nasm), so musl needs only musl-tools.
