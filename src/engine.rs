@@ -111,7 +111,9 @@ pub fn lint_object(
                 };
                 f.severity = sev;
                 if ignored.iter().any(|k| {
-                    k == "all" || k.eq_ignore_ascii_case(rule.meta.id) || k == rule.meta.name
+                    k.eq_ignore_ascii_case("all")
+                        || k.eq_ignore_ascii_case(rule.meta.id)
+                        || k.eq_ignore_ascii_case(rule.meta.name)
                 }) {
                     report.suppressed += 1;
                     continue;

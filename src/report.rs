@@ -65,10 +65,15 @@ pub fn text(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let dim = Style::new().dimmed();
     for e in r.errors {
         let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
+        let place = match (e.line, e.column) {
+            (0, _) => e.file.clone(),
+            (l, 0) => format!("{}:{l}", e.file),
+            (l, c) => format!("{}:{l}:{c}", e.file),
+        };
         writeln!(
             out,
-            "{bold}{}:{}:{}:{bold:#} {red}error{red:#} {}",
-            e.file, e.line, e.column, e.message
+            "{bold}{place}:{bold:#} {red}error{red:#} {}",
+            e.message
         )?;
     }
     let mut last_file: Option<&str> = None;
@@ -177,6 +182,7 @@ pub fn json_value(r: &Report) -> Value {
             "objects": r.summary.objects,
             "pods": r.summary.pods,
             "suppressed": r.summary.suppressed,
+            "ignore_reasons": r.summary.ignore_reasons,
             "input_errors": r.errors.len(),
         }
     })
