@@ -1895,39 +1895,4 @@ mod tests {
         assert_eq!(own(&linux, &cfg()), Vec::<&str>::new());
         assert_eq!(own(&linux, &legacy()), Vec::<&str>::new());
     }
-
-    #[test]
-    fn metadata_is_complete() {
-        let names = [
-            "multi-container-ws2016",
-            "hyperv-annotation",
-            "env-name-invalid",
-            "envfrom-prefix-or-keys",
-            "env-case-collision",
-            "resources-ignored-legacy",
-            "hugepages",
-            "memory-request-limit",
-            "runasnonroot-admin",
-            "udp-userspace-proxy",
-            "termination-grace-docker",
-        ];
-        let rs = rules();
-        assert_eq!(rs.len(), names.len());
-        for (r, name) in rs.iter().zip(names) {
-            let m = r.meta;
-            assert!(m.id.starts_with("WIN4"), "{}", m.id);
-            assert_eq!(m.name, name, "{}", m.id);
-            for section in [
-                "## What it does",
-                "## Why is this bad?",
-                "## Example",
-                "## Fix",
-            ] {
-                assert!(m.docs.contains(section), "{} lacks {section}", m.id);
-            }
-            assert!(m.docs.contains("```yaml"), "{}", m.id);
-            assert!(!m.summary.is_empty() && !m.source.is_empty() && !m.applies.is_empty());
-            assert_eq!(crate::rules::find(m.id).map(|r| r.meta.name), Some(name));
-        }
-    }
 }
