@@ -19,31 +19,9 @@ fn read(rel: &str) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-fn yaml_docs(text: &str) -> Vec<Value> {
-    use saphyr::{LoadableYamlNode, Scalar, Yaml};
-    fn conv(y: &Yaml) -> Value {
-        match y {
-            Yaml::Value(Scalar::Null) => Value::Null,
-            Yaml::Value(Scalar::Boolean(b)) => (*b).into(),
-            Yaml::Value(Scalar::Integer(i)) => (*i).into(),
-            Yaml::Value(Scalar::FloatingPoint(f)) => json!(f.into_inner()),
-            Yaml::Value(Scalar::String(s)) => s.to_string().into(),
-            Yaml::Sequence(s) => s.iter().map(conv).collect(),
-            Yaml::Mapping(m) => Value::Object(
-                m.iter()
-                    .map(|(k, v)| (k.as_str().expect("string key").to_string(), conv(v)))
-                    .collect(),
-            ),
-            other => panic!("unexpected YAML node {other:?}"),
-        }
-    }
-    Yaml::load_from_str(text)
-        .expect("valid YAML")
-        .iter()
-        .map(conv)
-        .filter(|v| !v.is_null())
-        .collect()
-}
+#[path = "yaml_support/mod.rs"]
+mod yaml_support;
+use yaml_support::yaml_docs;
 
 fn values() -> Value {
     yaml_docs(&read("values.yaml")).remove(0)

@@ -14,35 +14,12 @@ use rustls::client::danger::ServerCertVerifier;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls_pki_types::pem::PemObject;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 use winlint::manifests::{ManifestsArgs, render};
 
-/// Load a YAML stream with an independent reader (saphyr) into JSON values.
-fn yaml_docs(text: &str) -> Vec<Value> {
-    use saphyr::{LoadableYamlNode, Scalar, Yaml};
-    fn conv(y: &Yaml) -> Value {
-        match y {
-            Yaml::Value(Scalar::Null) => Value::Null,
-            Yaml::Value(Scalar::Boolean(b)) => (*b).into(),
-            Yaml::Value(Scalar::Integer(i)) => (*i).into(),
-            Yaml::Value(Scalar::FloatingPoint(f)) => json!(f.into_inner()),
-            Yaml::Value(Scalar::String(s)) => s.to_string().into(),
-            Yaml::Sequence(s) => s.iter().map(conv).collect(),
-            Yaml::Mapping(m) => Value::Object(
-                m.iter()
-                    .map(|(k, v)| (k.as_str().expect("string key").to_string(), conv(v)))
-                    .collect(),
-            ),
-            other => panic!("unexpected YAML node {other:?}"),
-        }
-    }
-    Yaml::load_from_str(text)
-        .expect("valid YAML")
-        .iter()
-        .map(conv)
-        .filter(|v| !v.is_null())
-        .collect()
-}
+#[path = "yaml_support/mod.rs"]
+mod yaml_support;
+use yaml_support::yaml_docs;
 
 /// Deserialize as `T` and check that nothing was dropped (k8s-openapi ignores unknown fields,
 /// so a misspelt field would otherwise pass silently).
