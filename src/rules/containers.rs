@@ -1240,7 +1240,7 @@ mod tests {
     use super::*;
     use crate::config::Config;
     use crate::engine::{Operation, apply_fixes, lint_object};
-    use crate::rules::testutil::{cfg, findings, ids, set, unset, winok};
+    use crate::rules::testutil::{cfg, findings, hits, ids, legacy, set, unset, winok};
     use crate::workload::Context;
 
     fn k(major_minor: (u32, u32)) -> Config {
@@ -1249,27 +1249,10 @@ mod tests {
         c
     }
 
-    /// The LEGACY target of rules.md §6.
-    fn legacy() -> Config {
-        let mut c = k((1, 9));
-        c.target.windows_builds = vec![windows::V1709];
-        c.target.windows_taints = Vec::new();
-        c.target.runtime = Runtime::Docker;
-        c
-    }
-
     fn own(obj: &Value, c: &Config) -> Vec<&'static str> {
         ids(obj, c)
             .into_iter()
             .filter(|id| id.starts_with("WIN3") || id.starts_with("WIN4"))
-            .collect()
-    }
-
-    fn hits(obj: &Value, c: &Config, id: &str) -> Vec<(Severity, String)> {
-        findings(obj, c)
-            .into_iter()
-            .filter(|f| f.rule.id == id)
-            .map(|f| (f.severity, f.pointer))
             .collect()
     }
 

@@ -210,6 +210,26 @@ pub mod testutil {
         c
     }
 
+    /// The LEGACY target of rules.md §6: Kubernetes 1.9, Windows Server 1709, untainted nodes,
+    /// Docker.
+    pub fn legacy() -> Config {
+        let mut c = cfg();
+        c.target.kubernetes = KubeVersion::new(1, 9);
+        c.target.windows_builds = vec![crate::windows::V1709];
+        c.target.windows_taints = Vec::new();
+        c.target.runtime = crate::config::Runtime::Docker;
+        c
+    }
+
+    /// (severity, pointer) of the findings of one rule.
+    pub fn hits(obj: &Value, cfg: &Config, id: &str) -> Vec<(crate::rules::Severity, String)> {
+        findings(obj, cfg)
+            .into_iter()
+            .filter(|f| f.rule.id == id)
+            .map(|f| (f.severity, f.pointer))
+            .collect()
+    }
+
     /// `WINOK` of rules.md §6: spec.os windows, OS selector, toleration, servercore:ltsc2022.
     pub fn winok() -> Value {
         json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"ok"},"spec":{

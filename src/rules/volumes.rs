@@ -1368,17 +1368,7 @@ mod tests {
 
     use super::*;
     use crate::config::{Config, KubeVersion};
-    use crate::rules::testutil::{cfg, findings, ids, set, unset, winok};
-
-    /// The LEGACY target of rules.md §6.
-    fn legacy() -> Config {
-        let mut c = cfg();
-        c.target.kubernetes = KubeVersion::new(1, 9);
-        c.target.windows_builds = vec![windows::V1709];
-        c.target.windows_taints = Vec::new();
-        c.target.runtime = Runtime::Docker;
-        c
-    }
+    use crate::rules::testutil::{cfg, findings, hits, ids, legacy, set, unset, winok};
 
     /// The IDs of this module and of containers.rs that fired (other modules' rules are
     /// asserted by their owners).
@@ -1386,15 +1376,6 @@ mod tests {
         ids(obj, c)
             .into_iter()
             .filter(|id| id.starts_with("WIN3") || id.starts_with("WIN4"))
-            .collect()
-    }
-
-    /// (severity, pointer) of the findings of one rule.
-    fn hits(obj: &Value, c: &Config, id: &str) -> Vec<(Severity, String)> {
-        findings(obj, c)
-            .into_iter()
-            .filter(|f| f.rule.id == id)
-            .map(|f| (f.severity, f.pointer))
             .collect()
     }
 
