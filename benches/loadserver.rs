@@ -11,6 +11,9 @@
 //!   With `--parse` it parses the body into a `serde_json::Value` first and serializes the
 //!   answer: the JSON floor every webhook that reads the object pays.
 //!
+//! * `loadserver soak --winlint BIN --bodies DIR [--secs 600] [--rotate 30] [--restart 60]
+//!   [--rate 400] [--workers 4]`: the soak (see `soak` below and BENCHMARKS.md).
+//!
 //! `scripts/load.sh` starts it next to `winlint serve` and drives both with the same
 //! generator. Runs until killed.
 
@@ -170,10 +173,431 @@ async fn baseline(listen: SocketAddr, cert: PathBuf, key: PathBuf, parse: bool) 
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Soak: two `winlint serve` replicas behind a round-robin client, certificate rotation,
+// SIGTERM + restart of one replica, RSS sampling.
+
+mod soak {
+    use std::net::SocketAddr;
+    use std::path::{Path, PathBuf};
+    use std::process::{Child, Command, Stdio};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use std::time::{Duration, Instant};
+
+    use axum::body::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use hyper::client::conn::http1::SendRequest;
+    use hyper_util::rt::TokioIo;
+    use rustls_pki_types::{CertificateDer, ServerName};
+    use tokio::sync::Mutex;
+
+    #[derive(Default)]
+    pub struct Stats {
+        ok: AtomicU64,
+        /// Succeeded on the other replica after the first one failed.
+        retried_ok: AtomicU64,
+        /// Failed on both replicas: a failed admission request.
+        failed: AtomicU64,
+        /// First attempts that failed before a request was written (connect refused, TLS).
+        connect_errors: AtomicU64,
+        /// First attempts that failed after the request was sent (no or bad response).
+        request_errors: AtomicU64,
+        new_connections: AtomicU64,
+    }
+
+    struct Ca {
+        issuer: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
+    }
+
+    impl Ca {
+        fn new() -> Ca {
+            let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+            params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+            params
+                .distinguished_name
+                .push(rcgen::DnType::CommonName, "winlint soak CA");
+            let key = rcgen::KeyPair::generate().unwrap();
+            Ca {
+                issuer: rcgen::CertifiedIssuer::self_signed(params, key).unwrap(),
+            }
+        }
+        /// Write a fresh serving pair atomically (temp file + rename, cert first).
+        fn rotate(&self, dir: &Path, n: u64) {
+            let mut params =
+                rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+                    .unwrap();
+            params
+                .distinguished_name
+                .push(rcgen::DnType::CommonName, format!("winlint soak {n}"));
+            let key = rcgen::KeyPair::generate().unwrap();
+            let cert = params.signed_by(&key, &self.issuer).unwrap();
+            for (name, text) in [("cert.pem", cert.pem()), ("key.pem", key.serialize_pem())] {
+                let tmp = dir.join(format!(".{name}.tmp"));
+                std::fs::write(&tmp, text).unwrap();
+                std::fs::rename(&tmp, dir.join(name)).unwrap();
+            }
+        }
+    }
+
+    struct Replica {
+        addr: SocketAddr,
+        args: Vec<String>,
+        bin: PathBuf,
+        child: Child,
+        log: PathBuf,
+    }
+
+    impl Replica {
+        fn start(bin: &Path, dir: &Path, port: u16, name: &str) -> Replica {
+            let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+            let args: Vec<String> = [
+                "serve",
+                "--listen",
+                &addr.to_string(),
+                "--tls-cert",
+                &dir.join("cert.pem").display().to_string(),
+                "--tls-key",
+                &dir.join("key.pem").display().to_string(),
+                "--cert-reload-interval",
+                "2",
+                "--shutdown-delay",
+                "1",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            let log = dir.join(format!("{name}.log"));
+            let child = spawn(bin, &args, &log);
+            Replica {
+                addr,
+                args,
+                bin: bin.to_path_buf(),
+                child,
+                log,
+            }
+        }
+        fn rss_kib(&self) -> u64 {
+            std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+                .ok()
+                .and_then(|s| {
+                    s.lines()
+                        .find(|l| l.starts_with("VmRSS:"))
+                        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+                })
+                .unwrap_or(0)
+        }
+        fn terminate(&mut self) -> Option<i32> {
+            let _ = Command::new("kill")
+                .args(["-TERM", &self.child.id().to_string()])
+                .status();
+            self.child.wait().ok().and_then(|s| s.code())
+        }
+        fn restart(&mut self) {
+            self.child = spawn(&self.bin, &self.args, &self.log);
+        }
+    }
+
+    fn spawn(bin: &Path, args: &[String], log: &Path) -> Child {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .unwrap();
+        Command::new(bin)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("winlint serve starts")
+    }
+
+    async fn wait_listening(addr: SocketAddr) {
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(addr).await.is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("{addr} does not listen");
+    }
+
+    type Sender = SendRequest<Full<Bytes>>;
+
+    async fn connect(
+        tls: &tokio_rustls::TlsConnector,
+        addr: SocketAddr,
+        stats: &Stats,
+    ) -> Result<Sender, String> {
+        let tcp = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| e.to_string())?;
+        let _ = tcp.set_nodelay(true);
+        let stream = tls
+            .connect(ServerName::IpAddress(addr.ip().into()), tcp)
+            .await
+            .map_err(|e| e.to_string())?;
+        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| e.to_string())?;
+        tokio::spawn(conn);
+        stats.new_connections.fetch_add(1, Relaxed);
+        Ok(sender)
+    }
+
+    enum Failure {
+        Connect,
+        Request,
+    }
+
+    async fn attempt(
+        tls: &tokio_rustls::TlsConnector,
+        conn: &mut Option<Sender>,
+        addr: SocketAddr,
+        path: &str,
+        body: &Bytes,
+        stats: &Stats,
+    ) -> Result<(), Failure> {
+        if conn.as_ref().is_none_or(|c| c.is_closed()) {
+            *conn = Some(
+                connect(tls, addr, stats)
+                    .await
+                    .map_err(|_| Failure::Connect)?,
+            );
+        }
+        let sender = conn.as_mut().unwrap();
+        if sender.ready().await.is_err() {
+            // Closed by the server between requests (graceful shutdown): reconnect once.
+            *conn = Some(
+                connect(tls, addr, stats)
+                    .await
+                    .map_err(|_| Failure::Connect)?,
+            );
+        }
+        let sender = conn.as_mut().unwrap();
+        let req = hyper::Request::post(format!("{path}?timeout=10s"))
+            .header("host", addr.to_string())
+            .header("content-type", "application/json")
+            .body(Full::new(body.clone()))
+            .unwrap();
+        let resp = match sender.send_request(req).await {
+            Ok(r) => r,
+            Err(_) => {
+                *conn = None;
+                return Err(Failure::Request);
+            }
+        };
+        let ok = resp.status() == 200;
+        let bytes = resp.into_body().collect().await.map_err(|_| {
+            *conn = None;
+            Failure::Request
+        })?;
+        let bytes = bytes.to_bytes();
+        if ok && bytes.windows(9).any(|w| w == b"\"allowed\"") {
+            Ok(())
+        } else {
+            Err(Failure::Request)
+        }
+    }
+
+    pub async fn run(args: Vec<String>) -> i32 {
+        let get = |n: &str, d: &str| super::arg(&args, n).unwrap_or_else(|| d.to_string());
+        let bin = PathBuf::from(get("--winlint", "target/release/winlint"));
+        let bodies_dir = PathBuf::from(get("--bodies", "../shared/testdata/admission"));
+        let secs: u64 = get("--secs", "600").parse().unwrap();
+        let rotate: u64 = get("--rotate", "30").parse().unwrap();
+        let restart: u64 = get("--restart", "60").parse().unwrap();
+        let rate: u64 = get("--rate", "400").parse().unwrap();
+        let workers: u64 = get("--workers", "4").parse().unwrap();
+
+        let mut bodies: Vec<(String, Bytes)> = Vec::new();
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&bodies_dir)
+            .expect("--bodies DIR")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                let n = p.file_name().unwrap().to_string_lossy().to_string();
+                n.ends_with(".json")
+                    && !n.ends_with(".meta.json")
+                    && n.as_bytes()[0].is_ascii_digit()
+            })
+            .collect();
+        paths.sort();
+        for p in paths {
+            let meta = std::fs::read_to_string(p.with_extension("meta.json")).unwrap_or_default();
+            let path = if meta.contains("\"/mutate") {
+                "/mutate"
+            } else {
+                "/validate"
+            };
+            bodies.push((path.to_string(), Bytes::from(std::fs::read(&p).unwrap())));
+        }
+        let bodies = Arc::new(bodies);
+
+        let dir = tempfile::tempdir().unwrap();
+        let ca = Ca::new();
+        ca.rotate(dir.path(), 0);
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(CertificateDer::from(ca.issuer.der().to_vec()))
+            .unwrap();
+        let mut client = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        client.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let tls = tokio_rustls::TlsConnector::from(Arc::new(client));
+
+        let port = |env: &str, d: u16| {
+            std::env::var(env)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d)
+        };
+        let a = Replica::start(&bin, dir.path(), port("SOAK_PORT_A", 21443), "a");
+        let b = Replica::start(&bin, dir.path(), port("SOAK_PORT_B", 22443), "b");
+        wait_listening(a.addr).await;
+        wait_listening(b.addr).await;
+        let addrs = [a.addr, b.addr];
+        let a = Arc::new(Mutex::new(a));
+        let b = Arc::new(Mutex::new(b));
+        println!(
+            "soak: {secs} s, {rate} req/s over {workers} workers, round-robin over {} and {}, \
+             cert rotation every {rotate} s, SIGTERM+restart of replica b every {restart} s, {} bodies",
+            addrs[0],
+            addrs[1],
+            bodies.len()
+        );
+
+        let stats = Arc::new(Stats::default());
+        let start = Instant::now();
+        let deadline = start + Duration::from_secs(secs);
+        let counter = Arc::new(AtomicU64::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..workers {
+            let (tls, stats, bodies, counter) =
+                (tls.clone(), stats.clone(), bodies.clone(), counter.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut conns: [Option<Sender>; 2] = [None, None];
+                let period = Duration::from_secs_f64(workers as f64 / rate as f64);
+                let mut tick = tokio::time::interval(period);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                while Instant::now() < deadline {
+                    tick.tick().await;
+                    let n = counter.fetch_add(1, Relaxed);
+                    let (path, body) = &bodies[(n as usize) % bodies.len()];
+                    let first = (n % 2) as usize;
+                    match attempt(&tls, &mut conns[first], addrs[first], path, body, &stats).await {
+                        Ok(()) => {
+                            stats.ok.fetch_add(1, Relaxed);
+                            continue;
+                        }
+                        Err(Failure::Connect) => stats.connect_errors.fetch_add(1, Relaxed),
+                        Err(Failure::Request) => stats.request_errors.fetch_add(1, Relaxed),
+                    };
+                    let other = 1 - first;
+                    match attempt(&tls, &mut conns[other], addrs[other], path, body, &stats).await {
+                        Ok(()) => stats.retried_ok.fetch_add(1, Relaxed),
+                        Err(_) => stats.failed.fetch_add(1, Relaxed),
+                    };
+                }
+            }));
+        }
+
+        // Rotation, restarts and RSS samples.
+        let mut rss_a = Vec::new();
+        let mut restarts = 0;
+        let mut exit_codes = Vec::new();
+        let (mut next_rotate, mut next_restart, mut next_sample) = (rotate, restart, 0);
+        let mut n = 1;
+        loop {
+            let t = start.elapsed().as_secs();
+            if t >= secs {
+                break;
+            }
+            if t >= next_rotate {
+                ca.rotate(dir.path(), n);
+                n += 1;
+                next_rotate += rotate;
+            }
+            if t >= next_restart && t + 5 < secs {
+                let mut r = b.lock().await;
+                let code = tokio::task::block_in_place(|| r.terminate());
+                exit_codes.push(code);
+                r.restart();
+                let addr = r.addr;
+                drop(r);
+                wait_listening(addr).await;
+                restarts += 1;
+                next_restart += restart;
+            }
+            if t >= next_sample {
+                let ra = a.lock().await.rss_kib();
+                let rb = b.lock().await.rss_kib();
+                rss_a.push(ra);
+                println!(
+                    "t={t:>4}s rss a={ra} KiB b={rb} KiB | ok={} retried_ok={} failed={} connect_err={} request_err={} conns={}",
+                    stats.ok.load(Relaxed),
+                    stats.retried_ok.load(Relaxed),
+                    stats.failed.load(Relaxed),
+                    stats.connect_errors.load(Relaxed),
+                    stats.request_errors.load(Relaxed),
+                    stats.new_connections.load(Relaxed)
+                );
+                next_sample += 30;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+        let code_a = tokio::task::block_in_place(|| a.blocking_lock().terminate());
+        let code_b = tokio::task::block_in_place(|| b.blocking_lock().terminate());
+        let reloads = std::fs::read_to_string(dir.path().join("a.log"))
+            .unwrap_or_default()
+            .matches("certificate reloaded")
+            .count();
+        let failed = stats.failed.load(Relaxed);
+        println!(
+            "done: ok={} retried_ok={} failed={failed} (first-attempt connect errors {}, request errors {}), \
+             new connections {}, rotations {}, replica-a cert reloads {reloads}, restarts of b {restarts} \
+             (exit codes on SIGTERM {:?}), final exit codes a={code_a:?} b={code_b:?}",
+            stats.ok.load(Relaxed),
+            stats.retried_ok.load(Relaxed),
+            stats.connect_errors.load(Relaxed),
+            stats.request_errors.load(Relaxed),
+            stats.new_connections.load(Relaxed),
+            n - 1,
+            exit_codes,
+        );
+        let (first, last) = (
+            rss_a.get(1).copied().unwrap_or(0),
+            rss_a.last().copied().unwrap_or(0),
+        );
+        println!(
+            "replica a RSS: min {} max {} first(30s) {first} last {last} KiB",
+            rss_a.iter().min().unwrap_or(&0),
+            rss_a.iter().max().unwrap_or(&0)
+        );
+        if failed == 0 { 0 } else { 1 }
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`: without a command, do nothing.
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
+        Some("soak") => {
+            let code = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(soak::run(args.clone()));
+            std::process::exit(code);
+        }
         Some("certs") => certs(PathBuf::from(args.get(1).expect("certs DIR"))),
         Some("baseline") => {
             let listen: SocketAddr = arg(&args, "--listen")
