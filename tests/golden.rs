@@ -36,7 +36,10 @@ fn cases() -> Vec<Case> {
             };
             Case {
                 args: field("args").split_whitespace().map(String::from).collect(),
-                expect: field("expect").split_whitespace().map(String::from).collect(),
+                expect: field("expect")
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect(),
                 fix: field("fix") == "yes",
                 dir,
             }
@@ -69,19 +72,29 @@ fn golden(path: &Path, actual: &str, failures: &mut Vec<String>) {
             "{}: differs from the golden file\n--- expected\n{expected}\n--- actual\n{actual}",
             path.display()
         )),
-        Err(_) => failures.push(format!("{}: missing (run with WINLINT_BLESS=1)", path.display())),
+        Err(_) => failures.push(format!(
+            "{}: missing (run with WINLINT_BLESS=1)",
+            path.display()
+        )),
     }
 }
 
 fn rel(p: &Path) -> String {
-    p.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(p).display().to_string()
+    p.strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap_or(p)
+        .display()
+        .to_string()
 }
 
 #[test]
 fn golden_cases() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let cases = cases();
-    assert!(cases.len() >= 58, "expected every vector of rules.md §6, found {} cases", cases.len());
+    assert!(
+        cases.len() >= 58,
+        "expected every vector of rules.md §6, found {} cases",
+        cases.len()
+    );
     let mut failures = Vec::new();
     for case in &cases {
         let input = rel(&case.dir.join("input.yaml"));
@@ -94,7 +107,10 @@ fn golden_cases() {
         let report: serde_json::Value = match serde_json::from_slice(&out.stdout) {
             Ok(v) => v,
             Err(e) => {
-                failures.push(format!("{input}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+                failures.push(format!(
+                    "{input}: not JSON ({e}): {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
                 continue;
             }
         };
@@ -105,19 +121,29 @@ fn golden_cases() {
             .map(|f| f["rule"].as_str().expect("rule").to_string())
             .collect();
         if got != case.expect {
-            failures.push(format!("{input}: expected rules {:?}, got {got:?}", case.expect));
+            failures.push(format!(
+                "{input}: expected rules {:?}, got {got:?}",
+                case.expect
+            ));
         }
         let errors = report["summary"]["errors"].as_u64().expect("errors");
         let want_code = if errors > 0 { 1 } else { 0 };
         if out.status.code() != Some(want_code) {
-            failures.push(format!("{input}: exit code {:?}, expected {want_code}", out.status.code()));
+            failures.push(format!(
+                "{input}: exit code {:?}, expected {want_code}",
+                out.status.code()
+            ));
         }
 
         // The text report, byte for byte.
         let mut text_args = args.clone();
         text_args.push(&input);
         let out = winlint(&text_args, root);
-        golden(&case.dir.join("expected.txt"), &String::from_utf8_lossy(&out.stdout), &mut failures);
+        golden(
+            &case.dir.join("expected.txt"),
+            &String::from_utf8_lossy(&out.stdout),
+            &mut failures,
+        );
 
         if case.fix {
             let tmp = tempfile::tempdir().expect("tempdir");
@@ -127,7 +153,10 @@ fn golden_cases() {
             args.extend(["--fix", f]);
             let out = winlint(&args, root);
             if !matches!(out.status.code(), Some(0 | 1)) {
-                failures.push(format!("{input}: --fix failed: {}", String::from_utf8_lossy(&out.stderr)));
+                failures.push(format!(
+                    "{input}: --fix failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
                 continue;
             }
             let fixed = std::fs::read_to_string(&file).expect("fixed file");
@@ -138,7 +167,10 @@ fn golden_cases() {
             let out = winlint(&again, root);
             let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
             if report["summary"]["fixable"].as_u64() != Some(0) {
-                failures.push(format!("{input}: fixable findings remain after --fix: {}", report["findings"]));
+                failures.push(format!(
+                    "{input}: fixable findings remain after --fix: {}",
+                    report["findings"]
+                ));
             }
             let out = winlint(&args, root);
             assert!(matches!(out.status.code(), Some(0 | 1)));
@@ -147,5 +179,37 @@ fn golden_cases() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} golden failures:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} golden failures:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// The README's rule table is `winlint rules -o markdown`, never written by hand.
+#[test]
+fn readme_rule_table_is_generated() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = winlint(&["rules", "-o", "markdown"], root);
+    assert!(out.status.success());
+    let table = String::from_utf8(out.stdout).expect("utf-8");
+    let readme_path = root.join("README.md");
+    let readme = std::fs::read_to_string(&readme_path).expect("README.md");
+    let (begin, end) = ("<!-- rules:begin -->\n", "<!-- rules:end -->");
+    let i = readme.find(begin).expect("rules:begin marker") + begin.len();
+    let j = readme.find(end).expect("rules:end marker");
+    if bless() {
+        std::fs::write(
+            &readme_path,
+            format!("{}{table}{}", &readme[..i], &readme[j..]),
+        )
+        .expect("write README");
+        return;
+    }
+    assert_eq!(
+        readme[i..j],
+        table,
+        "README rule table is stale: run WINLINT_BLESS=1 cargo test --test golden"
+    );
 }
