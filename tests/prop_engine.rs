@@ -1008,7 +1008,6 @@ fn pod_with_paths(mount_path: &str, host_path: &str) -> Value {
 /// boundary"). The webhook's catch_unwind turns it into an onError answer; `winlint FILE` dies.
 /// Expected: no panic (the path is simply not a named pipe).
 #[test]
-#[ignore = "known bug in src/rules/volumes.rs is_named_pipe (byte slicing); remove when fixed"]
 fn regression_named_pipe_check_on_non_ascii_path() {
     let cfg = Config::default();
     let obj = pod_with_paths("/var/runцecrets/kubernetes.io/serviceaccount", "C:\\data");
@@ -1020,7 +1019,6 @@ fn regression_named_pipe_check_on_non_ascii_path() {
 /// Same class of bug, found reading the code the fuzzer pointed at:
 /// `rules::volumes::is_smb_unc` slices `long[..4]` after `\\?\`, so `\\?\UNCц…` panics.
 #[test]
-#[ignore = "known bug in src/rules/volumes.rs is_smb_unc (byte slicing); remove when fixed"]
 fn regression_unc_check_on_non_ascii_path() {
     let cfg = Config::default();
     let path = "\\\\?\\UNCц\\server\\share";

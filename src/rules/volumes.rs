@@ -230,7 +230,9 @@ fn legacy_builds_text(eval: &Eval) -> String {
 
 /// `\\.\pipe\…` (case-insensitive).
 pub fn is_named_pipe(p: &str) -> bool {
-    p.len() >= 9 && p[..9].eq_ignore_ascii_case(r"\\.\pipe\")
+    p.as_bytes()
+        .get(..9)
+        .is_some_and(|b| b.eq_ignore_ascii_case(br"\\.\pipe\"))
 }
 
 /// A UNC path to a share (`\\server\share`, `\\?\UNC\server\share`), not a local device path
@@ -244,7 +246,10 @@ pub fn is_smb_unc(p: &str) -> bool {
         return false;
     }
     if let Some(long) = rest.strip_prefix(r"?\") {
-        return long.len() >= 4 && long[..4].eq_ignore_ascii_case(r"UNC\");
+        return long
+            .as_bytes()
+            .get(..4)
+            .is_some_and(|b| b.eq_ignore_ascii_case(br"UNC\"));
     }
     !rest.is_empty()
 }
