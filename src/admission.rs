@@ -553,14 +553,15 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
         // Try all allowed fixes; if the result has an error the object did not have (the API
         // server would reject it), retry without spec.os (M4), then give up on fixes.
         for attempt in 0..3 {
-            let allowed: Vec<Finding> = report
-                .findings
-                .iter()
-                .filter(|f| !excluded.contains(&f.rule.id))
-                .cloned()
-                .collect();
             let mut trial = object.clone();
-            let (patch, rules) = engine::apply_fixes(&mut trial, &allowed, config);
+            let (patch, rules) = engine::fix_object(
+                &mut trial,
+                &report.findings,
+                config,
+                &Context::default(),
+                Operation::Create,
+                &excluded,
+            );
             if patch.is_empty()
                 || lint_errors(&trial, config)
                     .iter()

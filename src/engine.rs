@@ -243,6 +243,49 @@ pub fn apply_fixes(
     (patch, applied)
 }
 
+/// Passes [`fix_object`] makes at most.
+pub const MAX_FIX_PASSES: usize = 4;
+
+/// Apply the allowed fixes of `findings` (the lint of `object`), then lint again and apply the
+/// fixes that became possible, until none is left (at most [`MAX_FIX_PASSES`] passes): one fix
+/// can unblock another (WIN102 deleting `shareProcessNamespace: false` lets WIN003 add
+/// `spec.os`). Rules in `skip` are never fixed. Returns the patch against the original object
+/// and the rules whose fixes were applied.
+pub fn fix_object(
+    object: &mut Value,
+    findings: &[Finding],
+    config: &Config,
+    context: &Context,
+    operation: Operation,
+    skip: &[&str],
+) -> (Vec<json_patch::PatchOperation>, Vec<&'static str>) {
+    let keep = |f: &&Finding| !skip.contains(&f.rule.id);
+    let first: Vec<Finding> = findings.iter().filter(keep).cloned().collect();
+    let (mut patch, mut applied) = apply_fixes(object, &first, config);
+    for _ in 1..MAX_FIX_PASSES {
+        if patch.is_empty() {
+            break;
+        }
+        let next: Vec<Finding> = lint_object(object, config, context, operation)
+            .findings
+            .iter()
+            .filter(keep)
+            .cloned()
+            .collect();
+        let (p, a) = apply_fixes(object, &next, config);
+        if p.is_empty() {
+            break;
+        }
+        patch.extend(p);
+        for id in a {
+            if !applied.contains(&id) {
+                applied.push(id);
+            }
+        }
+    }
+    (patch, applied)
+}
+
 /// JSON-pointer escape of one token (`kubernetes.io/os` → `kubernetes.io~1os`).
 pub fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")

@@ -925,14 +925,13 @@ proptest! {
 proptest! {
     #![proptest_config(pt_config())]
 
-    /// 2 (strict). One pass of `apply_fixes` leaves no finding whose fix is allowed. Fails
-    /// today: see `regression_win003_appears_after_win102_fix`. Run with `--ignored`.
+    /// 2 (strict). One `fix_object` call leaves no finding whose fix is allowed (it re-lints
+    /// between passes; see `regression_win003_appears_after_win102_fix`).
     #[test]
-    #[ignore = "known bug: fixes need two passes (WIN003 is withheld until another fix removes a Linux-only field)"]
-    fn fixes_converge_in_one_pass(obj in object(), cfg in config()) {
+    fn fixes_converge_in_one_fix_object_call(obj in object(), cfg in config()) {
         let findings = lint(&obj, &cfg, Operation::Lint);
         let mut fixed = obj.clone();
-        engine::apply_fixes(&mut fixed, &findings, &cfg);
+        engine::fix_object(&mut fixed, &findings, &cfg, &Context::default(), Operation::Lint, &[]);
         let left = allowed_fixes(&lint(&fixed, &cfg, Operation::Lint), &cfg);
         prop_assert!(left.is_empty(), "fixable findings left after one pass: {:?}\n{}", left, fixed);
     }
@@ -974,7 +973,14 @@ fn real_reviews_are_answered_well_formed() {
 fn left_after_one_pass(obj: &Value, cfg: &Config) -> Vec<String> {
     let findings = lint(obj, cfg, Operation::Lint);
     let mut fixed = obj.clone();
-    engine::apply_fixes(&mut fixed, &findings, cfg);
+    engine::fix_object(
+        &mut fixed,
+        &findings,
+        cfg,
+        &Context::default(),
+        Operation::Lint,
+        &[],
+    );
     allowed_fixes(&lint(&fixed, cfg, Operation::Lint), cfg)
 }
 
@@ -983,7 +989,6 @@ fn left_after_one_pass(obj: &Value, cfg: &Config) -> Vec<String> {
 /// and WIN102's safe fix deletes it; pass 2 then offers WIN003. `winlint --fix` run twice gives
 /// two different files; the webhook never adds spec.os to such a pod.
 #[test]
-#[ignore = "known bug in the engine/rules (WIN003 vs WIN102 fix order); remove when fixed"]
 fn regression_win003_appears_after_win102_fix() {
     let obj = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
         "spec": {"shareProcessNamespace": false,
