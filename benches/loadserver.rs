@@ -12,7 +12,8 @@
 //!   answer: the JSON floor every webhook that reads the object pays.
 //!
 //! * `loadserver soak --winlint BIN --bodies DIR [--secs 600] [--rotate 30] [--restart 60]
-//!   [--rate 400] [--workers 4]`: the soak (see `soak` below and BENCHMARKS.md).
+//!   [--rate 400] [--workers 4] [--follow-readiness]`: the soak (see `soak` below and
+//!   BENCHMARKS.md).
 //!
 //! `scripts/load.sh` starts it next to `winlint serve` and drives both with the same
 //! generator. Runs until killed.
@@ -242,6 +243,7 @@ mod soak {
 
     struct Replica {
         addr: SocketAddr,
+        metrics: SocketAddr,
         args: Vec<String>,
         bin: PathBuf,
         child: Child,
@@ -263,6 +265,8 @@ mod soak {
                 "2",
                 "--shutdown-delay",
                 "1",
+                "--metrics-listen",
+                &format!("127.0.0.1:{}", port + 100),
             ]
             .iter()
             .map(|s| s.to_string())
@@ -271,6 +275,7 @@ mod soak {
             let child = spawn(bin, &args, &log);
             Replica {
                 addr,
+                metrics: format!("127.0.0.1:{}", port + 100).parse().unwrap(),
                 args,
                 bin: bin.to_path_buf(),
                 child,
@@ -320,6 +325,25 @@ mod soak {
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
         panic!("{addr} does not listen");
+    }
+
+    /// `GET /readyz` on the plain-HTTP metrics listener: 200 = in the endpoints.
+    async fn ready(metrics: SocketAddr) -> bool {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let probe = async {
+            let mut s = tokio::net::TcpStream::connect(metrics).await.ok()?;
+            s.write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .await
+                .ok()?;
+            let mut buf = [0u8; 12];
+            s.read_exact(&mut buf).await.ok()?;
+            Some(&buf[9..12] == b"200")
+        };
+        tokio::time::timeout(Duration::from_millis(500), probe)
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or(false)
     }
 
     type Sender = SendRequest<Full<Bytes>>;
@@ -409,6 +433,9 @@ mod soak {
         let restart: u64 = get("--restart", "60").parse().unwrap();
         let rate: u64 = get("--rate", "400").parse().unwrap();
         let workers: u64 = get("--workers", "4").parse().unwrap();
+        // Follow readiness like an endpoints controller: send only to replicas whose /readyz
+        // answered 200 in the last probe (every 50 ms).
+        let follow = args.iter().any(|a| a == "--follow-readiness");
 
         let mut bodies: Vec<(String, Bytes)> = Vec::new();
         let mut paths: Vec<PathBuf> = std::fs::read_dir(&bodies_dir)
@@ -462,13 +489,30 @@ mod soak {
         wait_listening(a.addr).await;
         wait_listening(b.addr).await;
         let addrs = [a.addr, b.addr];
+        let metrics = [a.metrics, b.metrics];
+        let readiness = Arc::new([
+            std::sync::atomic::AtomicBool::new(true),
+            std::sync::atomic::AtomicBool::new(true),
+        ]);
+        if follow {
+            let readiness = readiness.clone();
+            tokio::spawn(async move {
+                loop {
+                    for i in 0..2 {
+                        readiness[i].store(ready(metrics[i]).await, Relaxed);
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            });
+        }
         let a = Arc::new(Mutex::new(a));
         let b = Arc::new(Mutex::new(b));
         println!(
-            "soak: {secs} s, {rate} req/s over {workers} workers, round-robin over {} and {}, \
+            "soak: {secs} s, {rate} req/s over {workers} workers, round-robin over {} and {}{}, \
              cert rotation every {rotate} s, SIGTERM+restart of replica b every {restart} s, {} bodies",
             addrs[0],
             addrs[1],
+            if follow { " following /readyz" } else { "" },
             bodies.len()
         );
 
@@ -478,8 +522,13 @@ mod soak {
         let counter = Arc::new(AtomicU64::new(0));
         let mut tasks = Vec::new();
         for _ in 0..workers {
-            let (tls, stats, bodies, counter) =
-                (tls.clone(), stats.clone(), bodies.clone(), counter.clone());
+            let (tls, stats, bodies, counter, readiness) = (
+                tls.clone(),
+                stats.clone(),
+                bodies.clone(),
+                counter.clone(),
+                readiness.clone(),
+            );
             tasks.push(tokio::spawn(async move {
                 let mut conns: [Option<Sender>; 2] = [None, None];
                 let period = Duration::from_secs_f64(workers as f64 / rate as f64);
@@ -489,7 +538,10 @@ mod soak {
                     tick.tick().await;
                     let n = counter.fetch_add(1, Relaxed);
                     let (path, body) = &bodies[(n as usize) % bodies.len()];
-                    let first = (n % 2) as usize;
+                    let mut first = (n % 2) as usize;
+                    if !readiness[first].load(Relaxed) {
+                        first = 1 - first;
+                    }
                     match attempt(&tls, &mut conns[first], addrs[first], path, body, &stats).await {
                         Ok(()) => {
                             stats.ok.fetch_add(1, Relaxed);
