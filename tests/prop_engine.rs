@@ -220,6 +220,9 @@ fn mount_path() -> impl Strategy<Value = Value> {
         "\\\\.\\pipe\\containerd-containerd",
         "D:\\logs",
         "relative\\path",
+        "/var/runцecrets/x",
+        "C:\\данные",
+        "\\\\?\\UNCц\\s\\share",
         "",
     ])
 }
@@ -354,6 +357,8 @@ fn volume() -> BoxedStrategy<Value> {
                 "\\\\.\\pipe\\containerd-containerd",
                 "/var/log",
                 "C:\\",
+                "\\\\?\\UNCц\\server\\share",
+                "\\\\.\\pipeц",
             ]),
             prop::option::of(pick(&["Directory", "DirectoryOrCreate", "Socket", "File"]))
         )
