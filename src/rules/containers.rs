@@ -453,13 +453,16 @@ Keep one of the two entries.
 fn env_case_collision(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
     for c in site.containers() {
-        let mut seen: Vec<(&str, String)> = Vec::new();
+        // Case-folded name → the distinct spellings seen so far, in order (linear: a container
+        // may carry thousands of env vars).
+        let mut seen: std::collections::HashMap<String, Vec<&str>> =
+            std::collections::HashMap::new();
         for (i, e) in list(c.value, "env").iter().enumerate() {
             let Some(name) = e.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            let folded = name.to_lowercase();
-            if let Some((first, _)) = seen.iter().find(|(raw, f)| *f == folded && *raw != name) {
+            let spellings = seen.entry(name.to_lowercase()).or_default();
+            if let Some(first) = spellings.iter().find(|raw| **raw != name) {
                 out.push(Finding::new(
                     &WIN405,
                     cptr(site, &c, &format!("/env/{i}/name")),
@@ -469,8 +472,8 @@ fn env_case_collision(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
                     ),
                 ));
             }
-            if !seen.iter().any(|(raw, _)| *raw == name) {
-                seen.push((name, folded));
+            if !spellings.contains(&name) {
+                spellings.push(name);
             }
         }
     }
