@@ -29,6 +29,8 @@ pub struct Eval<'a> {
     pub class: Classification,
     /// The containers of the site (init, regular, ephemeral) with their image analyses.
     pub images: Vec<(ContainerRef<'a>, ImageInfo)>,
+    /// The site's Linux-only fields, computed once for the rules that need them.
+    linux_only: std::cell::OnceCell<Vec<crate::rules::util::LinuxOnlyField<'a>>>,
 }
 
 /// Rules that run on every pod, whatever its OS; all others run only on Windows pods.
@@ -39,6 +41,17 @@ pub const IGNORE_ANNOTATION: &str = "winlint.io/ignore";
 pub const IGNORE_REASON_ANNOTATION: &str = "winlint.io/ignore-reason";
 
 impl<'a> Eval<'a> {
+    /// The fields `validateWindows` rejects once `spec.os.name: windows` is set
+    /// ([`crate::rules::util::linux_only_fields`]), computed once per pod site: WIN003,
+    /// WIN101–WIN103, WIN107 and the spec.os guard all ask.
+    pub fn linux_only_fields(
+        &self,
+        site: &PodSite<'a>,
+    ) -> &[crate::rules::util::LinuxOnlyField<'a>] {
+        self.linux_only
+            .get_or_init(|| crate::rules::util::linux_only_fields(site, self.target))
+    }
+
     /// `spec.os.name == "windows"`: the API server validates Windows-only constraints.
     pub fn os_declared_windows(&self, site: &PodSite) -> bool {
         site.str("/os/name") == Some("windows")
@@ -93,6 +106,7 @@ pub fn lint_object(
             operation,
             class,
             images,
+            linux_only: std::cell::OnceCell::new(),
         };
         let windows = eval.class.is_windows();
         for rule in rules::all() {

@@ -134,7 +134,7 @@ impl Finding {
 }
 
 /// A rule's check function.
-pub type CheckFn = fn(&PodSite, &Eval) -> Vec<Finding>;
+pub type CheckFn = for<'a> fn(&PodSite<'a>, &Eval<'a>) -> Vec<Finding>;
 
 /// A registered rule: metadata plus the function that checks a pod site.
 pub struct Rule {

@@ -274,13 +274,14 @@ server would reject the pod, and a Deployment would loop on `FailedCreate`): add
     applies: "K>=1.24 (1.23 with IdentifyPodOS)",
 };
 
-fn missing_spec_os(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+fn missing_spec_os<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
     if !super::util::spec_os_available(eval.target) || site.get("/os").is_some() {
         return Vec::new();
     }
-    let blockers: Vec<String> = super::util::linux_only_fields(site, eval.target)
-        .into_iter()
-        .map(|f| f.pointer)
+    let blockers: Vec<String> = eval
+        .linux_only_fields(site)
+        .iter()
+        .map(|f| f.pointer.clone())
         .collect();
     if blockers.is_empty() {
         vec![

@@ -129,13 +129,13 @@ fn linux_only_finding(
     finding
 }
 
-fn linux_only_findings(
+fn linux_only_findings<'a>(
     meta: &'static RuleMeta,
-    site: &PodSite,
-    eval: &Eval,
+    site: &PodSite<'a>,
+    eval: &Eval<'a>,
     safety: impl Fn(&LinuxOnlyField) -> Option<FixSafety>,
 ) -> Vec<Finding> {
-    util::linux_only_fields(site, eval.target)
+    eval.linux_only_fields(site)
         .iter()
         .filter(|f| f.rule == meta.id)
         .map(|f| linux_only_finding(meta, site, eval, f, safety(f)))
@@ -186,7 +186,7 @@ them in the annotation `winlint.io/stripped`.
     applies: "K>=1.23 (error with spec.os.name: windows); any (warning)",
 };
 
-fn pod_securitycontext_linux_only(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+fn pod_securitycontext_linux_only<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
     linux_only_findings(&WIN101, site, eval, |_| Some(FixSafety::OptIn))
 }
 
@@ -225,7 +225,7 @@ automatic fix; remove them by hand (a HostProcess pod is the Windows way to reac
     applies: "K>=1.23 (error with spec.os.name: windows); any (warning)",
 };
 
-fn host_namespaces(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+fn host_namespaces<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
     linux_only_findings(&WIN102, site, eval, |f| {
         (f.class == FieldValue::Neutral).then_some(FixSafety::Safe)
     })
@@ -284,7 +284,7 @@ cannot meet: no automatic fix (drop them, or use a HostProcess pod for host acce
     applies: "K>=1.23 (error with spec.os.name: windows); any (warning)",
 };
 
-fn container_securitycontext_linux_only(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+fn container_securitycontext_linux_only<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
     let declared = eval.os_declared_windows(site) && util::spec_os_available(eval.target);
     linux_only_findings(&WIN103, site, eval, |f| match f.class {
         FieldValue::Neutral if declared => Some(FixSafety::Safe),
@@ -718,7 +718,7 @@ non-administrator user such as `ContainerUser`, see WIN409) by hand.
     applies: "K>=1.25",
 };
 
-fn psa_restricted_windows(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+fn psa_restricted_windows<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
     if !eval.target.kubernetes.at_least(1, 25) {
         return Vec::new();
     }
@@ -743,7 +743,7 @@ fn psa_restricted_windows(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             ),
         ));
     } else if !eval.os_declared_windows(site) {
-        let blockers = util::linux_only_fields(site, eval.target);
+        let blockers = eval.linux_only_fields(site);
         let mut msg = format!(
             "namespace {ns:?} enforces Pod Security \"restricted\", which exempts Windows pods from its seccomp, capabilities and allowPrivilegeEscalation checks only when they declare spec.os.name: windows; without it the pod is rejected unless it carries those Linux-only fields. Set spec.os.name: windows"
         );

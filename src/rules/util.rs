@@ -325,8 +325,8 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
 
 /// The guard of WIN003, WIN107 and mutation M4: true when the pod carries any field of
 /// [`linux_only_fields`], i.e. adding `spec.os.name: windows` would make the API server reject it.
-pub fn linux_only_fields_present(site: &PodSite, eval: &Eval) -> bool {
-    !linux_only_fields(site, eval.target).is_empty()
+pub fn linux_only_fields_present<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> bool {
+    !eval.linux_only_fields(site).is_empty()
 }
 
 /// A JSON pointer as a dotted field path for messages:
