@@ -38,10 +38,9 @@ use base64::Engine as _;
 use json_patch::PatchOperation;
 use serde_json::{Map, Value, json};
 
-use crate::classify::{self, Os, Source, Strength};
+use crate::classify::{Os, Source, Strength};
 use crate::config::{Config, OnError};
 use crate::engine::{self, Operation};
-use crate::image;
 use crate::rules::{Finding, Severity, ops};
 use crate::workload::{self, Context};
 
@@ -531,11 +530,10 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
     let Some(site) = sites.first() else {
         return m;
     };
-    let infos: Vec<image::ImageInfo> = site
-        .containers()
-        .map(|c| image::analyze(c.image().unwrap_or("")))
-        .collect();
-    let class = classify::classify(site, &infos, &Context::default(), &config.target);
+    // lint_object classified the site already (same images, same context).
+    let Some(class) = report.classes.first() else {
+        return m;
+    };
     let policy = &config.policy.mutation;
     let image_evidence = class.signals.iter().any(|s| {
         s.os == Os::Windows && s.source == Source::Image && s.strength >= Strength::Probable

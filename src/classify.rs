@@ -187,9 +187,9 @@ pub fn runtime_class_os(site: &PodSite, cx: &Context) -> Option<Os> {
 }
 
 /// Classify a pod site. `images` are the analyses of `site.containers()`, in that order.
-pub fn classify(
+pub fn classify<'i>(
     site: &PodSite,
-    images: &[ImageInfo],
+    images: impl IntoIterator<Item = &'i ImageInfo>,
     cx: &Context,
     target: &Target,
 ) -> Classification {

@@ -76,6 +76,8 @@ pub struct ObjectReport {
     pub suppressed: usize,
     /// `winlint.io/ignore-reason`, when given.
     pub ignore_reason: Option<String>,
+    /// The OS classification of each pod site, in [`workload::pod_sites`] order.
+    pub classes: Vec<Classification>,
 }
 
 /// Evaluate every pod site of `object` against every enabled rule.
@@ -97,8 +99,12 @@ pub fn lint_object(
             .containers()
             .map(|c| (c, image::analyze(c.image().unwrap_or(""))))
             .collect();
-        let infos: Vec<ImageInfo> = images.iter().map(|(_, i)| i.clone()).collect();
-        let class = classify::classify(&site, &infos, context, &config.target);
+        let class = classify::classify(
+            &site,
+            images.iter().map(|(_, i)| i),
+            context,
+            &config.target,
+        );
         let eval = Eval {
             config,
             target: &config.target,
@@ -135,6 +141,7 @@ pub fn lint_object(
                 report.findings.push(f);
             }
         }
+        report.classes.push(eval.class);
     }
     report
 }
