@@ -31,6 +31,7 @@
 //!   is answered per `webhook.onError`: allow with a warning (default) or deny.
 //! * `admission.k8s.io/v1beta1` requests are answered in v1beta1.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -407,7 +408,11 @@ fn base_response(uid: &str) -> Value {
 
 /// The request's `object`/`oldObject` if it is a pod-bearing kind (`Ok(None)` if not), with
 /// `kind` filled in from the request when the object lacks it.
-fn evaluable(req: &Value, field: &str, kind: &str) -> Result<Option<Value>, String> {
+fn evaluable<'r>(
+    req: &'r Value,
+    field: &str,
+    kind: &str,
+) -> Result<Option<Cow<'r, Value>>, String> {
     let object = match req.get(field) {
         None | Some(Value::Null) => {
             return if workload::is_pod_kind(kind) {
@@ -425,9 +430,9 @@ fn evaluable(req: &Value, field: &str, kind: &str) -> Result<Option<Value>, Stri
     if !workload::is_pod_kind(okind) {
         return Ok(None);
     }
-    let mut object = object.clone();
+    let mut object = Cow::Borrowed(object);
     if map.get("kind").is_none() {
-        object["kind"] = okind.into();
+        object.to_mut()["kind"] = okind.into();
     }
     for site in workload::pod_sites(&object) {
         if !site.spec.is_object() {
@@ -543,7 +548,8 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
             || (class.strength == Strength::Probable && (image_evidence || policy.probable)));
     let spec_ptr = site.spec_ptr.clone();
     let meta_ptr = site.meta_ptr.clone();
-    let mut working = object.clone();
+    // The object as patched so far: copied on the first change only.
+    let mut working = Cow::Borrowed(object);
     let mut changed: Vec<String> = Vec::new();
     if mutate_windows {
         let before: Vec<&'static str> = errors_of(&report.findings);
@@ -552,7 +558,7 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
         // server would reject it), retry without spec.os (M4), then give up on fixes.
         for attempt in 0..3 {
             let mut trial = object.clone();
-            let (patch, rules) = engine::fix_object(
+            let fixed = engine::fix_object(
                 &mut trial,
                 &report.findings,
                 config,
@@ -560,14 +566,20 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
                 Operation::Create,
                 &excluded,
             );
-            if patch.is_empty()
-                || lint_errors(&trial, config)
-                    .iter()
-                    .all(|id| before.contains(id))
-            {
-                working = trial;
-                m.patch = patch;
-                m.rules = rules;
+            // fix_object's last pass linted the patched object already: reuse its findings.
+            let accept = fixed.patch.is_empty()
+                || match &fixed.findings {
+                    Some(after) => errors_of(after).iter().all(|id| before.contains(id)),
+                    None => lint_errors(&trial, config)
+                        .iter()
+                        .all(|id| before.contains(id)),
+                };
+            if accept {
+                if !fixed.patch.is_empty() {
+                    working = Cow::Owned(trial);
+                }
+                m.patch = fixed.patch;
+                m.rules = fixed.applied;
                 break;
             }
             excluded = if attempt == 0 {
@@ -585,7 +597,7 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
         // M5: Hyper-V isolation.
         if policy.hyperv {
             hyperv(
-                &mut working,
+                working.to_mut(),
                 &mut m.patch,
                 &mut changed,
                 config,
@@ -600,7 +612,7 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
                 .is_some();
             if !has {
                 add_entry(
-                    &mut working,
+                    working.to_mut(),
                     &mut m.patch,
                     &format!("{meta_ptr}/labels"),
                     "kubernetes.io/os",
@@ -616,7 +628,7 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
             .is_some();
         if !pinned {
             add_entry(
-                &mut working,
+                working.to_mut(),
                 &mut m.patch,
                 &format!("{spec_ptr}/nodeSelector"),
                 "kubernetes.io/os",
@@ -642,7 +654,7 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
             }
         }
         add_entry(
-            &mut working,
+            working.to_mut(),
             &mut m.patch,
             "/metadata/annotations",
             MUTATED_ANNOTATION,

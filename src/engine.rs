@@ -238,40 +238,241 @@ pub fn apply_fixes(
     findings: &[Finding],
     config: &Config,
 ) -> (Vec<json_patch::PatchOperation>, Vec<&'static str>) {
+    apply_allowed(object, findings.iter(), config)
+}
+
+/// [`apply_fixes`] over any sequence of findings (no filtered copy needed).
+fn apply_allowed<'f>(
+    object: &mut Value,
+    findings: impl Iterator<Item = &'f Finding>,
+    config: &Config,
+) -> (Vec<json_patch::PatchOperation>, Vec<&'static str>) {
     let mut patch = Vec::new();
     let mut applied = Vec::new();
-    for f in findings.iter().filter(|f| fix_allowed(f, config)) {
+    for f in findings.filter(|f| fix_allowed(f, config)) {
         let fix = f.fix.as_ref().expect("fix_allowed implies a fix");
-        let mut ops = Vec::new();
-        let mut trial = object.clone();
-        let mut ok = true;
-        for op in &fix.ops {
-            let norm = normalize_op(&trial, op);
-            if json_patch::patch(&mut trial, &norm).is_err() {
-                ok = false;
-                break;
-            }
-            ops.extend(norm);
-        }
-        if ok && !ops.is_empty() {
-            *object = trial;
-            patch.extend(ops);
-            if !applied.contains(&f.rule.id) {
-                applied.push(f.rule.id);
-            }
+        let len = patch.len();
+        if apply_fix(object, &fix.ops, &mut patch)
+            && patch.len() > len
+            && !applied.contains(&f.rule.id)
+        {
+            applied.push(f.rule.id);
         }
     }
     (patch, applied)
 }
 
+/// Apply one fix's operations to `object` in place, all or nothing: each operation is
+/// normalized against the object as the earlier ones left it ([`normalize_op`]) and appended to
+/// `patch`. If one does not apply, the ones before it are undone exactly (key order included)
+/// and `patch` is left as it was. Returns whether the fix applied.
+fn apply_fix(
+    object: &mut Value,
+    fix_ops: &[json_patch::PatchOperation],
+    patch: &mut Vec<json_patch::PatchOperation>,
+) -> bool {
+    use json_patch::PatchOperation;
+    let len = patch.len();
+    if !fix_ops.iter().all(|op| {
+        matches!(
+            op,
+            PatchOperation::Add(_) | PatchOperation::Remove(_) | PatchOperation::Replace(_)
+        )
+    }) {
+        // No exact undo for move/copy/test (no rule offers them): apply to a copy.
+        let mut trial = object.clone();
+        for op in fix_ops {
+            let norm = normalize_op(&trial, op);
+            if json_patch::patch(&mut trial, &norm).is_err() {
+                patch.truncate(len);
+                return false;
+            }
+            patch.extend(norm);
+        }
+        *object = trial;
+        return true;
+    }
+    let mut undo: Vec<Undo> = Vec::new();
+    for op in fix_ops {
+        for norm in normalize_op(object, op) {
+            let inverse = Undo::of(object, &norm);
+            if json_patch::patch(object, std::slice::from_ref(&norm)).is_err() {
+                for u in undo.into_iter().rev() {
+                    u.apply(object);
+                }
+                patch.truncate(len);
+                return false;
+            }
+            undo.extend(inverse);
+            patch.push(norm);
+        }
+    }
+    true
+}
+
+/// The exact inverse of one add/remove/replace operation, recorded before it is applied.
+enum Undo {
+    /// Put `value` back under `key` of the map at `parent`, where it was.
+    MapSet {
+        parent: String,
+        key: String,
+        value: Value,
+    },
+    /// Remove `key` (added at the end of the map at `parent`).
+    MapRemove { parent: String, key: String },
+    /// Re-insert a removed `key` at position `index` of the map at `parent` (where `remove`,
+    /// a swap-remove, put the map's last entry).
+    MapInsert {
+        parent: String,
+        index: usize,
+        key: String,
+        value: Value,
+    },
+    /// Remove the element added at `index` of the array at `parent`.
+    ArrayRemove { parent: String, index: usize },
+    /// Re-insert a removed element at `index` of the array at `parent`.
+    ArrayInsert {
+        parent: String,
+        index: usize,
+        value: Value,
+    },
+    /// Put back the value a replace overwrote.
+    Replace { path: String, value: Value },
+}
+
+impl Undo {
+    /// The inverse of `op` on `doc` as it is now; `None` when `op` will not apply (so needs no
+    /// undo) or changes the root.
+    fn of(doc: &Value, op: &json_patch::PatchOperation) -> Option<Undo> {
+        use json_patch::PatchOperation;
+        use json_patch::jsonptr::index::Index;
+        let path = op.path();
+        if let PatchOperation::Replace(_) = op {
+            return doc.pointer(path.as_str()).map(|v| Undo::Replace {
+                path: path.as_str().to_string(),
+                value: v.clone(),
+            });
+        }
+        let (parent_ptr, last) = path.split_back()?;
+        let parent = parent_ptr.as_str().to_string();
+        match (op, doc.pointer(&parent)?) {
+            (PatchOperation::Add(_), Value::Object(m)) => {
+                let key = last.decoded().into_owned();
+                Some(match m.get(&key) {
+                    Some(v) => Undo::MapSet {
+                        parent,
+                        value: v.clone(),
+                        key,
+                    },
+                    None => Undo::MapRemove { parent, key },
+                })
+            }
+            (PatchOperation::Add(_), Value::Array(a)) => {
+                let index = match last.to_index().ok()? {
+                    Index::Next => a.len(),
+                    Index::Num(i) => i,
+                };
+                Some(Undo::ArrayRemove { parent, index })
+            }
+            (PatchOperation::Remove(_), Value::Object(m)) => {
+                let key = last.decoded().into_owned();
+                let index = m.keys().position(|k| *k == key)?;
+                Some(Undo::MapInsert {
+                    parent,
+                    index,
+                    value: m[&key].clone(),
+                    key,
+                })
+            }
+            (PatchOperation::Remove(_), Value::Array(a)) => {
+                let index = last.to_index().ok()?.for_len(a.len()).ok()?;
+                Some(Undo::ArrayInsert {
+                    parent,
+                    index,
+                    value: a.get(index)?.clone(),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn apply(self, doc: &mut Value) {
+        match self {
+            Undo::Replace { path, value } => {
+                if let Some(v) = doc.pointer_mut(&path) {
+                    *v = value;
+                }
+            }
+            Undo::MapSet { parent, key, value } => {
+                if let Some(Value::Object(m)) = doc.pointer_mut(&parent) {
+                    m.insert(key, value);
+                }
+            }
+            Undo::MapRemove { parent, key } => {
+                if let Some(Value::Object(m)) = doc.pointer_mut(&parent) {
+                    m.shift_remove(&key);
+                }
+            }
+            Undo::MapInsert {
+                parent,
+                index,
+                key,
+                value,
+            } => {
+                if let Some(Value::Object(m)) = doc.pointer_mut(&parent) {
+                    // `remove` swapped the last entry into `index`: move it back to the end.
+                    let moved = m.keys().nth(index).cloned();
+                    match moved.and_then(|k| m.shift_remove(&k).map(|v| (k, v))) {
+                        Some((moved_key, moved_value)) => {
+                            m.shift_insert(index, key, value);
+                            m.insert(moved_key, moved_value);
+                        }
+                        None => {
+                            m.insert(key, value);
+                        }
+                    }
+                }
+            }
+            Undo::ArrayRemove { parent, index } => {
+                if let Some(Value::Array(a)) = doc.pointer_mut(&parent) {
+                    a.remove(index);
+                }
+            }
+            Undo::ArrayInsert {
+                parent,
+                index,
+                value,
+            } => {
+                if let Some(Value::Array(a)) = doc.pointer_mut(&parent) {
+                    a.insert(index, value);
+                }
+            }
+        }
+    }
+}
+
 /// Passes [`fix_object`] makes at most.
 pub const MAX_FIX_PASSES: usize = 4;
+
+/// What [`fix_object`] did.
+#[derive(Debug, Default)]
+pub struct Fixed {
+    /// The patch against the original object.
+    pub patch: Vec<json_patch::PatchOperation>,
+    /// The rules whose fixes were applied.
+    pub applied: Vec<&'static str>,
+    /// Every finding (`skip` not applied) of the fixed object, when the last pass linted it:
+    /// `None` when nothing was fixed (the object is unchanged: `findings` still hold) or when
+    /// the last pass still applied fixes.
+    pub findings: Option<Vec<Finding>>,
+}
 
 /// Apply the allowed fixes of `findings` (the lint of `object`), then lint again and apply the
 /// fixes that became possible, until none is left (at most [`MAX_FIX_PASSES`] passes): one fix
 /// can unblock another (WIN102 deleting `shareProcessNamespace: false` lets WIN003 add
-/// `spec.os`). Rules in `skip` are never fixed. Returns the patch against the original object
-/// and the rules whose fixes were applied.
+/// `spec.os`). Rules in `skip` are never fixed. Returns the patch against the original object,
+/// the rules whose fixes were applied and the lint of the fixed object its last pass made, so
+/// a caller that checks the result need not lint the same object again.
 pub fn fix_object(
     object: &mut Value,
     findings: &[Finding],
@@ -279,22 +480,18 @@ pub fn fix_object(
     context: &Context,
     operation: Operation,
     skip: &[&str],
-) -> (Vec<json_patch::PatchOperation>, Vec<&'static str>) {
+) -> Fixed {
     let keep = |f: &&Finding| !skip.contains(&f.rule.id);
-    let first: Vec<Finding> = findings.iter().filter(keep).cloned().collect();
-    let (mut patch, mut applied) = apply_fixes(object, &first, config);
+    let (mut patch, mut applied) = apply_allowed(object, findings.iter().filter(keep), config);
+    let mut last = None;
     for _ in 1..MAX_FIX_PASSES {
         if patch.is_empty() {
             break;
         }
-        let next: Vec<Finding> = lint_object(object, config, context, operation)
-            .findings
-            .iter()
-            .filter(keep)
-            .cloned()
-            .collect();
-        let (p, a) = apply_fixes(object, &next, config);
+        let next = lint_object(object, config, context, operation).findings;
+        let (p, a) = apply_allowed(object, next.iter().filter(keep), config);
         if p.is_empty() {
+            last = Some(next);
             break;
         }
         patch.extend(p);
@@ -304,10 +501,75 @@ pub fn fix_object(
             }
         }
     }
-    (patch, applied)
+    Fixed {
+        patch,
+        applied,
+        findings: last,
+    }
 }
 
 /// JSON-pointer escape of one token (`kubernetes.io/os` → `kubernetes.io~1os`).
 pub fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::rules::{Fix, ops};
+
+    fn finding(fix_ops: Vec<json_patch::PatchOperation>) -> Finding {
+        Finding::new(rules::find("WIN102").unwrap().meta, "/spec", "m").with_fix(Fix {
+            safety: FixSafety::Safe,
+            description: "d".into(),
+            ops: fix_ops,
+        })
+    }
+
+    /// A fix whose last operation fails is undone exactly, key order included (a map's
+    /// `remove` reorders keys; the fixes after it see the object as it was).
+    #[test]
+    fn failed_fix_is_undone_exactly() {
+        let mut cfg = Config::default();
+        cfg.policy.safe_fixes = true;
+        let original = json!({"spec": {"a": 1, "b": {"k": 2}, "c": [1, 2, 3], "d": 4}});
+        let mut obj = original.clone();
+        let failing = finding(vec![
+            ops::remove("/spec/a"),
+            ops::add("/spec/b", json!({"k": 2, "n": 5})),
+            ops::add("/spec/b/k", json!(9)),
+            ops::replace("/spec/d", json!(0)),
+            ops::add("/spec/c/1", json!(7)),
+            ops::add("/spec/c/-", json!(8)),
+            ops::remove("/spec/c/0"),
+            ops::add("/spec/e", json!(1)),
+            ops::add("/spec/missing/x", json!(1)),
+        ]);
+        let (patch, applied) = apply_fixes(&mut obj, std::slice::from_ref(&failing), &cfg);
+        assert!(patch.is_empty() && applied.is_empty());
+        assert_eq!(obj.to_string(), original.to_string());
+        let removals = finding(vec![
+            ops::remove("/spec/a"),
+            ops::remove("/spec/b"),
+            ops::remove("/spec/d"),
+            ops::remove("/spec/missing"),
+        ]);
+        let (patch, _) = apply_fixes(&mut obj, &[removals], &cfg);
+        assert!(patch.is_empty());
+        assert_eq!(obj.to_string(), original.to_string());
+        // The same fix without its failing operation applies, as one patch.
+        let mut ok = failing.clone();
+        ok.fix.as_mut().unwrap().ops.pop();
+        let (patch, applied) = apply_fixes(&mut obj, &[failing, ok], &cfg);
+        assert_eq!(applied, ["WIN102"]);
+        let mut replay = original.clone();
+        json_patch::patch(&mut replay, &patch).unwrap();
+        assert_eq!(replay.to_string(), obj.to_string());
+        assert_eq!(
+            obj,
+            json!({"spec": {"b": {"k": 9, "n": 5}, "c": [7, 2, 3, 8], "d": 0, "e": 1}})
+        );
+    }
 }
