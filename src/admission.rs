@@ -43,6 +43,7 @@ use crate::classify::{Os, Source, Strength};
 use crate::config::{Config, OnError};
 use crate::engine::{self, Operation};
 use crate::rules::{Finding, Severity, ops};
+use crate::workload::Lookup;
 use crate::workload::{self, Context};
 
 /// The audit annotation M7 writes.
@@ -208,7 +209,7 @@ impl Webhook {
             Some(u) if !u.is_empty() => u.to_string(),
             _ => return Err(BadRequest("request.uid missing".into())),
         };
-        let s = |p: &str| req.pointer(p).and_then(Value::as_str).unwrap_or("");
+        let s = |p: &str| req.lookup(p).and_then(Value::as_str).unwrap_or("");
         let mut out = Outcome {
             body: Vec::new(),
             uid,
@@ -228,7 +229,7 @@ impl Webhook {
         if out.name.is_empty() {
             // generateName: the mutating webhook sees no name yet.
             out.name = req
-                .pointer("/object/metadata/generateName")
+                .lookup("/object/metadata/generateName")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
@@ -236,7 +237,7 @@ impl Webhook {
         let mut context = Context::default();
         if let Some(labels) = namespace_labels {
             let ns = req
-                .pointer("/object/metadata/namespace")
+                .lookup("/object/metadata/namespace")
                 .and_then(Value::as_str)
                 .unwrap_or(&out.namespace);
             context.namespaces.insert(ns.to_string(), labels.clone());
@@ -608,7 +609,7 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
         // M6: the pod OS label (kubelet refuses a pod whose label differs from the node OS).
         if policy.pod_os_label {
             let has = working
-                .pointer(&format!("{meta_ptr}/labels/kubernetes.io~1os"))
+                .lookup(&format!("{meta_ptr}/labels/kubernetes.io~1os"))
                 .is_some();
             if !has {
                 add_entry(
@@ -624,7 +625,7 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
     } else if policy.linux_guard && class.os == Os::Unknown {
         // linux-guard: pin OS-unknown pods to Linux nodes.
         let pinned = working
-            .pointer(&format!("{spec_ptr}/nodeSelector/kubernetes.io~1os"))
+            .lookup(&format!("{spec_ptr}/nodeSelector/kubernetes.io~1os"))
             .is_some();
         if !pinned {
             add_entry(
@@ -644,7 +645,7 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
             engine::escape(MUTATED_ANNOTATION)
         );
         let mut all: Vec<String> = working
-            .pointer(&ptr)
+            .lookup(&ptr)
             .and_then(Value::as_str)
             .map(|s| s.split(',').map(str::to_string).collect())
             .unwrap_or_default();
@@ -686,10 +687,10 @@ fn hyperv(
     spec_ptr: &str,
     meta_ptr: &str,
 ) {
-    let spec = working.pointer(spec_ptr).cloned().unwrap_or(Value::Null);
+    let spec = working.lookup(spec_ptr).cloned().unwrap_or(Value::Null);
     let host_network = spec.get("hostNetwork").and_then(Value::as_bool) == Some(true);
     let host_process = spec
-        .pointer("/securityContext/windowsOptions/hostProcess")
+        .lookup("/securityContext/windowsOptions/hostProcess")
         .and_then(Value::as_bool)
         == Some(true)
         || workload::CONTAINER_LISTS.iter().any(|l| {
@@ -698,13 +699,13 @@ fn hyperv(
                 .into_iter()
                 .flatten()
                 .any(|c| {
-                    c.pointer("/securityContext/windowsOptions/hostProcess")
+                    c.lookup("/securityContext/windowsOptions/hostProcess")
                         .and_then(Value::as_bool)
                         == Some(true)
                 })
         });
     let linux_pinned = spec
-        .pointer("/nodeSelector/kubernetes.io~1os")
+        .lookup("/nodeSelector/kubernetes.io~1os")
         .and_then(Value::as_str)
         == Some("linux");
     if host_network || host_process || linux_pinned {
@@ -728,7 +729,7 @@ fn hyperv(
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
         let has = working
-            .pointer(&format!(
+            .lookup(&format!(
                 "{meta_ptr}/annotations/{}",
                 engine::escape(HYPERV_ANNOTATION)
             ))
@@ -755,14 +756,14 @@ fn add_entry(
     key: &str,
     value: Value,
 ) {
-    let op = match working.pointer(map_ptr) {
+    let op = match working.lookup(map_ptr) {
         Some(Value::Object(m)) if m.get(key) == Some(&value) => return,
         Some(Value::Object(_)) => ops::add(&format!("{map_ptr}/{}", engine::escape(key)), value),
         _ => {
             let mut m = Map::new();
             m.insert(key.to_string(), value);
             let (parent, last) = map_ptr.rsplit_once('/').unwrap_or(("", map_ptr));
-            if !parent.is_empty() && !matches!(working.pointer(parent), Some(Value::Object(_))) {
+            if !parent.is_empty() && !matches!(working.lookup(parent), Some(Value::Object(_))) {
                 let mut outer = Map::new();
                 outer.insert(last.replace("~1", "/").replace("~0", "~"), Value::Object(m));
                 let (pp, plast) = parent.rsplit_once('/').unwrap_or(("", parent));
@@ -803,7 +804,7 @@ mod tests {
     }
 
     fn decoded_patch(resp: &Value) -> Option<Vec<Value>> {
-        let b64 = resp.pointer("/response/patch")?.as_str()?;
+        let b64 = resp.lookup("/response/patch")?.as_str()?;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(b64)
             .unwrap();
@@ -985,7 +986,7 @@ mod tests {
         let pinned = p["spec"]["nodeSelector"]
             .get("node.kubernetes.io/windows-build")
             .is_some()
-            || p.pointer("/spec/affinity/nodeAffinity").is_some();
+            || p.lookup("/spec/affinity/nodeAffinity").is_some();
         assert!(pinned, "{p}");
         let p = mutated(
             Config::default(),
@@ -1051,7 +1052,7 @@ mod tests {
         let mut hn = win_pod("mcr.microsoft.com/windows/servercore:ltsc2022");
         hn["spec"]["hostNetwork"] = true.into();
         let p = mutated(cfg, hn).unwrap_or_default();
-        assert!(p.pointer("/spec/runtimeClassName").is_none());
+        assert!(p.lookup("/spec/runtimeClassName").is_none());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::config::Target;
 use crate::image::ImageInfo;
+use crate::workload::Lookup;
 use crate::workload::{Context, PodSite};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +110,7 @@ pub const BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
 /// Returns (os, pins_every_term); `None` when no term names an OS.
 pub fn affinity_os(spec: &Value) -> Option<(Os, bool)> {
     let terms = spec
-        .pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")?
+        .lookup("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")?
         .as_array()?;
     let mut seen: Option<Os> = None;
     let mut all = !terms.is_empty();
@@ -305,7 +306,7 @@ pub fn classify<'i>(
     }
     for c in site.containers() {
         if c.value
-            .pointer("/securityContext/windowsOptions")
+            .lookup("/securityContext/windowsOptions")
             .is_some_and(|v| !v.is_null())
         {
             push(
@@ -413,7 +414,7 @@ pub fn classify<'i>(
 /// the usual way agents keep off the other OS's nodes.
 fn affinity_not_in(spec: &Value, os: &str) -> bool {
     let Some(terms) = spec
-        .pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        .lookup("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
         .and_then(Value::as_array)
     else {
         return false;

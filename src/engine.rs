@@ -7,6 +7,7 @@ use crate::classify::{self, Classification};
 use crate::config::{Config, Target};
 use crate::image::{self, ImageInfo};
 use crate::rules::{self, Finding, FixSafety, Severity};
+use crate::workload::Lookup;
 use crate::workload::{self, ContainerRef, Context, PodSite};
 
 /// What the object is being evaluated for.
@@ -90,7 +91,7 @@ pub fn lint_object(
     let mut report = ObjectReport::default();
     let ignored = ignore_list(object);
     report.ignore_reason = object
-        .pointer("/metadata/annotations")
+        .lookup("/metadata/annotations")
         .and_then(|a| a.get(IGNORE_REASON_ANNOTATION))
         .and_then(Value::as_str)
         .map(str::to_string);
@@ -191,7 +192,7 @@ pub fn normalize_op(
 ) -> Vec<json_patch::PatchOperation> {
     use json_patch::{AddOperation, PatchOperation};
     if let PatchOperation::Add(add) = op {
-        match (working.pointer(add.path.as_str()), &add.value) {
+        match (working.lookup(add.path.as_str()), &add.value) {
             (Some(Value::Object(existing)), Value::Object(new)) => {
                 return new
                     .iter()
@@ -348,14 +349,14 @@ impl Undo {
         use json_patch::jsonptr::index::Index;
         let path = op.path();
         if let PatchOperation::Replace(_) = op {
-            return doc.pointer(path.as_str()).map(|v| Undo::Replace {
+            return doc.lookup(path.as_str()).map(|v| Undo::Replace {
                 path: path.as_str().to_string(),
                 value: v.clone(),
             });
         }
         let (parent_ptr, last) = path.split_back()?;
         let parent = parent_ptr.as_str().to_string();
-        match (op, doc.pointer(&parent)?) {
+        match (op, doc.lookup(&parent)?) {
             (PatchOperation::Add(_), Value::Object(m)) => {
                 let key = last.decoded().into_owned();
                 Some(match m.get(&key) {

@@ -99,6 +99,18 @@ pub fn lookup<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
     })
 }
 
+/// [`lookup`] as a method, for chains: `value.lookup("/a/b")` is `value.lookup("/a/b")`
+/// without the allocations.
+pub trait Lookup {
+    fn lookup(&self, pointer: &str) -> Option<&Value>;
+}
+
+impl Lookup for Value {
+    fn lookup(&self, pointer: &str) -> Option<&Value> {
+        lookup(self, pointer)
+    }
+}
+
 impl<'a> PodSite<'a> {
     /// Pointer to a path relative to the PodSpec: `site.ptr("/nodeSelector")`.
     pub fn ptr(&self, rel: &str) -> String {
@@ -126,8 +138,8 @@ impl<'a> PodSite<'a> {
     /// The object's name, for messages.
     pub fn object_name(&self) -> &'a str {
         self.object
-            .pointer("/metadata/name")
-            .or_else(|| self.object.pointer("/metadata/generateName"))
+            .lookup("/metadata/name")
+            .or_else(|| self.object.lookup("/metadata/generateName"))
             .and_then(Value::as_str)
             .unwrap_or("")
     }
@@ -168,13 +180,11 @@ pub fn pod_sites(object: &Value) -> Vec<PodSite<'_>> {
     let Some((_, tpl)) = POD_KINDS.iter().find(|(k, _)| *k == kind) else {
         return Vec::new();
     };
-    let namespace = object
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str);
+    let namespace = object.lookup("/metadata/namespace").and_then(Value::as_str);
     let meta_ptr = format!("{tpl}/metadata");
     let spec_ptr = format!("{tpl}/spec");
-    let meta = object.pointer(&meta_ptr).unwrap_or(&NULL);
-    let spec = object.pointer(&spec_ptr).unwrap_or(&NULL);
+    let meta = object.lookup(&meta_ptr).unwrap_or(&NULL);
+    let spec = object.lookup(&spec_ptr).unwrap_or(&NULL);
     vec![PodSite {
         kind,
         object,
@@ -271,18 +281,18 @@ impl Context {
             }
             "HorizontalPodAutoscaler" => {
                 let ns = object
-                    .pointer("/metadata/namespace")
+                    .lookup("/metadata/namespace")
                     .and_then(Value::as_str)
                     .unwrap_or("default");
                 let name = object
-                    .pointer("/metadata/name")
+                    .lookup("/metadata/name")
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 let kind = object
-                    .pointer("/spec/scaleTargetRef/kind")
+                    .lookup("/spec/scaleTargetRef/kind")
                     .and_then(Value::as_str);
                 let target = object
-                    .pointer("/spec/scaleTargetRef/name")
+                    .lookup("/spec/scaleTargetRef/name")
                     .and_then(Value::as_str);
                 if let (Some(kind), Some(target)) = (kind, target) {
                     self.hpa_targets

@@ -11,6 +11,7 @@ use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
 use crate::config::{KubeVersion, Runtime, Target};
 use crate::engine::{Eval, escape};
 use crate::windows;
+use crate::workload::Lookup;
 use crate::workload::{ContainerRef, PodSite};
 
 pub fn rules() -> Vec<Rule> {
@@ -374,9 +375,7 @@ fn envfrom_prefix_or_keys(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 continue;
             }
             for (field, what) in [("configMapRef", "ConfigMap"), ("secretRef", "Secret")] {
-                let Some(name) = ef
-                    .pointer(&format!("/{field}/name"))
-                    .and_then(Value::as_str)
+                let Some(name) = ef.lookup(&format!("/{field}/name")).and_then(Value::as_str)
                 else {
                     continue;
                 };
@@ -794,8 +793,8 @@ fn memory_request_limit(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for c in site.containers() {
-        let req = c.value.pointer("/resources/requests/memory");
-        let lim = c.value.pointer("/resources/limits/memory");
+        let req = c.value.lookup("/resources/requests/memory");
+        let lim = c.value.lookup("/resources/limits/memory");
         let (Some((rq, rs)), Some((lq, ls))) =
             (req.and_then(quantity_of), lim.and_then(quantity_of))
         else {

@@ -9,6 +9,7 @@ use super::util::{self, Effective};
 use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
 use crate::config::Runtime;
 use crate::engine::Eval;
+use crate::workload::Lookup;
 use crate::workload::PodSite;
 
 pub fn rules() -> Vec<Rule> {
@@ -178,7 +179,7 @@ fn hostprocess_mixed(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         let own_rel = format!("{}/securityContext/windowsOptions/hostProcess", c.rel());
         let own = c
             .value
-            .pointer("/securityContext/windowsOptions/hostProcess")
+            .lookup("/securityContext/windowsOptions/hostProcess")
             .and_then(Value::as_bool);
         if let (Some(p), Some(o)) = (pod_hp, own)
             && p != o
@@ -504,10 +505,10 @@ fn hostprocess_pipe_or_socket_mount(site: &PodSite, eval: &Eval) -> Vec<Finding>
     let mut out = Vec::new();
     let mut reported_volumes: Vec<&str> = Vec::new();
     for (i, v) in site.volumes() {
-        let Some(path) = v.pointer("/hostPath/path").and_then(Value::as_str) else {
+        let Some(path) = v.lookup("/hostPath/path").and_then(Value::as_str) else {
             continue;
         };
-        let ty = v.pointer("/hostPath/type").and_then(Value::as_str);
+        let ty = v.lookup("/hostPath/type").and_then(Value::as_str);
         let what = if is_named_pipe(path) {
             "named pipe"
         } else if is_unix_socket(path, ty) {

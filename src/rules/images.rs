@@ -9,6 +9,7 @@ use crate::classify::Source;
 use crate::engine::Eval;
 use crate::image::ImageInfo;
 use crate::windows::{self, Build, Channel, Isolation};
+use crate::workload::Lookup;
 use crate::workload::{ContainerRef, PodSite};
 
 pub fn rules() -> Vec<Rule> {
@@ -76,7 +77,7 @@ pub fn pod_isolation(site: &PodSite, eval: &Eval) -> Isolation {
 pub fn host_process(site: &PodSite, c: &ContainerRef) -> bool {
     const HP: &str = "/securityContext/windowsOptions/hostProcess";
     c.value
-        .pointer(HP)
+        .lookup(HP)
         .and_then(Value::as_bool)
         .or_else(|| site.get(HP).and_then(Value::as_bool))
         == Some(true)

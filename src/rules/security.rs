@@ -9,6 +9,7 @@ use super::util::{self, FieldValue, LinuxOnlyField};
 use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
 use crate::config::KubeVersion;
 use crate::engine::Eval;
+use crate::workload::Lookup;
 use crate::workload::PodSite;
 
 pub fn rules() -> Vec<Rule> {
@@ -343,7 +344,7 @@ fn windowsoptions_on_linux_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     }
     for c in site.containers() {
         if c.value
-            .pointer("/securityContext/windowsOptions")
+            .lookup("/securityContext/windowsOptions")
             .is_some_and(|v| !v.is_null())
         {
             let p = site.ptr(&format!("{}/securityContext/windowsOptions", c.rel()));
@@ -365,7 +366,7 @@ fn windows_options<'a>(site: &PodSite<'a>) -> Vec<(String, &'a Value)> {
     for c in site.containers() {
         if let Some(w) = c
             .value
-            .pointer("/securityContext/windowsOptions")
+            .lookup("/securityContext/windowsOptions")
             .filter(|v| !v.is_null())
         {
             out.push((

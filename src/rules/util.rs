@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::config::Target;
 use crate::engine::{Eval, Operation};
-use crate::workload::{ContainerRef, PodSite};
+use crate::workload::{ContainerRef, Lookup, PodSite, lookup};
 
 /// A setting a container has, either its own or inherited from the pod.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,17 +34,24 @@ pub fn effective_field<'a>(
     c: &ContainerRef<'a>,
     rel: &str,
 ) -> Option<Effective<&'a Value>> {
-    let own = format!("/securityContext{rel}");
-    if let Some(v) = c.value.pointer(&own).filter(|v| !v.is_null()) {
+    // `securityContext` then `rel`: the same lookup as `/securityContext{rel}`, and the
+    // pointer strings are only built for a field that is there.
+    let in_sc = |holder: &'a Value| {
+        holder
+            .get("securityContext")
+            .and_then(|sc| lookup(sc, rel))
+            .filter(|v| !v.is_null())
+    };
+    if let Some(v) = in_sc(c.value) {
         return Some(Effective {
             value: v,
-            pointer: site.ptr(&format!("{}{own}", c.rel())),
+            pointer: site.ptr(&format!("{}/securityContext{rel}", c.rel())),
             inherited: false,
         });
     }
-    site.get(&own).map(|v| Effective {
+    in_sc(site.spec).map(|v| Effective {
         value: v,
-        pointer: site.ptr(&own),
+        pointer: site.ptr(&format!("/securityContext{rel}")),
         inherited: true,
     })
 }
@@ -99,15 +106,13 @@ pub fn is_host_process_pod(site: &PodSite) -> bool {
 
 /// Pointers of every `windowsOptions.hostProcess: true` field (pod first, then containers).
 pub fn host_process_requests(site: &PodSite) -> Vec<String> {
+    const HOST_PROCESS: &str = "/securityContext/windowsOptions/hostProcess";
     let mut out = Vec::new();
-    if site.get("/securityContext/windowsOptions/hostProcess") == Some(&Value::Bool(true)) {
-        out.push(site.ptr("/securityContext/windowsOptions/hostProcess"));
+    if site.get(HOST_PROCESS) == Some(&Value::Bool(true)) {
+        out.push(site.ptr(HOST_PROCESS));
     }
     for c in site.containers() {
-        if c.value
-            .pointer("/securityContext/windowsOptions/hostProcess")
-            == Some(&Value::Bool(true))
-        {
+        if c.value.lookup(HOST_PROCESS) == Some(&Value::Bool(true)) {
             out.push(site.ptr(&format!(
                 "{}/securityContext/windowsOptions/hostProcess",
                 c.rel()
@@ -252,16 +257,24 @@ fn classify_container_field(field: &str, v: &Value) -> FieldValue {
 pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOnlyField<'a>> {
     let k = target.kubernetes;
     let known = |min: u32| min == 0 || k.at_least(1, min);
+    // A field of a securityContext (pod or container): non-null, as `site.get` looks it up.
+    let sc_field = |holder: &'a Value, field: &str| {
+        holder
+            .get("securityContext")
+            .and_then(|sc| sc.get(field))
+            .filter(|v| !v.is_null())
+    };
     let mut out = Vec::new();
     for &(field, min) in POD_SC_FIELDS {
-        let rel = format!("/securityContext/{field}");
-        let Some(v) = site.get(&rel) else { continue };
+        let Some(v) = sc_field(site.spec, field) else {
+            continue;
+        };
         if !known(min) || (field == "sysctls" && v.as_array().is_some_and(|a| a.is_empty())) {
             continue;
         }
         out.push(LinuxOnlyField {
             rule: "WIN101",
-            pointer: site.ptr(&rel),
+            pointer: site.ptr(&format!("/securityContext/{field}")),
             field,
             value: v,
             container: None,
@@ -269,11 +282,10 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
         });
     }
     for field in ["hostPID", "hostIPC"] {
-        let rel = format!("/{field}");
-        if let Some(v) = site.get(&rel).filter(|v| v.as_bool() == Some(true)) {
+        if let Some(v) = site.spec.get(field).filter(|v| v.as_bool() == Some(true)) {
             out.push(LinuxOnlyField {
                 rule: "WIN102",
-                pointer: site.ptr(&rel),
+                pointer: site.ptr(&format!("/{field}")),
                 field,
                 value: v,
                 container: None,
@@ -283,14 +295,15 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
     }
     // shareProcessNamespace: neutral when false; hostUsers: neutral when true (the default).
     for (field, neutral, min) in [("shareProcessNamespace", false, 0), ("hostUsers", true, 25)] {
-        let rel = format!("/{field}");
-        let Some(v) = site.get(&rel) else { continue };
+        let Some(v) = site.spec.get(field).filter(|v| !v.is_null()) else {
+            continue;
+        };
         if !known(min) {
             continue;
         }
         out.push(LinuxOnlyField {
             rule: "WIN102",
-            pointer: site.ptr(&rel),
+            pointer: site.ptr(&format!("/{field}")),
             field,
             value: v,
             container: None,
@@ -303,8 +316,7 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
     }
     for c in site.containers() {
         for &(field, min) in CONTAINER_SC_FIELDS {
-            let rel = format!("/securityContext/{field}");
-            let Some(v) = c.value.pointer(&rel).filter(|v| !v.is_null()) else {
+            let Some(v) = sc_field(c.value, field) else {
                 continue;
             };
             if !known(min) {
@@ -312,7 +324,7 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
             }
             out.push(LinuxOnlyField {
                 rule: "WIN103",
-                pointer: site.ptr(&format!("{}{rel}", c.rel())),
+                pointer: site.ptr(&format!("{}/securityContext/{field}", c.rel())),
                 field,
                 value: v,
                 container: Some(c),

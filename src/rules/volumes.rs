@@ -15,6 +15,7 @@ use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
 use crate::config::Runtime;
 use crate::engine::Eval;
 use crate::windows;
+use crate::workload::Lookup;
 use crate::workload::{ContainerRef, PodSite};
 
 pub fn rules() -> Vec<Rule> {
@@ -142,7 +143,7 @@ pub fn is_injected_volume(site: &PodSite, v: &Value) -> bool {
         .map(|m| m.keys().map(String::as_str).collect())
         .unwrap_or_default();
     if name.starts_with("kube-api-access-") && name.len() > "kube-api-access-".len() {
-        let Some(sources) = v.pointer("/projected/sources").and_then(Value::as_array) else {
+        let Some(sources) = v.lookup("/projected/sources").and_then(Value::as_array) else {
             return false;
         };
         if keys.iter().any(|k| *k != "name" && *k != "projected") {
@@ -570,7 +571,7 @@ applied silently.
 fn emptydir_memory(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, v) in site.volumes() {
-        if v.pointer("/emptyDir/medium").and_then(Value::as_str) != Some("Memory") {
+        if v.lookup("/emptyDir/medium").and_then(Value::as_str) != Some("Memory") {
             continue;
         }
         let p = site.ptr(&format!("/volumes/{i}/emptyDir/medium"));
@@ -1041,7 +1042,7 @@ PersistentVolume/PersistentVolumeClaim.
 fn unc_path(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, v) in site.volumes() {
-        if let Some(path) = v.pointer("/hostPath/path").and_then(Value::as_str)
+        if let Some(path) = v.lookup("/hostPath/path").and_then(Value::as_str)
             && is_smb_unc(path)
         {
             out.push(Finding::new(
@@ -1115,7 +1116,7 @@ fn named_pipe_mismatch(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
         let Some((_, vol)) = site.volumes().find(|(_, v)| vol_name(v) == name) else {
             continue;
         };
-        let host = vol.pointer("/hostPath/path").and_then(Value::as_str);
+        let host = vol.lookup("/hostPath/path").and_then(Value::as_str);
         let host_pipe = host.is_some_and(is_named_pipe);
         let mount_pipe = is_named_pipe(path);
         if host_pipe && !mount_pipe {
@@ -1348,7 +1349,7 @@ fn secret_volume_cleartext(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 ),
             ));
         }
-        if let Some(sources) = v.pointer("/projected/sources").and_then(Value::as_array) {
+        if let Some(sources) = v.lookup("/projected/sources").and_then(Value::as_array) {
             for (j, src) in sources.iter().enumerate() {
                 let Some(s) = src.get("secret").filter(|s| !s.is_null()) else {
                     continue;
