@@ -7,8 +7,11 @@
 # connections. Prints req/s, p50/p99/max, the ratio winlint/baseline and each server's peak RSS.
 # Optional: H2=1 adds HTTP/2 runs with h2load (one body: a typical Windows pod, 002.json).
 #
+# Open loop (fixed arrival rate, latency corrected for coordinated omission) with oha, when
+# installed (`cargo install oha --locked`; OHA=/path/to/oha): p50/p99 at 64 connections.
+#
 # Usage: scripts/load.sh [SECONDS per run, default 8]. Needs wrk (Debian `wrk`); H2=1 needs
-# h2load (Debian `nghttp2-client`). Traffic only to 127.0.0.1; every run is bounded by -d.
+# h2load (Debian `nghttp2-client`). Traffic only to 127.0.0.1; every run is bounded by -d/-z.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${1:-8}
@@ -16,10 +19,13 @@ CONNS=${CONNS:-"1 8 64"}
 ADMISSION=${ADMISSION:-../shared/testdata/admission}
 command -v wrk >/dev/null || { echo "install Debian 'wrk'" >&2; exit 2; }
 
-cargo build --release --quiet
-cargo bench --bench loadserver --no-run --quiet 2>/dev/null || cargo bench --bench loadserver --no-run
-LOADSERVER=$(ls -t target/release/deps/loadserver-* | grep -v '\.d$' | head -1)
-WINLINT=target/release/winlint
+# WINLINT=... LOADSERVER=... use prebuilt binaries (e.g. two builds compared in one run).
+if [ -z "${WINLINT:-}" ] || [ -z "${LOADSERVER:-}" ]; then
+  cargo build --release --quiet
+  cargo bench --bench loadserver --no-run --quiet 2>/dev/null || cargo bench --bench loadserver --no-run
+  LOADSERVER=$(ls -t target/release/deps/loadserver-* | grep -v '\.d$' | head -1)
+  WINLINT=target/release/winlint
+fi
 TMP=$(mktemp -d)
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
@@ -35,6 +41,11 @@ PIDS+=($!); BPID=$!
 PIDS+=($!); JPID=$!
 for port in $WPORT $BPORT $JPORT; do
   for _ in $(seq 100); do curl -sk "https://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+done
+# A server that could not bind (port taken by an earlier run) must not go unnoticed: the load
+# would measure whatever holds the port.
+for who in winlint:$WPID baseline:$BPID json:$JPID; do
+  kill -0 "${who#*:}" 2>/dev/null || { echo "${who%%:*} exited at start:" >&2; cat "$TMP/${who%%:*}.log" >&2; exit 1; }
 done
 
 # The wrk script: every captured review, to the endpoint it was captured on, in rotation.
@@ -86,7 +97,9 @@ wrk_run() {
 }
 
 printf '\n%-9s %5s | %-40s | %-40s | %-40s | %s\n' mode conns "winlint serve: req/s p50 p99 max(ms) err" "baseline (no-op): req/s p50 p99 max err" "json-parse baseline: req/s p50 p99 max err" "winlint/no-op  winlint/json"
-for mode in keepalive close; do
+# CLOSED=0 skips the closed-loop (wrk) runs, e.g. to run only the open-loop ones below.
+[ "${CLOSED:-1}" = 1 ] || MODES=""
+for mode in ${MODES-keepalive close}; do
   for c in $CONNS; do
     read -r brps bp50 bp99 bmax berr < <(wrk_run $BPORT "$c" "$mode")
     read -r jrps jp50 jp99 jmax jerr < <(wrk_run $JPORT "$c" "$mode")
@@ -110,6 +123,60 @@ if [ "${H2:-0}" = 1 ] && command -v h2load >/dev/null; then
       grep -E '^time for request:' "$TMP/h2.txt" | sed 's/^/            /'
     done
   done
+fi
+
+# Open loop: the p99 target is about latency at 64 connections, and a closed loop (wrk) cannot
+# measure it below saturation: 64 requests are always in flight, so latency = 64 / throughput.
+# oha (crates.io: `cargo install oha --locked`) sends at a fixed rate (-q) over 64 keep-alive
+# connections and, with --latency-correction, counts each request's latency from the moment it
+# was due, so a stall is not hidden (no coordinated omission). Bodies: the 41 captured reviews,
+# one per line (-Z), each run to one endpoint. RATES: total requests/s over all connections.
+if command -v "${OHA:-oha}" >/dev/null; then
+  OHA=${OHA:-oha}
+  RATES=${RATES:-"500 1000 2000 4000"}
+  OPEN_CONNS=${OPEN_CONNS:-64}
+  WARMUP=${WARMUP:-1}
+  python3 - "$ADMISSION" "$TMP/bodies.jsonl" <<'PY'
+import glob, json, sys
+with open(sys.argv[2], "w") as out:
+    for f in sorted(glob.glob(sys.argv[1] + "/[0-9]*.json")):
+        if not f.endswith(".meta.json"):
+            out.write(json.dumps(json.load(open(f)), separators=(",", ":")) + "\n")
+PY
+  echo
+  echo "open loop ($OHA, $(oha_v=$("$OHA" --version); echo "$oha_v"), -c $OPEN_CONNS, -q RATE, --latency-correction, ${DUR}s per run, 41 reviews):"
+  printf '%-9s %6s | %-34s | %-34s | %-34s\n' endpoint rate "winlint: req/s p50 p99 max(ms) err" "no-op: req/s p50 p99 max err" "json: req/s p50 p99 max err"
+  for ep in validate mutate; do
+    for rate in $RATES; do
+      row=""
+      for port in $WPORT $BPORT $JPORT; do
+        rm -f "$TMP/oha.db"
+        "$OHA" -z "${DUR}s" -w -c "$OPEN_CONNS" -q "$rate" --latency-correction --no-tui --insecure \
+          -m POST -T application/json -Z "$TMP/bodies.jsonl" --output-format json --db-url "$TMP/oha.db" \
+          "https://127.0.0.1:$port/$ep?timeout=10s" > "$TMP/oha.json" 2>/dev/null || true
+        row+=$(python3 - "$TMP/oha.json" "$TMP/oha.db" "$WARMUP" <<'PY'
+import json, sqlite3, sys
+try:
+    d = json.load(open(sys.argv[1]))
+    codes = d.get("statusCodeDistribution", {})
+    err = sum(d.get("errorDistribution", {}).values()) + sum(v for k, v in codes.items() if k != "200")
+    # Latency from the moment each request was due (start_latency_correction), for requests
+    # due after the warm-up (the first second opens the 64 connections: 64 TLS handshakes).
+    rows = sqlite3.connect(sys.argv[2]).execute(
+        "select end - coalesce(start_latency_correction, start) from oha where coalesce(start_latency_correction, start) >= ? order by 1",
+        (float(sys.argv[3]),)).fetchall()
+    lat = [r[0] * 1e3 for r in rows]
+    q = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))]
+    print("%8.0f %6.3f %6.3f %7.3f %4d | " % (d["summary"]["requestsPerSec"], q(0.50), q(0.99), lat[-1], err), end="")
+except Exception as e:
+    print("%-34s | " % ("failed: %s" % e), end="")
+PY
+)
+      done
+      printf '%-9s %6s | %s\n' "/$ep" "$rate" "$row"
+    done
+  done
+  echo "(p50/p99/max: requests due after the first ${WARMUP}s, which opens the connections; err: non-200 answers and connection errors)"
 fi
 
 echo
