@@ -349,10 +349,10 @@ const CONTEXT_KINDS: &[&str] = &[
     "HorizontalPodAutoscaler",
 ];
 
-/// Cheap pre-check: can this file hold a context object at all?
+/// Cheap pre-check: can this file hold a context object at all? (Not when it is not UTF-8: the
+/// loader rejects it.)
 fn may_hold_context(bytes: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(bytes);
-    CONTEXT_KINDS.iter().any(|k| text.contains(k))
+    std::str::from_utf8(bytes).is_ok_and(|text| CONTEXT_KINDS.iter().any(|k| text.contains(k)))
 }
 
 /// Expand the paths: directories recursively (sorted), `-` for stdin.
@@ -467,7 +467,8 @@ fn load_error(name: &str, e: source::LoadError) -> InputError {
     }
 }
 
-/// Lint loaded documents of one file; pushes located findings.
+/// Lint loaded documents of one file; pushes located findings, and the object labels of
+/// suppressions with an ignore reason.
 fn lint_docs(
     name: &str,
     docs: &[Document],
@@ -475,6 +476,7 @@ fn lint_docs(
     cx: &Context,
     findings: &mut Vec<Located>,
     summary: &mut Summary,
+    ignore_reasons: &mut Vec<String>,
 ) {
     for doc in docs {
         for (prefix, obj) in objects(&doc.value) {
@@ -487,10 +489,12 @@ fn lint_docs(
             let rep = engine::lint_object(obj, cfg, cx, Operation::Lint);
             summary.suppressed += rep.suppressed;
             if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
-                summary
-                    .ignore_reasons
-                    .push(format!("{}: {r}", object_label(obj)));
+                ignore_reasons.push(format!("{}: {r}", object_label(obj)));
             }
+            if rep.findings.is_empty() {
+                continue;
+            }
+            let label = object_label(obj);
             for mut f in rep.findings {
                 let pointer = format!("{prefix}{}", f.pointer);
                 if let Some(fix) = f.fix.as_mut() {
@@ -506,13 +510,155 @@ fn lint_docs(
                     line,
                     column,
                     pointer,
-                    object: object_label(obj),
+                    object: label.clone(),
                     finding: f,
                     fixable,
                 });
             }
         }
     }
+}
+
+/// Where the findings go, in report order, as they are found.
+enum Sink {
+    /// `--diff`: only counted, for the exit code.
+    Count,
+    Text(report::TextReport),
+    Json(report::JsonReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
+    /// SARIF lists the invocation's errors before the results: written at the end.
+    Sarif(Vec<Located>),
+}
+
+impl Sink {
+    fn push(&mut self, l: Located) {
+        match self {
+            Sink::Count => {}
+            Sink::Text(t) => t.push(&l),
+            Sink::Json(j) => j.push(&l),
+            Sink::Sarif(v) => v.push(l),
+        }
+    }
+}
+
+/// Pass 2's results besides the findings. Inputs are linted in report order (by name, as the
+/// findings are sorted) but errors, ignore reasons and diffs are reported in input order: each
+/// carries its input's index.
+#[derive(Default)]
+struct Pass2 {
+    summary: Summary,
+    errors: Vec<(usize, InputError)>,
+    ignore_reasons: Vec<(usize, String)>,
+    diffs: Vec<(usize, String)>,
+}
+
+/// Pass 2 for one input: read, parse, fix, lint; pushes its findings onto `findings`.
+fn lint_input(
+    idx: usize,
+    input: &Input,
+    args: &LintArgs,
+    cfg: &Config,
+    cx: &Context,
+    findings: &mut Vec<Located>,
+    out: &mut Pass2,
+) {
+    let error = |message: String| InputError {
+        file: input.name.clone(),
+        line: 0,
+        column: 0,
+        message,
+    };
+    let bytes = match input.read() {
+        Ok(b) => b,
+        Err(e) => {
+            out.errors.push((idx, error(format!("cannot read: {e}"))));
+            return;
+        }
+    };
+    out.summary.files += 1;
+    let mut docs = match source::load_bytes(&bytes) {
+        Ok(d) => d,
+        Err(e) => {
+            out.errors.push((idx, load_error(&input.name, e)));
+            return;
+        }
+    };
+    if args.fix || args.diff {
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        match fix_text(text, cfg, cx) {
+            Ok(Some(fixed)) => {
+                if args.diff {
+                    out.diffs.push((
+                        idx,
+                        similar::TextDiff::from_lines(text, &fixed)
+                            .unified_diff()
+                            .header(&diff_name("a", &input.name), &diff_name("b", &input.name))
+                            .to_string(),
+                    ));
+                } else {
+                    let written = match &input.path {
+                        Some(path) => write_atomic(
+                            &std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()),
+                            &with_bom(&bytes, &fixed),
+                        ),
+                        None => {
+                            // stdin: print the fixed manifest instead of the report.
+                            print!("{fixed}");
+                            Ok(())
+                        }
+                    };
+                    if let Err(e) = written {
+                        out.errors
+                            .push((idx, error(format!("cannot write fix: {e}"))));
+                    } else {
+                        match source::load(&fixed) {
+                            Ok(d) => docs = d,
+                            Err(e) => out.errors.push((idx, load_error(&input.name, e))),
+                        }
+                    }
+                }
+            }
+            Ok(None) => {
+                if input.path.is_none() && !args.diff {
+                    print!("{text}");
+                }
+            }
+            Err(e) => out
+                .errors
+                .push((idx, error(format!("cannot apply fixes: {e}")))),
+        }
+    }
+    let mut reasons = Vec::new();
+    lint_docs(
+        &input.name,
+        &docs,
+        cfg,
+        cx,
+        findings,
+        &mut out.summary,
+        &mut reasons,
+    );
+    out.ignore_reasons
+        .extend(reasons.into_iter().map(|r| (idx, r)));
+}
+
+/// `AutoStream` decides colours as before; when it would strip them and the text holds no
+/// other escapes, the styles are removed here in one pass and the text written at once.
+fn write_styled<S: anstream::stream::RawStream + anstream::stream::AsLockedWrite>(
+    raw: S,
+    choice: anstream::ColorChoice,
+    styled: &[u8],
+) -> std::io::Result<()> {
+    let mut o = anstream::AutoStream::new(raw, choice);
+    if o.current_choice() == anstream::ColorChoice::Never {
+        if let Some(plain) = report::strip_styles(styled) {
+            let mut raw = o.into_inner();
+            raw.write_all(&plain)?;
+            return raw.flush();
+        }
+    }
+    o.write_all(styled)?;
+    o.flush()
 }
 
 fn lint(args: LintArgs) -> i32 {
@@ -542,153 +688,118 @@ fn lint(args: LintArgs) -> i32 {
     let inputs = collect_inputs(&args.paths, &mut errors);
 
     // Pass 1: RuntimeClass, ConfigMap, Secret, Namespace and HPA objects anywhere in the input
-    // are context for the pods. Only files that can hold one are parsed here.
+    // are context for the pods. Only files that can hold one are parsed here, without source
+    // maps.
     let mut cx = Context::default();
     for input in &inputs {
         let Ok(bytes) = input.read() else { continue };
         if !may_hold_context(&bytes) {
             continue;
         }
-        if let Ok(docs) = source::load_bytes(&bytes) {
-            for d in &docs {
-                for (_, o) in objects(&d.value) {
+        if let Ok(values) = source::load_bytes_values(&bytes) {
+            for v in &values {
+                for (_, o) in objects(v) {
                     cx.add(o);
                 }
             }
         }
     }
 
-    // Pass 2: one file at a time: parse, fix, lint, drop.
-    let mut diff_out = String::new();
-    let mut findings = Vec::new();
-    let mut summary = Summary::default();
-    for input in &inputs {
-        let bytes = match input.read() {
-            Ok(b) => b,
-            Err(e) => {
-                errors.push(InputError {
-                    file: input.name.clone(),
-                    line: 0,
-                    column: 0,
-                    message: format!("cannot read: {e}"),
-                });
-                continue;
-            }
-        };
-        summary.files += 1;
-        let mut docs = match source::load_bytes(&bytes) {
-            Ok(d) => d,
-            Err(e) => {
-                errors.push(load_error(&input.name, e));
-                continue;
-            }
-        };
-        if args.fix || args.diff {
-            let text = String::from_utf8_lossy(&bytes);
-            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-            match fix_text(text, &cfg, &cx) {
-                Ok(Some(fixed)) => {
-                    if args.diff {
-                        diff_out.push_str(
-                            &similar::TextDiff::from_lines(text, &fixed)
-                                .unified_diff()
-                                .header(&diff_name("a", &input.name), &diff_name("b", &input.name))
-                                .to_string(),
-                        );
-                    } else {
-                        let written = match &input.path {
-                            Some(path) => write_atomic(
-                                &std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()),
-                                &with_bom(&bytes, &fixed),
-                            ),
-                            None => {
-                                // stdin: print the fixed manifest instead of the report.
-                                print!("{fixed}");
-                                Ok(())
-                            }
-                        };
-                        if let Err(e) = written {
-                            errors.push(InputError {
-                                file: input.name.clone(),
-                                line: 0,
-                                column: 0,
-                                message: format!("cannot write fix: {e}"),
-                            });
-                        } else {
-                            match source::load(&fixed) {
-                                Ok(d) => docs = d,
-                                Err(e) => errors.push(load_error(&input.name, e)),
-                            }
-                        }
-                    }
-                }
-                Ok(None) => {
-                    if input.path.is_none() && !args.diff {
-                        print!("{text}");
-                    }
-                }
-                Err(e) => errors.push(InputError {
-                    file: input.name.clone(),
-                    line: 0,
-                    column: 0,
-                    message: format!("cannot apply fixes: {e}"),
-                }),
-            }
-        }
-        lint_docs(&input.name, &docs, &cfg, &cx, &mut findings, &mut summary);
-    }
-    findings.sort_by(|a, b| {
-        (&a.file, a.line, a.column, a.finding.rule.id).cmp(&(
-            &b.file,
-            b.line,
-            b.column,
-            b.finding.rule.id,
-        ))
-    });
-
-    let report = Report {
-        findings: &findings,
-        errors: &errors,
-        summary: &summary,
-    };
-    let stdout = std::io::stdout();
-    let res = if args.diff {
-        let mut o = stdout.lock();
-        write!(o, "{diff_out}")
-    } else if args.fix && inputs.iter().any(|i| i.path.is_none()) {
-        // stdin + --fix is a filter: the manifest went to stdout, the report goes to stderr.
-        let mut o =
-            anstream::AutoStream::new(std::io::stderr().lock(), anstream::ColorChoice::Never);
-        report::text(&report, &mut o)
+    // Pass 2: one file at a time, in report order (findings sort by file name, then place):
+    // parse, fix, lint, hand the file's sorted findings to the sink, drop.
+    let stdin_fix = args.fix && inputs.iter().any(|i| i.path.is_none());
+    let mut sink = if args.diff {
+        Sink::Count
+    } else if stdin_fix {
+        Sink::Text(report::TextReport::default())
     } else {
         match args.output {
-            Format::Json => writeln!(
-                stdout.lock(),
-                "{}",
-                serde_json::to_string_pretty(&report::json_value(&report)).unwrap_or_default()
-            ),
-            Format::Sarif => writeln!(
-                stdout.lock(),
-                "{}",
-                serde_json::to_string_pretty(&report::sarif_value(&report)).unwrap_or_default()
-            ),
-            Format::Text => {
-                let choice = match args.color {
-                    ColorChoice::Always => anstream::ColorChoice::Always,
-                    ColorChoice::Never => anstream::ColorChoice::Never,
-                    ColorChoice::Auto => {
-                        if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-                            || !std::io::stdout().is_terminal()
-                        {
-                            anstream::ColorChoice::Never
-                        } else {
-                            anstream::ColorChoice::Auto
-                        }
+            Format::Text => Sink::Text(report::TextReport::default()),
+            Format::Json => Sink::Json(report::JsonReport::new(std::io::BufWriter::with_capacity(
+                1 << 16,
+                std::io::stdout().lock(),
+            ))),
+            Format::Sarif => Sink::Sarif(Vec::new()),
+        }
+    };
+    let mut order: Vec<usize> = (0..inputs.len()).collect();
+    order.sort_by(|&a, &b| inputs[a].name.cmp(&inputs[b].name));
+    let mut pass2 = Pass2::default();
+    let mut counts = report::Counts::default();
+    let mut group: Vec<Located> = Vec::new();
+    for (pos, &idx) in order.iter().enumerate() {
+        let input = &inputs[idx];
+        lint_input(idx, input, &args, &cfg, &cx, &mut group, &mut pass2);
+        // Inputs of the same name are one group of the sort.
+        if order
+            .get(pos + 1)
+            .is_some_and(|&next| inputs[next].name == input.name)
+        {
+            continue;
+        }
+        group.sort_by(|a, b| {
+            (a.line, a.column, a.finding.rule.id).cmp(&(b.line, b.column, b.finding.rule.id))
+        });
+        for l in group.drain(..) {
+            counts.add(&l);
+            sink.push(l);
+        }
+    }
+    let Pass2 {
+        mut summary,
+        errors: mut late_errors,
+        ignore_reasons: mut reasons,
+        mut diffs,
+    } = pass2;
+    late_errors.sort_by_key(|(i, _)| *i);
+    errors.extend(late_errors.into_iter().map(|(_, e)| e));
+    reasons.sort_by_key(|(i, _)| *i);
+    summary.ignore_reasons = reasons.into_iter().map(|(_, r)| r).collect();
+
+    let res = match sink {
+        Sink::Count => {
+            diffs.sort_by_key(|(i, _)| *i);
+            let mut o = std::io::stdout().lock();
+            diffs.iter().try_for_each(|(_, d)| write!(o, "{d}"))
+        }
+        // stdin + --fix is a filter: the manifest went to stdout, the report goes to stderr.
+        Sink::Text(t) if stdin_fix => write_styled(
+            std::io::stderr().lock(),
+            anstream::ColorChoice::Never,
+            &t.finish(&counts, &errors, &summary),
+        ),
+        Sink::Text(t) => {
+            let choice = match args.color {
+                ColorChoice::Always => anstream::ColorChoice::Always,
+                ColorChoice::Never => anstream::ColorChoice::Never,
+                ColorChoice::Auto => {
+                    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+                        || !std::io::stdout().is_terminal()
+                    {
+                        anstream::ColorChoice::Never
+                    } else {
+                        anstream::ColorChoice::Auto
                     }
-                };
-                let mut o = anstream::AutoStream::new(stdout.lock(), choice);
-                report::text(&report, &mut o)
-            }
+                }
+            };
+            write_styled(
+                std::io::stdout().lock(),
+                choice,
+                &t.finish(&counts, &errors, &summary),
+            )
+        }
+        Sink::Json(j) => j.finish(&counts, &errors, &summary),
+        Sink::Sarif(findings) => {
+            let report = Report {
+                findings: &findings,
+                errors: &errors,
+                summary: &summary,
+            };
+            let mut o = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            serde_json::to_writer_pretty(&mut o, &report::sarif_value(&report))
+                .map_err(std::io::Error::from)
+                .and_then(|()| writeln!(o))
+                .and_then(|()| o.flush())
         }
     };
     if let Err(e) = res {
@@ -699,16 +810,13 @@ fn lint(args: LintArgs) -> i32 {
     if !errors.is_empty() {
         return EXIT_USAGE;
     }
-    let threshold = match args.fail_on {
-        FailOn::Error => Some(rules::Severity::Error),
-        FailOn::Warning => Some(rules::Severity::Warning),
-        FailOn::Info => Some(rules::Severity::Info),
-        FailOn::Never => None,
+    let failing = match args.fail_on {
+        FailOn::Error => counts.errors,
+        FailOn::Warning => counts.errors + counts.warnings,
+        FailOn::Info => counts.total(),
+        FailOn::Never => 0,
     };
-    match threshold {
-        Some(t) if findings.iter().any(|f| f.finding.severity >= t) => EXIT_FINDINGS,
-        _ => EXIT_OK,
-    }
+    if failing > 0 { EXIT_FINDINGS } else { EXIT_OK }
 }
 
 /// A fix's identity across passes: (document index, rule, pointer).

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use anstyle::{AnsiColor, Style};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::rules::{self, Finding, FixSafety, Severity};
@@ -47,8 +48,28 @@ pub struct Report<'a> {
     pub summary: &'a Summary,
 }
 
-fn count(findings: &[Located], s: Severity) -> usize {
-    findings.iter().filter(|f| f.finding.severity == s).count()
+/// Totals over the findings, kept while they stream past.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counts {
+    pub errors: usize,
+    pub warnings: usize,
+    pub info: usize,
+    pub fixable: usize,
+}
+
+impl Counts {
+    pub fn add(&mut self, l: &Located) {
+        match l.finding.severity {
+            Severity::Error => self.errors += 1,
+            Severity::Warning => self.warnings += 1,
+            Severity::Info => self.info += 1,
+        }
+        self.fixable += usize::from(l.fixable);
+    }
+
+    pub fn total(&self) -> usize {
+        self.errors + self.warnings + self.info
+    }
 }
 
 fn plural(n: usize, word: &str) -> String {
@@ -59,11 +80,73 @@ fn plural(n: usize, word: &str) -> String {
     }
 }
 
-/// `file:line:col: severity WIN403 env-name-invalid: message`, grouped by file, then a summary.
-pub fn text(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+/// The text report, built as the findings arrive (in report order):
+/// `file:line:col: severity WIN403 env-name-invalid: message`, grouped by file, after the input
+/// errors, then a summary line. It holds formatted lines only, a few hundred bytes per finding;
+/// the text is styled, see [`strip_styles`].
+#[derive(Default)]
+pub struct TextReport {
+    lines: Vec<u8>,
+    last_file: Option<String>,
+}
+
+impl TextReport {
+    pub fn push(&mut self, l: &Located) {
+        // Writing to a Vec cannot fail.
+        let _ = self.write_finding(l);
+    }
+
+    fn write_finding(&mut self, l: &Located) -> std::io::Result<()> {
+        let out = &mut self.lines;
+        match &mut self.last_file {
+            Some(f) if *f == l.file => {}
+            Some(f) => {
+                writeln!(out)?;
+                f.clone_from(&l.file);
+            }
+            None => self.last_file = Some(l.file.clone()),
+        }
+        let bold = Style::new().bold();
+        let sev = l.finding.severity;
+        let color = match sev {
+            Severity::Error => AnsiColor::Red,
+            Severity::Warning => AnsiColor::Yellow,
+            Severity::Info => AnsiColor::Cyan,
+        };
+        let st = Style::new().fg_color(Some(color.into())).bold();
+        write!(
+            out,
+            "{bold}{}:{}:{}:{bold:#} {st}{}{st:#} {bold}{}{bold:#} {}: {}",
+            l.file,
+            l.line,
+            l.column,
+            sev.as_str(),
+            l.finding.rule.id,
+            l.finding.rule.name,
+            l.finding.message
+        )?;
+        if l.fixable {
+            let dim = Style::new().dimmed();
+            write!(out, " {dim}[fixable]{dim:#}")?;
+        }
+        writeln!(out)
+    }
+
+    /// The whole report: the input errors, the findings, the summary line; `counts` are those
+    /// of the findings pushed.
+    pub fn finish(self, counts: &Counts, errors: &[InputError], summary: &Summary) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.lines.len() + 256);
+        // Writing to a Vec cannot fail.
+        let _ = text_head(errors, &mut out);
+        out.extend_from_slice(&self.lines);
+        let _ = text_tail(counts, errors, summary, &mut out);
+        out
+    }
+}
+
+fn text_head(errors: &[InputError], out: &mut dyn Write) -> std::io::Result<()> {
     let bold = Style::new().bold();
-    let dim = Style::new().dimmed();
-    for e in r.errors {
+    for e in errors {
         let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
         let place = match (e.line, e.column) {
             (0, _) => e.file.clone(),
@@ -76,116 +159,213 @@ pub fn text(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
             e.message
         )?;
     }
-    let mut last_file: Option<&str> = None;
-    for l in r.findings {
-        if last_file.is_some_and(|f| f != l.file) {
-            writeln!(out)?;
-        }
-        last_file = Some(&l.file);
-        let sev = l.finding.severity;
-        let color = match sev {
-            Severity::Error => AnsiColor::Red,
-            Severity::Warning => AnsiColor::Yellow,
-            Severity::Info => AnsiColor::Cyan,
-        };
-        let st = Style::new().fg_color(Some(color.into())).bold();
-        let fix = if l.fixable {
-            format!(" {dim}[fixable]{dim:#}")
-        } else {
-            String::new()
-        };
-        writeln!(
-            out,
-            "{bold}{}:{}:{}:{bold:#} {st}{}{st:#} {bold}{}{bold:#} {}: {}{fix}",
-            l.file,
-            l.line,
-            l.column,
-            sev.as_str(),
-            l.finding.rule.id,
-            l.finding.rule.name,
-            l.finding.message
-        )?;
-    }
-    let (e, w, i) = (
-        count(r.findings, Severity::Error),
-        count(r.findings, Severity::Warning),
-        count(r.findings, Severity::Info),
-    );
-    let fixable = r.findings.iter().filter(|l| l.fixable).count();
-    if !r.findings.is_empty() || !r.errors.is_empty() {
+    Ok(())
+}
+
+fn text_tail(
+    c: &Counts,
+    errors: &[InputError],
+    summary: &Summary,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let bold = Style::new().bold();
+    if c.total() > 0 || !errors.is_empty() {
         writeln!(out)?;
     }
     let mut line = format!(
         "{}, {}, {} in {} ({}, {} checked)",
-        plural(e, "error"),
-        plural(w, "warning"),
-        plural(i, "info"),
-        plural(r.summary.files, "file"),
-        plural(r.summary.objects, "object"),
-        plural(r.summary.pods, "pod template")
+        plural(c.errors, "error"),
+        plural(c.warnings, "warning"),
+        plural(c.info, "info"),
+        plural(summary.files, "file"),
+        plural(summary.objects, "object"),
+        plural(summary.pods, "pod template")
     );
-    if !r.errors.is_empty() {
+    if !errors.is_empty() {
         line.push_str(&format!(
             "; {} could not be read",
-            plural(r.errors.len(), "input")
+            plural(errors.len(), "input")
         ));
     }
-    if fixable > 0 {
-        line.push_str(&format!("; {fixable} fixable with --fix"));
+    if c.fixable > 0 {
+        line.push_str(&format!("; {} fixable with --fix", c.fixable));
     }
-    if r.summary.suppressed > 0 {
+    if summary.suppressed > 0 {
         line.push_str(&format!(
             "; {} suppressed by winlint.io/ignore",
-            r.summary.suppressed
+            summary.suppressed
         ));
-        if !r.summary.ignore_reasons.is_empty() {
-            line.push_str(&format!(" ({})", r.summary.ignore_reasons.join("; ")));
+        if !summary.ignore_reasons.is_empty() {
+            line.push_str(&format!(" ({})", summary.ignore_reasons.join("; ")));
         }
     }
     writeln!(out, "{bold}{line}{bold:#}")
 }
 
-fn located_json(l: &Located) -> Value {
-    let mut v = json!({
-        "rule": l.finding.rule.id,
-        "name": l.finding.rule.name,
-        "severity": l.finding.severity,
-        "file": l.file,
-        "line": l.line,
-        "column": l.column,
-        "pointer": l.pointer,
-        "object": l.object,
-        "message": l.finding.message,
-    });
-    if let Some(fix) = &l.finding.fix {
-        v["fix"] = json!({
-            "safety": fix.safety,
-            "description": fix.description,
-            "applied_by_fix": l.fixable,
-            "patch": fix.ops,
-        });
+/// `styled` without its SGR sequences (`ESC [ digits/; m`, what the reports write), when that is
+/// all that stripping ANSI escapes would remove: every other byte is printable ASCII or a
+/// newline. `None` otherwise: then the text must go through anstream's stripper, which also
+/// drops control characters and escapes that come from the input (file names, messages).
+pub fn strip_styles(styled: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(styled.len());
+    let mut i = 0;
+    while i < styled.len() {
+        let run = styled[i..]
+            .iter()
+            .position(|&b| !(b' '..=b'~').contains(&b) && b != b'\n')
+            .map_or(styled.len(), |n| i + n);
+        out.extend_from_slice(&styled[i..run]);
+        if run == styled.len() {
+            break;
+        }
+        if styled[run] != 0x1b || styled.get(run + 1) != Some(&b'[') {
+            return None;
+        }
+        let params = styled[run + 2..]
+            .iter()
+            .position(|&b| !(b.is_ascii_digit() || b == b';'))?;
+        if styled[run + 2 + params] != b'm' {
+            return None;
+        }
+        i = run + 2 + params + 1;
     }
-    v
+    Some(out)
 }
 
-/// The JSON contract: `{"findings": […], "errors": […], "summary": {…}}`.
-pub fn json_value(r: &Report) -> Value {
-    json!({
-        "findings": r.findings.iter().map(located_json).collect::<Vec<_>>(),
-        "errors": r.errors.iter().map(|e| json!({"file": e.file, "line": e.line, "column": e.column, "message": e.message})).collect::<Vec<_>>(),
-        "summary": {
-            "errors": count(r.findings, Severity::Error),
-            "warnings": count(r.findings, Severity::Warning),
-            "info": count(r.findings, Severity::Info),
-            "fixable": r.findings.iter().filter(|l| l.fixable).count(),
-            "files": r.summary.files,
-            "objects": r.summary.objects,
-            "pods": r.summary.pods,
-            "suppressed": r.summary.suppressed,
-            "ignore_reasons": r.summary.ignore_reasons,
-            "input_errors": r.errors.len(),
+/// One finding of the JSON report, in the contract's key order.
+#[derive(Serialize)]
+struct LocatedJson<'a> {
+    rule: &'static str,
+    name: &'static str,
+    severity: Severity,
+    file: &'a str,
+    line: usize,
+    column: usize,
+    pointer: &'a str,
+    object: &'a str,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<FixJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct FixJson<'a> {
+    safety: FixSafety,
+    description: &'a str,
+    applied_by_fix: bool,
+    patch: &'a [json_patch::PatchOperation],
+}
+
+impl<'a> LocatedJson<'a> {
+    fn new(l: &'a Located) -> Self {
+        LocatedJson {
+            rule: l.finding.rule.id,
+            name: l.finding.rule.name,
+            severity: l.finding.severity,
+            file: &l.file,
+            line: l.line,
+            column: l.column,
+            pointer: &l.pointer,
+            object: &l.object,
+            message: &l.finding.message,
+            fix: l.finding.fix.as_ref().map(|fix| FixJson {
+                safety: fix.safety,
+                description: &fix.description,
+                applied_by_fix: l.fixable,
+                patch: &fix.ops,
+            }),
         }
-    })
+    }
+}
+
+/// The JSON contract, `{"findings": […], "errors": […], "summary": {…}}` pretty-printed, written
+/// as the findings arrive (in report order): memory does not grow with their number. The bytes
+/// are those of `serde_json::to_string_pretty` of the whole report and a newline.
+pub struct JsonReport<W: Write> {
+    out: W,
+    /// One finding, pretty-printed at the top level, before it is indented into the array.
+    scratch: Vec<u8>,
+    items: usize,
+    /// The first write error; nothing more is written after it.
+    failed: Option<std::io::Error>,
+}
+
+impl<W: Write> JsonReport<W> {
+    pub fn new(out: W) -> Self {
+        JsonReport {
+            out,
+            scratch: Vec::new(),
+            items: 0,
+            failed: None,
+        }
+    }
+
+    pub fn push(&mut self, l: &Located) {
+        let first = self.items == 0;
+        self.items += 1;
+        if self.failed.is_none() {
+            if let Err(e) = self.write_finding(l, first) {
+                self.failed = Some(e);
+            }
+        }
+    }
+
+    fn write_finding(&mut self, l: &Located, first: bool) -> std::io::Result<()> {
+        self.scratch.clear();
+        serde_json::to_writer_pretty(&mut self.scratch, &LocatedJson::new(l))?;
+        self.out.write_all(if first {
+            b"{\n  \"findings\": [\n    "
+        } else {
+            b",\n    "
+        })?;
+        // An item of the array is indented by two levels; JSON strings hold no raw newline.
+        for (i, line) in self.scratch.split(|&b| b == b'\n').enumerate() {
+            if i > 0 {
+                self.out.write_all(b"\n    ")?;
+            }
+            self.out.write_all(line)?;
+        }
+        Ok(())
+    }
+
+    /// Close the findings array and write the errors and the summary; `c` are the counts of the
+    /// findings pushed.
+    pub fn finish(
+        mut self,
+        c: &Counts,
+        errors: &[InputError],
+        summary: &Summary,
+    ) -> std::io::Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        self.out.write_all(if self.items == 0 {
+            b"{\n  \"findings\": [],\n"
+        } else {
+            b"\n  ],\n"
+        })?;
+        let rest = json!({
+            "errors": errors.iter().map(|e| json!({"file": e.file, "line": e.line, "column": e.column, "message": e.message})).collect::<Vec<_>>(),
+            "summary": {
+                "errors": c.errors,
+                "warnings": c.warnings,
+                "info": c.info,
+                "fixable": c.fixable,
+                "files": summary.files,
+                "objects": summary.objects,
+                "pods": summary.pods,
+                "suppressed": summary.suppressed,
+                "ignore_reasons": summary.ignore_reasons,
+                "input_errors": errors.len(),
+            }
+        });
+        let rest = serde_json::to_string_pretty(&rest).unwrap_or_default();
+        // `rest` is `{\n  "errors": …}`: its entries follow the findings' at the same level.
+        self.out
+            .write_all(rest.strip_prefix("{\n").unwrap_or(&rest).as_bytes())?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
 }
 
 fn sarif_level(s: Severity) -> &'static str {

@@ -217,9 +217,13 @@ pub fn unescape_token(token: &str) -> std::borrow::Cow<'_, str> {
 ///
 /// A text without any document (empty, or only comments) yields one `Null` document.
 pub fn load(text: &str) -> Result<Vec<Document>, LoadError> {
+    load_with(text, true)
+}
+
+fn load_with(text: &str, with_map: bool) -> Result<Vec<Document>, LoadError> {
     check_chars(text)?;
     let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let mut loader = Loader::new(text, bom);
+    let mut loader = Loader::new(text, bom, with_map);
     loader.run()?;
     let mut docs = loader.docs;
     if docs.is_empty() {
@@ -238,6 +242,21 @@ pub fn load(text: &str) -> Result<Vec<Document>, LoadError> {
 
 /// [`load`] for raw bytes: reports invalid UTF-8 (and UTF-16/32 input) with its line.
 pub fn load_bytes(bytes: &[u8]) -> Result<Vec<Document>, LoadError> {
+    load_bytes_with(bytes, true)
+}
+
+/// The values of [`load_bytes`] without building source maps (about a fifth cheaper): the same
+/// values, and an error exactly when [`load_bytes`] fails (a duplicate key's message lacks the
+/// line of its first definition). For a pass that only reads the objects, such as the CLI's
+/// context pass.
+pub fn load_bytes_values(bytes: &[u8]) -> Result<Vec<Value>, LoadError> {
+    Ok(load_bytes_with(bytes, false)?
+        .into_iter()
+        .map(|d| d.value)
+        .collect())
+}
+
+fn load_bytes_with(bytes: &[u8], with_map: bool) -> Result<Vec<Document>, LoadError> {
     if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
         return Err(LoadError {
             line: 1,
@@ -247,7 +266,7 @@ pub fn load_bytes(bytes: &[u8]) -> Result<Vec<Document>, LoadError> {
         });
     }
     match std::str::from_utf8(bytes) {
-        Ok(text) => load(text),
+        Ok(text) => load_with(text, with_map),
         Err(e) => {
             let valid = e.valid_up_to();
             // The prefix is valid UTF-8 by definition.
@@ -627,6 +646,9 @@ struct Loader<'a> {
     stack: Vec<Frame>,
     ptr: String,
     nodes: HashMap<String, NodeInfo>,
+    /// Whether to build the source map (pointers and `nodes`); values and errors do not depend
+    /// on it.
+    with_map: bool,
     anchors: HashMap<usize, Anchor>,
     expanded: usize,
     json: bool,
@@ -638,7 +660,7 @@ struct Loader<'a> {
 }
 
 impl<'a> Loader<'a> {
-    fn new(full: &'a str, off: usize) -> Self {
+    fn new(full: &'a str, off: usize, with_map: bool) -> Self {
         let body = &full[off..];
         Loader {
             full,
@@ -649,6 +671,7 @@ impl<'a> Loader<'a> {
             stack: Vec::new(),
             ptr: String::new(),
             nodes: HashMap::new(),
+            with_map,
             anchors: HashMap::new(),
             expanded: 0,
             json: true,
@@ -774,8 +797,10 @@ impl<'a> Loader<'a> {
         };
         if top.is_map {
             let k = top.pending.as_ref().expect("value follows a key");
-            self.ptr.push('/');
-            self.ptr.push_str(&escape_token(&k.name));
+            if self.with_map {
+                self.ptr.push('/');
+                self.ptr.push_str(&escape_token(&k.name));
+            }
             return Ctx {
                 line: k.line,
                 column: k.column,
@@ -787,8 +812,9 @@ impl<'a> Loader<'a> {
                 ptr_base,
             };
         }
-        let index = top.seq.len();
-        let _ = write!(self.ptr, "/{index}");
+        if self.with_map {
+            let _ = write!(self.ptr, "/{}", top.seq.len());
+        }
         if top.flow {
             return Ctx {
                 line: m.line(),
@@ -1144,7 +1170,7 @@ impl<'a> Loader<'a> {
 
     /// Record `info` at the current pointer, then pop the pointer back to `base`.
     fn record(&mut self, info: Option<NodeInfo>, base: usize) {
-        if let Some(info) = info {
+        if let Some(info) = info.filter(|_| self.with_map) {
             self.nodes.insert(self.ptr.clone(), info);
         }
         self.ptr.truncate(base);
