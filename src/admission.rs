@@ -182,7 +182,7 @@ impl Webhook {
         endpoint: Endpoint,
         namespace_labels: Option<&BTreeMap<String, String>>,
     ) -> Result<Outcome, BadRequest> {
-        let review: Value =
+        let mut review: Value =
             serde_json::from_slice(body).map_err(|e| BadRequest(format!("malformed JSON: {e}")))?;
         let api_version = review
             .get("apiVersion")
@@ -253,11 +253,15 @@ impl Webhook {
                 let windows_ns = namespace_labels
                     .and_then(|l| l.get(DEFAULT_OS_LABEL))
                     .is_some_and(|v| v == "windows");
+                // The request is ours: mutation patches its object in place.
+                let req = review
+                    .get_mut("request")
+                    .expect("the request was found above");
                 self.mutate(req, &mut out, windows_ns)
             }
         };
         out.body = serde_json::to_vec(&json!({
-            "apiVersion": api_version,
+            "apiVersion": out.api_version,
             "kind": "AdmissionReview",
             "response": response,
         }))
@@ -338,7 +342,7 @@ impl Webhook {
         resp
     }
 
-    fn mutate(&self, req: &Value, out: &mut Outcome, windows_namespace: bool) -> Value {
+    fn mutate(&self, req: &mut Value, out: &mut Outcome, windows_namespace: bool) -> Value {
         let resp = base_response(&out.uid);
         let cfg = if windows_namespace {
             &self.mutate_probable_config
@@ -355,12 +359,12 @@ impl Webhook {
         if out.kind != "Pod" && !cfg.policy.mutation.workloads {
             return resp;
         }
-        let object = match evaluable(req, "object", &out.kind) {
+        let object = match evaluable_mut(req, "object", &out.kind) {
             Ok(Some(o)) => o,
             Ok(None) => return resp,
             Err(e) => return self.on_error(resp, out, e),
         };
-        let result = catch_unwind(AssertUnwindSafe(|| mutation(&object, cfg)));
+        let result = catch_unwind(AssertUnwindSafe(|| mutate_object(object, cfg)));
         let Ok(m) = result else {
             return self.on_error(resp, out, "the engine failed on this object".into());
         };
@@ -443,6 +447,24 @@ fn evaluable<'r>(
     Ok(Some(object))
 }
 
+/// [`evaluable`] for a request the caller owns: the object itself (`kind` filled in).
+fn evaluable_mut<'r>(
+    req: &'r mut Value,
+    field: &str,
+    kind: &str,
+) -> Result<Option<&'r mut Value>, String> {
+    let filled = match evaluable(req, field, kind)? {
+        None => return Ok(None),
+        Some(Cow::Borrowed(_)) => None,
+        Some(Cow::Owned(object)) => Some(object),
+    };
+    let slot = req.get_mut(field).expect("evaluable found the object");
+    if let Some(object) = filled {
+        *slot = object;
+    }
+    Ok(Some(slot))
+}
+
 /// Lint, turning a panicking rule into `None`.
 fn lint(object: &Value, config: &Config, context: &Context, op: Operation) -> Option<Vec<Finding>> {
     catch_unwind(AssertUnwindSafe(|| {
@@ -523,6 +545,12 @@ fn mutation_name(rule_id: &str) -> String {
 
 /// Plan the patch for `object` (a pod-bearing kind) under `config` (the mutation config).
 pub fn mutation(object: &Value, config: &Config) -> Mutation {
+    mutate_object(&mut object.clone(), config)
+}
+
+/// [`mutation`], patching `object` in place on the way (the webhook owns the request's copy):
+/// no copy of the object is made.
+fn mutate_object(object: &mut Value, config: &Config) -> Mutation {
     let report = engine::lint_object(object, config, &Context::default(), Operation::Create);
     let mut m = Mutation {
         findings: report
@@ -532,9 +560,9 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
             .collect(),
         ..Mutation::default()
     };
-    let sites = workload::pod_sites(object);
-    let Some(site) = sites.first() else {
-        return m;
+    let (spec_ptr, meta_ptr) = match workload::pod_sites(object).first() {
+        Some(site) => (site.spec_ptr.clone(), site.meta_ptr.clone()),
+        None => return m,
     };
     // lint_object classified the site already (same images, same context).
     let Some(class) = report.classes.first() else {
@@ -547,20 +575,17 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
     let mutate_windows = class.os == Os::Windows
         && (class.strength == Strength::Definite
             || (class.strength == Strength::Probable && (image_evidence || policy.probable)));
-    let spec_ptr = site.spec_ptr.clone();
-    let meta_ptr = site.meta_ptr.clone();
-    // The object as patched so far: copied on the first change only.
-    let mut working = Cow::Borrowed(object);
+    // From here on `object` is the object as patched so far.
     let mut changed: Vec<String> = Vec::new();
     if mutate_windows {
         let before: Vec<&'static str> = errors_of(&report.findings);
         let mut excluded: Vec<&str> = Vec::new();
         // Try all allowed fixes; if the result has an error the object did not have (the API
-        // server would reject it), retry without spec.os (M4), then give up on fixes.
+        // server would reject it), take them back and retry without spec.os (M4), then give
+        // up on fixes.
         for attempt in 0..3 {
-            let mut trial = object.clone();
             let fixed = engine::fix_object(
-                &mut trial,
+                object,
                 &report.findings,
                 config,
                 &Context::default(),
@@ -571,18 +596,16 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
             let accept = fixed.patch.is_empty()
                 || match &fixed.findings {
                     Some(after) => errors_of(after).iter().all(|id| before.contains(id)),
-                    None => lint_errors(&trial, config)
+                    None => lint_errors(object, config)
                         .iter()
                         .all(|id| before.contains(id)),
                 };
             if accept {
-                if !fixed.patch.is_empty() {
-                    working = Cow::Owned(trial);
-                }
                 m.patch = fixed.patch;
                 m.rules = fixed.applied;
                 break;
             }
+            fixed.rollback.apply(object);
             excluded = if attempt == 0 {
                 vec!["WIN003", "WIN107"]
             } else {
@@ -598,7 +621,7 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
         // M5: Hyper-V isolation.
         if policy.hyperv {
             hyperv(
-                working.to_mut(),
+                object,
                 &mut m.patch,
                 &mut changed,
                 config,
@@ -608,12 +631,12 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
         }
         // M6: the pod OS label (kubelet refuses a pod whose label differs from the node OS).
         if policy.pod_os_label {
-            let has = working
+            let has = object
                 .lookup(&format!("{meta_ptr}/labels/kubernetes.io~1os"))
                 .is_some();
             if !has {
                 add_entry(
-                    working.to_mut(),
+                    object,
                     &mut m.patch,
                     &format!("{meta_ptr}/labels"),
                     "kubernetes.io/os",
@@ -624,12 +647,12 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
         }
     } else if policy.linux_guard && class.os == Os::Unknown {
         // linux-guard: pin OS-unknown pods to Linux nodes.
-        let pinned = working
+        let pinned = object
             .lookup(&format!("{spec_ptr}/nodeSelector/kubernetes.io~1os"))
             .is_some();
         if !pinned {
             add_entry(
-                working.to_mut(),
+                object,
                 &mut m.patch,
                 &format!("{spec_ptr}/nodeSelector"),
                 "kubernetes.io/os",
@@ -644,7 +667,7 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
             "/metadata/annotations/{}",
             engine::escape(MUTATED_ANNOTATION)
         );
-        let mut all: Vec<String> = working
+        let mut all: Vec<String> = object
             .lookup(&ptr)
             .and_then(Value::as_str)
             .map(|s| s.split(',').map(str::to_string).collect())
@@ -655,7 +678,7 @@ pub fn mutation(object: &Value, config: &Config) -> Mutation {
             }
         }
         add_entry(
-            working.to_mut(),
+            object,
             &mut m.patch,
             "/metadata/annotations",
             MUTATED_ANNOTATION,

@@ -239,7 +239,7 @@ pub fn apply_fixes(
     findings: &[Finding],
     config: &Config,
 ) -> (Vec<json_patch::PatchOperation>, Vec<&'static str>) {
-    apply_allowed(object, findings.iter(), config)
+    apply_allowed(object, findings.iter(), config, &mut Rollback::default())
 }
 
 /// [`apply_fixes`] over any sequence of findings (no filtered copy needed).
@@ -247,13 +247,14 @@ fn apply_allowed<'f>(
     object: &mut Value,
     findings: impl Iterator<Item = &'f Finding>,
     config: &Config,
+    rollback: &mut Rollback,
 ) -> (Vec<json_patch::PatchOperation>, Vec<&'static str>) {
     let mut patch = Vec::new();
     let mut applied = Vec::new();
     for f in findings.filter(|f| fix_allowed(f, config)) {
         let fix = f.fix.as_ref().expect("fix_allowed implies a fix");
         let len = patch.len();
-        if apply_fix(object, &fix.ops, &mut patch)
+        if apply_fix(object, &fix.ops, &mut patch, rollback)
             && patch.len() > len
             && !applied.contains(&f.rule.id)
         {
@@ -266,14 +267,16 @@ fn apply_allowed<'f>(
 /// Apply one fix's operations to `object` in place, all or nothing: each operation is
 /// normalized against the object as the earlier ones left it ([`normalize_op`]) and appended to
 /// `patch`. If one does not apply, the ones before it are undone exactly (key order included)
-/// and `patch` is left as it was. Returns whether the fix applied.
+/// and `patch` is left as it was. Returns whether the fix applied; the inverse of what it did is
+/// added to `rollback`.
 fn apply_fix(
     object: &mut Value,
     fix_ops: &[json_patch::PatchOperation],
     patch: &mut Vec<json_patch::PatchOperation>,
+    rollback: &mut Rollback,
 ) -> bool {
     use json_patch::PatchOperation;
-    let len = patch.len();
+    let (len, mark) = (patch.len(), rollback.0.len());
     if !fix_ops.iter().all(|op| {
         matches!(
             op,
@@ -290,29 +293,52 @@ fn apply_fix(
             }
             patch.extend(norm);
         }
-        *object = trial;
+        rollback
+            .0
+            .push(Undo::Restore(std::mem::replace(object, trial)));
         return true;
     }
-    let mut undo: Vec<Undo> = Vec::new();
     for op in fix_ops {
         for norm in normalize_op(object, op) {
             let inverse = Undo::of(object, &norm);
             if json_patch::patch(object, std::slice::from_ref(&norm)).is_err() {
-                for u in undo.into_iter().rev() {
-                    u.apply(object);
-                }
+                rollback.undo_to(object, mark);
                 patch.truncate(len);
                 return false;
             }
-            undo.extend(inverse);
+            rollback.0.extend(inverse);
             patch.push(norm);
         }
     }
     true
 }
 
+/// How to take back fixes applied in place ([`fix_object`]): [`Rollback::apply`] gives the
+/// object back exactly as it was, key order included.
+#[derive(Debug, Default)]
+pub struct Rollback(Vec<Undo>);
+
+impl Rollback {
+    /// Undo everything recorded, newest first.
+    pub fn apply(mut self, doc: &mut Value) {
+        self.undo_to(doc, 0);
+    }
+
+    /// Undo what was recorded after the first `mark` entries.
+    fn undo_to(&mut self, doc: &mut Value, mark: usize) {
+        while self.0.len() > mark {
+            if let Some(u) = self.0.pop() {
+                u.apply(doc);
+            }
+        }
+    }
+}
+
 /// The exact inverse of one add/remove/replace operation, recorded before it is applied.
+#[derive(Debug)]
 enum Undo {
+    /// Put the whole object back (a fix applied to a copy).
+    Restore(Value),
     /// Put `value` back under `key` of the map at `parent`, where it was.
     MapSet {
         parent: String,
@@ -399,6 +425,7 @@ impl Undo {
 
     fn apply(self, doc: &mut Value) {
         match self {
+            Undo::Restore(value) => *doc = value,
             Undo::Replace { path, value } => {
                 if let Some(v) = doc.pointer_mut(&path) {
                     *v = value;
@@ -466,6 +493,8 @@ pub struct Fixed {
     /// `None` when nothing was fixed (the object is unchanged: `findings` still hold) or when
     /// the last pass still applied fixes.
     pub findings: Option<Vec<Finding>>,
+    /// Takes the fixes back: the caller may reject the result.
+    pub rollback: Rollback,
 }
 
 /// Apply the allowed fixes of `findings` (the lint of `object`), then lint again and apply the
@@ -483,14 +512,16 @@ pub fn fix_object(
     skip: &[&str],
 ) -> Fixed {
     let keep = |f: &&Finding| !skip.contains(&f.rule.id);
-    let (mut patch, mut applied) = apply_allowed(object, findings.iter().filter(keep), config);
+    let mut rollback = Rollback::default();
+    let (mut patch, mut applied) =
+        apply_allowed(object, findings.iter().filter(keep), config, &mut rollback);
     let mut last = None;
     for _ in 1..MAX_FIX_PASSES {
         if patch.is_empty() {
             break;
         }
         let next = lint_object(object, config, context, operation).findings;
-        let (p, a) = apply_allowed(object, next.iter().filter(keep), config);
+        let (p, a) = apply_allowed(object, next.iter().filter(keep), config, &mut rollback);
         if p.is_empty() {
             last = Some(next);
             break;
@@ -506,6 +537,7 @@ pub fn fix_object(
         patch,
         applied,
         findings: last,
+        rollback,
     }
 }
 
@@ -572,5 +604,36 @@ mod tests {
             obj,
             json!({"spec": {"b": {"k": 9, "n": 5}, "c": [7, 2, 3, 8], "d": 0, "e": 1}})
         );
+    }
+
+    /// Every pass of fix_object (adds, member adds, removals) is taken back exactly: the webhook
+    /// retries on the same object when the API server would reject the result.
+    #[test]
+    fn fix_object_rolls_back_exactly() {
+        let original = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"labels": {"kubernetes.io/os": "linux"}, "name": "iis"},
+            "spec": {"terminationGracePeriodSeconds": 71, "shareProcessNamespace": false,
+                "securityContext": {"supplementalGroupsPolicy": "Merge"}, "tolerations": [],
+                "nodeSelector": {"disktype": "ssd"},
+                "containers": [{"name": "init", "image": "mcr.microsoft.com/windows/servercore:ltsc2022",
+                    "securityContext": {"windowsOptions": {}, "privileged": false}}]}});
+        let cfg = Config::default();
+        let findings =
+            lint_object(&original, &cfg, &Context::default(), Operation::Create).findings;
+        let mut obj = original.clone();
+        let fixed = fix_object(
+            &mut obj,
+            &findings,
+            &cfg,
+            &Context::default(),
+            Operation::Create,
+            &[],
+        );
+        assert_eq!(fixed.applied, ["WIN001", "WIN007", "WIN102"]); // add, array add, removal
+        let mut replay = original.clone();
+        json_patch::patch(&mut replay, &fixed.patch).unwrap();
+        assert_eq!(replay, obj);
+        fixed.rollback.apply(&mut obj);
+        assert_eq!(obj.to_string(), original.to_string());
     }
 }
