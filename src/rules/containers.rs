@@ -567,7 +567,8 @@ Remove the hugepages resources.
 
 fn hugepages(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut scan = |res: Option<&Value>, base: String, who: String| {
+    // `base` and `who` (pointer and words) are only built for resources that have HugePages.
+    let mut scan = |res: Option<&Value>, base: &dyn Fn() -> String, who: &dyn Fn() -> String| {
         for part in ["limits", "requests"] {
             let Some(m) = res.and_then(|r| r.get(part)).and_then(Value::as_object) else {
                 continue;
@@ -575,24 +576,23 @@ fn hugepages(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
             for key in m.keys().filter(|k| k.starts_with("hugepages-")) {
                 out.push(Finding::new(
                     &WIN407,
-                    format!("{base}/{part}/{}", escape(key)),
+                    format!("{}/{part}/{}", base(), escape(key)),
                     format!(
-                        "{who} {part} {key}; Windows nodes do not support HugePages, so the pod cannot be scheduled. Remove it"
+                        "{} {part} {key}; Windows nodes do not support HugePages, so the pod cannot be scheduled. Remove it",
+                        who()
                     ),
                 ));
             }
         }
     };
-    scan(
-        site.get("/resources"),
-        site.ptr("/resources"),
-        "the pod's resources".into(),
-    );
+    scan(site.get("/resources"), &|| site.ptr("/resources"), &|| {
+        "the pod's resources".into()
+    });
     for c in site.containers() {
         scan(
             c.value.get("resources"),
-            cptr(site, &c, "/resources"),
-            format!("{} resources", c.label()),
+            &|| cptr(site, &c, "/resources"),
+            &|| format!("{} resources", c.label()),
         );
     }
     out
