@@ -645,7 +645,9 @@ struct Loader<'a> {
     docs: Vec<Document>,
     stack: Vec<Frame>,
     ptr: String,
-    nodes: HashMap<String, NodeInfo>,
+    /// The current document's nodes, put in a map of the right size at its end (growing the
+    /// map as they come would hash every pointer again on each resize).
+    nodes: Vec<(String, NodeInfo)>,
     /// Whether to build the source map (pointers and `nodes`); values and errors do not depend
     /// on it.
     with_map: bool,
@@ -670,7 +672,7 @@ impl<'a> Loader<'a> {
             docs: Vec::new(),
             stack: Vec::new(),
             ptr: String::new(),
-            nodes: HashMap::new(),
+            nodes: Vec::new(),
             with_map,
             anchors: HashMap::new(),
             expanded: 0,
@@ -750,7 +752,8 @@ impl<'a> Loader<'a> {
         let end = if explicit { self.b(span.end) } else { start };
         let value = self.root.take().unwrap_or(Value::Null);
         let (line, _, _) = self.doc_start;
-        let nodes = std::mem::take(&mut self.nodes);
+        let mut nodes = HashMap::with_capacity(self.nodes.len());
+        nodes.extend(self.nodes.drain(..));
         let map = SourceMap {
             nodes,
             json: self.json,
@@ -1171,7 +1174,7 @@ impl<'a> Loader<'a> {
     /// Record `info` at the current pointer, then pop the pointer back to `base`.
     fn record(&mut self, info: Option<NodeInfo>, base: usize) {
         if let Some(info) = info.filter(|_| self.with_map) {
-            self.nodes.insert(self.ptr.clone(), info);
+            self.nodes.push((self.ptr.clone(), info));
         }
         self.ptr.truncate(base);
     }
@@ -1250,8 +1253,8 @@ impl<'a> Loader<'a> {
                 let mut first = self.ptr.clone();
                 first.push('/');
                 first.push_str(&escape_token(&name));
-                let seen = match self.nodes.get(&first) {
-                    Some(n) => format!(" (first defined on line {})", n.line),
+                let seen = match self.nodes.iter().find(|(p, _)| *p == first) {
+                    Some((_, n)) => format!(" (first defined on line {})", n.line),
                     None => String::new(),
                 };
                 Err(LoadError {
