@@ -207,27 +207,21 @@ fn text_tail(
 /// newline. `None` otherwise: then the text must go through anstream's stripper, which also
 /// drops control characters and escapes that come from the input (file names, messages).
 pub fn strip_styles(styled: &[u8]) -> Option<Vec<u8>> {
+    // No early exit: the check vectorises.
+    let ascii = styled
+        .iter()
+        .fold(true, |ok, &b| ok & matches!(b, b' '..=b'~' | b'\n' | 0x1b));
+    if !ascii {
+        return None;
+    }
+    let text = std::str::from_utf8(styled).ok()?;
     let mut out = Vec::with_capacity(styled.len());
-    let mut i = 0;
-    while i < styled.len() {
-        let run = styled[i..]
-            .iter()
-            .position(|&b| !(b' '..=b'~').contains(&b) && b != b'\n')
-            .map_or(styled.len(), |n| i + n);
-        out.extend_from_slice(&styled[i..run]);
-        if run == styled.len() {
-            break;
-        }
-        if styled[run] != 0x1b || styled.get(run + 1) != Some(&b'[') {
-            return None;
-        }
-        let params = styled[run + 2..]
-            .iter()
-            .position(|&b| !(b.is_ascii_digit() || b == b';'))?;
-        if styled[run + 2 + params] != b'm' {
-            return None;
-        }
-        i = run + 2 + params + 1;
+    let mut pieces = text.split('\x1b');
+    out.extend_from_slice(pieces.next()?.as_bytes());
+    for piece in pieces {
+        let rest = piece.strip_prefix('[')?;
+        let params = rest.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+        out.extend_from_slice(rest[params..].strip_prefix('m')?.as_bytes());
     }
     Some(out)
 }
@@ -461,5 +455,26 @@ fn sarif_uri(file: &str) -> String {
         format!("file://{encoded}")
     } else {
         encoded
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strip_styles_removes_only_our_styles() {
+        let bold = Style::new().bold();
+        let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
+        let styled = format!("{bold}a.yaml:1:2:{bold:#} {red}error{red:#} x: y [ok]\n\nz\n");
+        let plain = strip_styles(styled.as_bytes()).expect("only our styles");
+        assert_eq!(
+            String::from_utf8(plain).unwrap(),
+            anstream::adapter::strip_str(&styled).to_string()
+        );
+        // Anything else goes through anstream's stripper.
+        for other in ["a\x1b]0;t\x07b\n", "tab\there\n", "é\n", "\x1b[1", "\x1bc"] {
+            assert_eq!(strip_styles(other.as_bytes()), None, "{other:?}");
+        }
     }
 }
