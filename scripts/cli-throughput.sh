@@ -2,7 +2,9 @@
 # CLI throughput (issue 4): winlint (release) over a generated corpus of 10 000 mixed manifests,
 # against loading the same YAML with the same loader (winlint::source, `corpus parse`), with
 # peak RSS from /usr/bin/time -v. Usage: scripts/cli-throughput.sh [N] (default 10000).
-# Needs: /usr/bin/time (Debian package `time`). Everything stays in a temp dir.
+# INSTRUCTIONS=1 also counts instructions under callgrind (noise-free; try N=1000, each run is
+# ~50x slower). Needs: /usr/bin/time (Debian package `time`), valgrind for INSTRUCTIONS=1.
+# Everything stays in a temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-10000}
@@ -46,3 +48,21 @@ for l in engine-lint winlint-text winlint-json; do
   printf 'ratio %-14s / parse-only: %.2fx\n' "$l" "$(awk "BEGIN{print $(cat "$DIR/$l.t")/$P}")"
 done
 echo "findings (json): $(grep -o '"rule"' "$DIR/out.txt" | wc -l) (last run's output)"
+
+if [ "${INSTRUCTIONS:-0}" = 1 ]; then
+  # count LABEL CMD...: instructions of one run under callgrind
+  count() {
+    local label=$1; shift
+    valgrind --tool=callgrind --callgrind-out-file="$DIR/cg.out" "$@" > /dev/null 2> "$DIR/cg.err" || true
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$DIR/cg.err" > "$DIR/$label.ir"
+    printf '%-32s %14s instructions\n' "$label" "$(cat "$DIR/$label.ir")"
+  }
+  count parse-only "$CORPUS" parse "$DIR/m"
+  count engine-lint "$CORPUS" lint "$DIR/m"
+  count winlint-text "$WINLINT" "$DIR/m"
+  count winlint-json "$WINLINT" "$DIR/m" -o json
+  P=$(cat "$DIR/parse-only.ir")
+  for l in engine-lint winlint-text winlint-json; do
+    printf 'instructions %-14s / parse-only: %.2fx\n' "$l" "$(awk "BEGIN{print $(cat "$DIR/$l.ir")/$P}")"
+  done
+fi
