@@ -467,17 +467,17 @@ fn load_error(name: &str, e: source::LoadError) -> InputError {
     }
 }
 
-/// Lint loaded documents of input `idx`; pushes located findings.
+/// Lint loaded documents of one file; pushes located findings, and the object labels of
+/// suppressions with an ignore reason.
 fn lint_docs(
-    idx: usize,
     name: &str,
     docs: &[Document],
     cfg: &Config,
     cx: &Context,
     findings: &mut Vec<Located>,
-    out: &mut Pass2,
+    summary: &mut Summary,
+    ignore_reasons: &mut Vec<String>,
 ) {
-    let summary = &mut out.summary;
     for doc in docs {
         for (prefix, obj) in objects(&doc.value) {
             summary.objects += 1;
@@ -489,8 +489,7 @@ fn lint_docs(
             let rep = engine::lint_object(obj, cfg, cx, Operation::Lint);
             summary.suppressed += rep.suppressed;
             if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
-                out.ignore_reasons
-                    .push((idx, format!("{}: {r}", object_label(obj))));
+                ignore_reasons.push(format!("{}: {r}", object_label(obj)));
             }
             if rep.findings.is_empty() {
                 continue;
@@ -550,61 +549,6 @@ struct Pass2 {
     errors: Vec<(usize, InputError)>,
     ignore_reasons: Vec<(usize, String)>,
     diffs: Vec<(usize, String)>,
-}
-
-/// How much text (of documents with pods) pass 1 keeps loaded for pass 2.
-const KEEP_BYTES: usize = 4 << 20;
-
-/// What pass 2 needs of a file pass 1 loaded: the documents with pods, and how many objects the
-/// others hold.
-struct Kept {
-    docs: Vec<Document>,
-    other_objects: usize,
-}
-
-impl Kept {
-    fn new(docs: Vec<Document>) -> Self {
-        let mut other_objects = 0;
-        let docs = docs
-            .into_iter()
-            .filter(|d| {
-                let objs = objects(&d.value);
-                let pods = objs.iter().any(|(_, o)| {
-                    workload::is_pod_kind(o.get("kind").and_then(Value::as_str).unwrap_or(""))
-                });
-                if !pods {
-                    other_objects += objs.len();
-                }
-                pods
-            })
-            .collect();
-        Kept {
-            docs,
-            other_objects,
-        }
-    }
-
-    fn text_bytes(&self) -> usize {
-        self.docs
-            .iter()
-            .map(|d| d.text_range.1 - d.text_range.0)
-            .sum()
-    }
-
-    /// Pass 2 for a kept file (as [`lint_input`] without fixes).
-    fn lint(
-        self,
-        idx: usize,
-        input: &Input,
-        cfg: &Config,
-        cx: &Context,
-        findings: &mut Vec<Located>,
-        out: &mut Pass2,
-    ) {
-        out.summary.files += 1;
-        out.summary.objects += self.other_objects;
-        lint_docs(idx, &input.name, &self.docs, cfg, cx, findings, out);
-    }
 }
 
 /// Pass 2 for one input: read, parse, fix, lint; pushes its findings onto `findings`.
@@ -684,7 +628,18 @@ fn lint_input(
                 .push((idx, error(format!("cannot apply fixes: {e}")))),
         }
     }
-    lint_docs(idx, &input.name, &docs, cfg, cx, findings, out);
+    let mut reasons = Vec::new();
+    lint_docs(
+        &input.name,
+        &docs,
+        cfg,
+        cx,
+        findings,
+        &mut out.summary,
+        &mut reasons,
+    );
+    out.ignore_reasons
+        .extend(reasons.into_iter().map(|r| (idx, r)));
 }
 
 /// `AutoStream` decides colours as before; when it would strip them and the text holds no
@@ -733,32 +688,15 @@ fn lint(args: LintArgs) -> i32 {
     let inputs = collect_inputs(&args.paths, &mut errors);
 
     // Pass 1: RuntimeClass, ConfigMap, Secret, Namespace and HPA objects anywhere in the input
-    // are context for the pods. Only files that can hold one are parsed here. Their documents
-    // with pods are kept for pass 2 (up to KEEP_BYTES of their text) rather than loaded again;
-    // past that, and when fixing (which loads the text again anyway), they are loaded without
-    // source maps and pass 2 loads them again.
+    // are context for the pods. Only files that can hold one are parsed here, without source
+    // maps.
     let mut cx = Context::default();
-    let mut kept: Vec<Option<Kept>> = inputs.iter().map(|_| None).collect();
-    let mut kept_bytes = 0;
-    let keep = !(args.fix || args.diff);
-    for (input, slot) in inputs.iter().zip(&mut kept) {
+    for input in &inputs {
         let Ok(bytes) = input.read() else { continue };
         if !may_hold_context(&bytes) {
             continue;
         }
-        if keep && kept_bytes < KEEP_BYTES {
-            let Ok(docs) = source::load_bytes(&bytes) else {
-                continue;
-            };
-            for d in &docs {
-                for (_, o) in objects(&d.value) {
-                    cx.add(o);
-                }
-            }
-            let k = Kept::new(docs);
-            kept_bytes += k.text_bytes();
-            *slot = Some(k);
-        } else if let Ok(values) = source::load_bytes_values(&bytes) {
+        if let Ok(values) = source::load_bytes_values(&bytes) {
             for v in &values {
                 for (_, o) in objects(v) {
                     cx.add(o);
@@ -791,10 +729,7 @@ fn lint(args: LintArgs) -> i32 {
     let mut group: Vec<Located> = Vec::new();
     for (pos, &idx) in order.iter().enumerate() {
         let input = &inputs[idx];
-        match kept[idx].take() {
-            Some(k) => k.lint(idx, input, &cfg, &cx, &mut group, &mut pass2),
-            None => lint_input(idx, input, &args, &cfg, &cx, &mut group, &mut pass2),
-        }
+        lint_input(idx, input, &args, &cfg, &cx, &mut group, &mut pass2);
         // Inputs of the same name are one group of the sort.
         if order
             .get(pos + 1)
