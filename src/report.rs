@@ -272,13 +272,94 @@ impl<'a> LocatedJson<'a> {
     }
 }
 
+/// `serde_json`'s `PrettyFormatter` (two-space indent, the same bytes) starting `level` levels
+/// down, so that an item is written straight into its place in the report.
+struct Pretty {
+    level: usize,
+    has_value: bool,
+}
+
+impl Pretty {
+    fn at(level: usize) -> Self {
+        Pretty {
+            level,
+            has_value: false,
+        }
+    }
+
+    fn newline<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
+        const SPACES: &[u8] = &[b' '; 64];
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        let mut n = 2 * self.level;
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            w.write_all(&SPACES[..k])?;
+            n -= k;
+        }
+        Ok(())
+    }
+
+    fn begin<W: ?Sized + Write>(&mut self, w: &mut W, open: &[u8]) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(open)
+    }
+
+    fn end<W: ?Sized + Write>(&mut self, w: &mut W, close: &[u8]) -> std::io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            // The closing bracket on a line of its own: a newline without a comma.
+            self.newline(w, true)?;
+        }
+        w.write_all(close)
+    }
+}
+
+impl serde_json::ser::Formatter for Pretty {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"[")
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.newline(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"{")
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.newline(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
 /// The JSON contract, `{"findings": […], "errors": […], "summary": {…}}` pretty-printed, written
 /// as the findings arrive (in report order): memory does not grow with their number. The bytes
 /// are those of `serde_json::to_string_pretty` of the whole report and a newline.
 pub struct JsonReport<W: Write> {
     out: W,
-    /// One finding, pretty-printed at the top level, before it is indented into the array.
-    scratch: Vec<u8>,
     items: usize,
     /// The first write error; nothing more is written after it.
     failed: Option<std::io::Error>,
@@ -288,7 +369,6 @@ impl<W: Write> JsonReport<W> {
     pub fn new(out: W) -> Self {
         JsonReport {
             out,
-            scratch: Vec::new(),
             items: 0,
             failed: None,
         }
@@ -305,20 +385,14 @@ impl<W: Write> JsonReport<W> {
     }
 
     fn write_finding(&mut self, l: &Located, first: bool) -> std::io::Result<()> {
-        self.scratch.clear();
-        serde_json::to_writer_pretty(&mut self.scratch, &LocatedJson::new(l))?;
         self.out.write_all(if first {
             b"{\n  \"findings\": [\n    "
         } else {
             b",\n    "
         })?;
-        // An item of the array is indented by two levels; JSON strings hold no raw newline.
-        for (i, line) in self.scratch.split(|&b| b == b'\n').enumerate() {
-            if i > 0 {
-                self.out.write_all(b"\n    ")?;
-            }
-            self.out.write_all(line)?;
-        }
+        // An item of the array sits two levels down.
+        let mut ser = serde_json::Serializer::with_formatter(&mut self.out, Pretty::at(2));
+        LocatedJson::new(l).serialize(&mut ser)?;
         Ok(())
     }
 
@@ -476,5 +550,17 @@ mod tests {
         for other in ["a\x1b]0;t\x07b\n", "tab\there\n", "é\n", "\x1b[1", "\x1bc"] {
             assert_eq!(strip_styles(other.as_bytes()), None, "{other:?}");
         }
+    }
+
+    #[test]
+    fn pretty_at_a_level_is_serde_json_pretty_indented() {
+        let v = json!({"a": [], "b": {}, "c": [1, {"d": [[]], "e": "x\ny"}], "f": {"g": null}});
+        let mut got = Vec::new();
+        let mut ser = serde_json::Serializer::with_formatter(&mut got, Pretty::at(2));
+        v.serialize(&mut ser).unwrap();
+        let want = serde_json::to_string_pretty(&v)
+            .unwrap()
+            .replace('\n', "\n    ");
+        assert_eq!(String::from_utf8(got).unwrap(), want);
     }
 }
