@@ -15,6 +15,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+// The allocator of the `winlint` binary (src/main.rs): the parse floor pays what the CLI pays.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use winlint::config::Config;
 use winlint::engine::{self, Operation};
 use winlint::workload::Context;

@@ -3,13 +3,14 @@
 //! object + oldObject), against the JSON work any webhook must do (parse the review, serialize
 //! an answer); the lint of one manifest (load + lint); image-reference parsing.
 //!
-//! Allocations per op come from a counting global allocator in this binary and are printed
-//! (`allocs/op`, `bytes/op`) before criterion's timings.
+//! Allocations per op come from a counting global allocator in this binary (over mimalloc, the
+//! allocator the `winlint` binary uses) and are printed (`allocs/op`, `bytes/op`) before
+//! criterion's timings.
 //!
 //! `cargo bench --bench engine` (all), `cargo bench --bench engine -- admission/generated`;
 //! `BENCH_NO_ALLOCS=1` skips the allocation report (for `perf record … --profile-time`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
@@ -24,6 +25,8 @@ use winlint::workload::Context;
 
 mod support;
 
+use mimalloc::MiMalloc as Inner;
+
 struct Counting;
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
@@ -33,20 +36,20 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Relaxed);
         BYTES.fetch_add(layout.size() as u64, Relaxed);
-        unsafe { System.alloc(layout) }
+        unsafe { Inner.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
+        unsafe { Inner.dealloc(ptr, layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Relaxed);
         BYTES.fetch_add(layout.size() as u64, Relaxed);
-        unsafe { System.alloc_zeroed(layout) }
+        unsafe { Inner.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Relaxed);
         BYTES.fetch_add(new_size as u64, Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
+        unsafe { Inner.realloc(ptr, layout, new_size) }
     }
 }
 
