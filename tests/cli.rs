@@ -488,6 +488,56 @@ fn exit_2_on_unreadable_file_and_other_files_still_linted() {
     the_finding(&r, "WIN403", "/spec/containers/0/env/0/name");
 }
 
+/// Context objects apply across files: T52's RuntimeClass, moved into another file between a
+/// Service and a ConfigMap, still tells the pod in this file which Windows build it lands on.
+#[test]
+fn context_from_another_file_applies() {
+    let case = fixture("testdata/cases/T52/input.yaml");
+    let (runtime_class, pod) = case.split_once("\n---\n").expect("T52 has two documents");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a-cluster.yaml"),
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: s}}\n---\n{runtime_class}\n---\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("b-pod.yaml"), pod).unwrap();
+    let args = [
+        "--kubernetes-version",
+        "1.30",
+        "--windows-build",
+        "ltsc2019",
+    ];
+    let with_context =
+        winlint(&[&args[..], &["-o", "json", dir.path().to_str().unwrap()]].concat());
+    with_context.assert_code(1);
+    let r = with_context.json();
+    let f = the_finding(&r, "WIN006", "/spec/runtimeClassName");
+    assert!(f["file"].as_str().unwrap().ends_with("b-pod.yaml"), "{f}");
+
+    // Without the other file the RuntimeClass is unknown, and WIN006 has nothing to compare.
+    let alone = winlint(
+        &[
+            &args[..],
+            &[
+                "-o",
+                "json",
+                dir.path().join("b-pod.yaml").to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
+    assert!(
+        findings(&alone.json())
+            .iter()
+            .all(|f| f["rule"] != "WIN006"),
+        "{}",
+        brief(&alone.json())
+    );
+}
+
 #[test]
 fn broken_yaml_is_reported_with_its_line_and_other_files_still_linted() {
     let dir = tempfile::tempdir().unwrap();
