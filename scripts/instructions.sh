@@ -66,7 +66,7 @@ measure() {
   echo "$total"
 }
 
-echo "N=$N requests to /$EP (41 captured reviews), callgrind, ${LD_PRELOAD_SERVER:-default allocator}"
+echo "N=$N requests to /$EP (41 captured reviews), callgrind, allocator: ${LD_PRELOAD_SERVER:-that of each binary}"
 W=$(measure winlint "$WINLINT" serve)
 B=$(measure noop "$LOADSERVER" baseline)
 J=$(measure json "$LOADSERVER" baseline --parse)
