@@ -514,10 +514,13 @@ fn load_error(name: &str, e: source::LoadError) -> InputError {
 }
 
 /// Lint loaded documents of one file; pushes located findings, and the object labels of
-/// suppressions with an ignore reason.
+/// suppressions with an ignore reason. `fixed`: `--fix` has run on these documents, so a
+/// finding whose fix the policy allows is one it could not apply.
+#[allow(clippy::too_many_arguments)]
 fn lint_docs(
     name: &str,
     docs: &[Document],
+    fixed: bool,
     cfg: &Config,
     cx: &Context,
     findings: &mut Vec<Located>,
@@ -550,7 +553,7 @@ fn lint_docs(
                         .collect();
                 }
                 let (line, column) = doc.map.locate(&pointer);
-                let fixable = engine::fix_allowed(&f, cfg);
+                let allowed = engine::fix_allowed(&f, cfg);
                 findings.push(Located {
                     file: name.to_string(),
                     line,
@@ -558,7 +561,8 @@ fn lint_docs(
                     pointer,
                     object: label.clone(),
                     finding: f,
-                    fixable,
+                    fixable: allowed && !fixed,
+                    not_fixed: allowed && fixed,
                 });
             }
         }
@@ -678,6 +682,7 @@ fn lint_input(
     lint_docs(
         &input.name,
         &docs,
+        args.fix && !args.diff,
         cfg,
         cx,
         findings,

@@ -21,6 +21,9 @@ pub struct Located {
     pub finding: Finding,
     /// The policy would apply its fix with `--fix`.
     pub fixable: bool,
+    /// `--fix` ran and could not apply this finding's fix (the value is shared through a YAML
+    /// alias, or laid out in a way the text editor cannot change): it has to be edited by hand.
+    pub not_fixed: bool,
 }
 
 /// A file or document that could not be read or parsed.
@@ -55,6 +58,7 @@ pub struct Counts {
     pub warnings: usize,
     pub info: usize,
     pub fixable: usize,
+    pub not_fixed: usize,
 }
 
 impl Counts {
@@ -65,6 +69,7 @@ impl Counts {
             Severity::Info => self.info += 1,
         }
         self.fixable += usize::from(l.fixable);
+        self.not_fixed += usize::from(l.not_fixed);
     }
 
     pub fn total(&self) -> usize {
@@ -125,9 +130,10 @@ impl TextReport {
             l.finding.rule.name,
             l.finding.message
         )?;
-        if l.fixable {
+        if l.fixable || l.not_fixed {
             let dim = Style::new().dimmed();
-            write!(out, " {dim}[fixable]{dim:#}")?;
+            let tag = if l.fixable { "fixable" } else { "not fixed" };
+            write!(out, " {dim}[{tag}]{dim:#}")?;
         }
         writeln!(out)
     }
@@ -190,6 +196,12 @@ fn text_tail(
     if c.fixable > 0 {
         line.push_str(&format!("; {} fixable with --fix", c.fixable));
     }
+    if c.not_fixed > 0 {
+        line.push_str(&format!(
+            "; {} not fixed by --fix (a YAML alias or layout it cannot edit): fix by hand",
+            c.not_fixed
+        ));
+    }
     if summary.suppressed > 0 {
         line.push_str(&format!(
             "; {} suppressed by winlint.io/ignore",
@@ -247,6 +259,9 @@ struct FixJson<'a> {
     safety: FixSafety,
     description: &'a str,
     applied_by_fix: bool,
+    /// `--fix` ran and could not apply it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    not_fixed: bool,
     patch: &'a [json_patch::PatchOperation],
 }
 
@@ -266,6 +281,7 @@ impl<'a> LocatedJson<'a> {
                 safety: fix.safety,
                 description: &fix.description,
                 applied_by_fix: l.fixable,
+                not_fixed: l.not_fixed,
                 patch: &fix.ops,
             }),
         }
@@ -419,6 +435,7 @@ impl<W: Write> JsonReport<W> {
                 "warnings": c.warnings,
                 "info": c.info,
                 "fixable": c.fixable,
+                "not_fixed": c.not_fixed,
                 "files": summary.files,
                 "objects": summary.objects,
                 "pods": summary.pods,
