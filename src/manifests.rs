@@ -625,35 +625,16 @@ pub fn manifests(args: ManifestsArgs) -> i32 {
     }
 }
 
+/// The independent YAML reader the chart and manifests integration tests use, for checking the
+/// emitter.
+#[cfg(test)]
+#[path = "../tests/yaml_support/mod.rs"]
+mod yaml_support;
+
 #[cfg(test)]
 mod tests {
+    use super::yaml_support::yaml_docs;
     use super::*;
-
-    /// An independent reader (saphyr, YAML 1.2 core schema) for checking the emitter.
-    pub fn yaml_docs(text: &str) -> Vec<Value> {
-        use saphyr::{LoadableYamlNode, Scalar, Yaml};
-        fn conv(y: &Yaml) -> Value {
-            match y {
-                Yaml::Value(Scalar::Null) => Value::Null,
-                Yaml::Value(Scalar::Boolean(b)) => (*b).into(),
-                Yaml::Value(Scalar::Integer(i)) => (*i).into(),
-                Yaml::Value(Scalar::FloatingPoint(f)) => json!(f.into_inner()),
-                Yaml::Value(Scalar::String(s)) => s.to_string().into(),
-                Yaml::Sequence(s) => s.iter().map(conv).collect(),
-                Yaml::Mapping(m) => Value::Object(
-                    m.iter()
-                        .map(|(k, v)| (k.as_str().expect("string key").to_string(), conv(v)))
-                        .collect(),
-                ),
-                other => panic!("unexpected YAML node {other:?}"),
-            }
-        }
-        Yaml::load_from_str(text)
-            .expect("valid YAML")
-            .iter()
-            .map(conv)
-            .collect()
-    }
 
     #[test]
     fn civil_dates() {

@@ -1,6 +1,6 @@
-//! Test support shared by the chart and manifests tests: an independent YAML reader (saphyr's
-//! own loader, YAML 1.2 core schema) to check winlint's output with something other than
-//! winlint's loader. Empty documents are dropped.
+//! Test support shared by the chart and manifests tests and src/manifests.rs' unit tests: an
+//! independent YAML reader (saphyr's own loader, YAML 1.2 core schema) to check winlint's
+//! output with something other than winlint's loader. Empty documents are dropped.
 
 use serde_json::{Value, json};
 
