@@ -20,22 +20,12 @@ OHA=${OHA:-oha}
 for c in valgrind callgrind_control "$OHA" python3; do
   command -v "$c" >/dev/null || { echo "needs $c" >&2; exit 2; }
 done
-if [ -z "${WINLINT:-}" ] || [ -z "${LOADSERVER:-}" ]; then
-  cargo build --release --quiet
-  cargo bench --bench loadserver --no-run --quiet 2>/dev/null || cargo bench --bench loadserver --no-run
-  LOADSERVER=$(ls -t target/release/deps/loadserver-* | grep -v '\.d$' | head -1)
-  WINLINT=target/release/winlint
-fi
+. scripts/harness.sh
+build_servers
 TMP=$(mktemp -d)
 trap 'pkill -KILL -f "callgrind-out-file=$TMP" 2>/dev/null || true; rm -rf "$TMP"' EXIT
 "$LOADSERVER" certs "$TMP"
-python3 - "$ADMISSION" "$TMP/bodies.jsonl" <<'PY'
-import glob, json, sys
-with open(sys.argv[2], "w") as out:
-    for f in sorted(glob.glob(sys.argv[1] + "/[0-9]*.json")):
-        if not f.endswith(".meta.json"):
-            out.write(json.dumps(json.load(open(f)), separators=(",", ":")) + "\n")
-PY
+write_bodies "$ADMISSION" "$TMP/bodies.jsonl"
 
 PORT=${PORT:-21443}
 load() { # N: requests over 4 keep-alive connections

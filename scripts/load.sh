@@ -20,12 +20,8 @@ ADMISSION=${ADMISSION:-../shared/testdata/admission}
 command -v wrk >/dev/null || { echo "install Debian 'wrk'" >&2; exit 2; }
 
 # WINLINT=... LOADSERVER=... use prebuilt binaries (e.g. two builds compared in one run).
-if [ -z "${WINLINT:-}" ] || [ -z "${LOADSERVER:-}" ]; then
-  cargo build --release --quiet
-  cargo bench --bench loadserver --no-run --quiet 2>/dev/null || cargo bench --bench loadserver --no-run
-  LOADSERVER=$(ls -t target/release/deps/loadserver-* | grep -v '\.d$' | head -1)
-  WINLINT=target/release/winlint
-fi
+. scripts/harness.sh
+build_servers
 TMP=$(mktemp -d)
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
@@ -136,15 +132,9 @@ if command -v "${OHA:-oha}" >/dev/null; then
   RATES=${RATES:-"500 1000 2000 4000"}
   OPEN_CONNS=${OPEN_CONNS:-64}
   WARMUP=${WARMUP:-1}
-  python3 - "$ADMISSION" "$TMP/bodies.jsonl" <<'PY'
-import glob, json, sys
-with open(sys.argv[2], "w") as out:
-    for f in sorted(glob.glob(sys.argv[1] + "/[0-9]*.json")):
-        if not f.endswith(".meta.json"):
-            out.write(json.dumps(json.load(open(f)), separators=(",", ":")) + "\n")
-PY
+  write_bodies "$ADMISSION" "$TMP/bodies.jsonl"
   echo
-  echo "open loop ($OHA, $(oha_v=$("$OHA" --version); echo "$oha_v"), -c $OPEN_CONNS, -q RATE, --latency-correction, ${DUR}s per run, 41 reviews):"
+  echo "open loop ($OHA, $("$OHA" --version), -c $OPEN_CONNS, -q RATE, --latency-correction, ${DUR}s per run, 41 reviews):"
   printf '%-9s %6s | %-34s | %-34s | %-34s\n' endpoint rate "winlint: req/s p50 p99 max(ms) err" "no-op: req/s p50 p99 max err" "json: req/s p50 p99 max err"
   for ep in validate mutate; do
     for rate in $RATES; do
