@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::config::{Config, KubeVersion, Runtime, Taint, bad_build, rule_id};
 use crate::engine::{self, Operation};
-use crate::report::{self, InputError, Located, Report, Summary};
+use crate::report::{self, FixState, InputError, Located, Report, Summary};
 use crate::rules::{self, FixSafety};
 use crate::source::{self, Document};
 use crate::windows::{self, Isolation};
@@ -553,7 +553,11 @@ fn lint_docs(
                         .collect();
                 }
                 let (line, column) = doc.map.locate(&pointer);
-                let allowed = engine::fix_allowed(&f, cfg);
+                let fix = match (engine::fix_allowed(&f, cfg), fixed) {
+                    (false, _) => FixState::None,
+                    (true, false) => FixState::Fixable,
+                    (true, true) => FixState::NotFixed,
+                };
                 findings.push(Located {
                     file: name.to_string(),
                     line,
@@ -561,8 +565,7 @@ fn lint_docs(
                     pointer,
                     object: label.clone(),
                     finding: f,
-                    fixable: allowed && !fixed,
-                    not_fixed: allowed && fixed,
+                    fix,
                 });
             }
         }

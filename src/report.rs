@@ -19,11 +19,19 @@ pub struct Located {
     /// `Deployment/web`, for context.
     pub object: String,
     pub finding: Finding,
+    pub fix: FixState,
+}
+
+/// What `--fix` does with a finding's fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixState {
+    /// No fix, or one the policy does not apply.
+    None,
     /// The policy would apply its fix with `--fix`.
-    pub fixable: bool,
-    /// `--fix` ran and could not apply this finding's fix (the value is shared through a YAML
-    /// alias, or laid out in a way the text editor cannot change): it has to be edited by hand.
-    pub not_fixed: bool,
+    Fixable,
+    /// `--fix` ran and could not apply the fix (the value is shared through a YAML alias, or
+    /// laid out in a way the text editor cannot change): it has to be edited by hand.
+    NotFixed,
 }
 
 /// A file or document that could not be read or parsed.
@@ -68,8 +76,8 @@ impl Counts {
             Severity::Warning => self.warnings += 1,
             Severity::Info => self.info += 1,
         }
-        self.fixable += usize::from(l.fixable);
-        self.not_fixed += usize::from(l.not_fixed);
+        self.fixable += usize::from(l.fix == FixState::Fixable);
+        self.not_fixed += usize::from(l.fix == FixState::NotFixed);
     }
 
     pub fn total(&self) -> usize {
@@ -130,9 +138,13 @@ impl TextReport {
             l.finding.rule.name,
             l.finding.message
         )?;
-        if l.fixable || l.not_fixed {
+        let tag = match l.fix {
+            FixState::None => None,
+            FixState::Fixable => Some("fixable"),
+            FixState::NotFixed => Some("not fixed"),
+        };
+        if let Some(tag) = tag {
             let dim = Style::new().dimmed();
-            let tag = if l.fixable { "fixable" } else { "not fixed" };
             write!(out, " {dim}[{tag}]{dim:#}")?;
         }
         writeln!(out)
@@ -280,8 +292,8 @@ impl<'a> LocatedJson<'a> {
             fix: l.finding.fix.as_ref().map(|fix| FixJson {
                 safety: fix.safety,
                 description: &fix.description,
-                applied_by_fix: l.fixable,
-                not_fixed: l.not_fixed,
+                applied_by_fix: l.fix == FixState::Fixable,
+                not_fixed: l.fix == FixState::NotFixed,
                 patch: &fix.ops,
             }),
         }
