@@ -431,7 +431,7 @@ mod soak {
     pub async fn run(args: Vec<String>) -> i32 {
         let get = |n: &str, d: &str| super::arg(&args, n).unwrap_or_else(|| d.to_string());
         let bin = PathBuf::from(get("--winlint", "target/release/winlint"));
-        let bodies_dir = PathBuf::from(get("--bodies", "../shared/testdata/admission"));
+        let bodies_dir = PathBuf::from(get("--bodies", "testdata/admission"));
         let secs: u64 = get("--secs", "600").parse().unwrap();
         let rotate: u64 = get("--rotate", "30").parse().unwrap();
         let restart: u64 = get("--restart", "60").parse().unwrap();

@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-2000}
 EP=${2:-validate}
-ADMISSION=${ADMISSION:-../shared/testdata/admission}
+ADMISSION=${ADMISSION:-testdata/admission}
 OHA=${OHA:-oha}
 for c in valgrind callgrind_control "$OHA" python3; do
   command -v "$c" >/dev/null || { echo "needs $c" >&2; exit 2; }

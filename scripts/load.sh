@@ -2,7 +2,7 @@
 # Load harness (issue 4): `winlint serve` (release) against the no-op baseline server on the
 # same axum + hyper-util + tokio-rustls stack (benches/loadserver.rs), both on 127.0.0.1, driven
 # by the same generator (wrk, HTTP/1.1 over TLS) with the real captured AdmissionReviews
-# (../shared/testdata/admission/*.json, each to the path it was captured on) as bodies, with
+# (testdata/admission/*.json, each to the path it was captured on) as bodies, with
 # keep-alive and with a new connection (new TLS handshake) per request, at 1, 8 and 64
 # connections. Prints req/s, p50/p99/max, the ratio winlint/baseline and each server's peak RSS.
 # Optional: H2=1 adds HTTP/2 runs with h2load (one body: a typical Windows pod, 002.json).
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${1:-8}
 CONNS=${CONNS:-"1 8 64"}
-ADMISSION=${ADMISSION:-../shared/testdata/admission}
+ADMISSION=${ADMISSION:-testdata/admission}
 command -v wrk >/dev/null || { echo "install Debian 'wrk'" >&2; exit 2; }
 
 # WINLINT=... LOADSERVER=... use prebuilt binaries (e.g. two builds compared in one run).

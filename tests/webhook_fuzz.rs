@@ -24,8 +24,7 @@ fn webhook() -> &'static Webhook {
 fn captures() -> &'static Vec<Value> {
     static C: OnceLock<Vec<Value>> = OnceLock::new();
     C.get_or_init(|| {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata/admission");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/admission");
         let mut names: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().into_string().ok())

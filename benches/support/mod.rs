@@ -154,12 +154,9 @@ pub fn review(target: usize, update: bool) -> Vec<u8> {
 
 /// The real AdmissionReviews captured from a kube-apiserver: (name, endpoint path, body).
 pub fn real_reviews() -> Vec<(String, String, Vec<u8>)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata/admission");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/admission");
     let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("note: {} not found, real reviews skipped", dir.display());
-        return out;
-    };
+    let entries = std::fs::read_dir(&dir).expect("testdata/admission holds the captured reviews");
     let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
     paths.sort();
     for p in paths {

@@ -17,9 +17,9 @@ use tokio_rustls::client::TlsStream;
 use winlint::manifests::{GeneratedTls, generate_tls};
 use winlint::server::{ServeArgs, Server};
 
-/// Where the captured AdmissionReviews live (CI runs with shared/ beside the clone).
+/// Where the captured AdmissionReviews live (copied into the repository from a real kube-apiserver).
 pub fn captures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata/admission")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/admission")
 }
 
 /// A CA and a serving certificate for 127.0.0.1 and localhost, written into `dir`.
