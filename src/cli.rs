@@ -64,6 +64,10 @@ enum Format {
     Text,
     Json,
     Sarif,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+    /// GitLab Code Quality JSON.
+    Codequality,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
@@ -293,7 +297,7 @@ fn list_rules(format: RulesFormat) -> i32 {
             write!(out, "{s}")
         }
     };
-    if res.is_err() { EXIT_USAGE } else { EXIT_OK }
+    crate::process::finish_output(res, EXIT_OK)
 }
 
 fn explain(key: &str) -> i32 {
@@ -307,8 +311,8 @@ fn explain(key: &str) -> i32 {
         Some(FixSafety::OptIn) => "opt-in (--fix-opt-in or fix.optIn in the config)",
         None => "none",
     };
-    println!(
-        "# {} {}\n\n{}\n\nSeverity: {}\nApplies: {}\nFix: {}\nSource: {}\n\n{}",
+    let text = format!(
+        "# {} {}\n\n{}\n\nSeverity: {}\nApplies: {}\nFix: {}\nSource: {}\n\n{}\n",
         m.id,
         m.name,
         m.summary,
@@ -318,7 +322,7 @@ fn explain(key: &str) -> i32 {
         m.source,
         m.docs.trim_end()
     );
-    EXIT_OK
+    crate::process::finish_output(crate::process::print_stdout(&text), EXIT_OK)
 }
 
 /// One input: a name for messages and its bytes.
@@ -566,6 +570,7 @@ fn lint_docs(
                     object: label.clone(),
                     finding: f,
                     fix,
+                    rendered: None,
                 });
             }
         }
@@ -580,6 +585,10 @@ enum Sink {
     Json(report::JsonReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
     /// SARIF lists the invocation's errors before the results: written at the end.
     Sarif(Vec<Located>),
+    Github(crate::report_formats::GithubReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
+    Codequality(
+        crate::report_formats::CodeQualityReport<std::io::BufWriter<std::io::StdoutLock<'static>>>,
+    ),
 }
 
 impl Sink {
@@ -589,6 +598,8 @@ impl Sink {
             Sink::Text(t) => t.push(&l),
             Sink::Json(j) => j.push(&l),
             Sink::Sarif(v) => v.push(l),
+            Sink::Github(g) => g.push(&l),
+            Sink::Codequality(q) => q.push(&l),
         }
     }
 }
@@ -656,8 +667,7 @@ fn lint_input(
                         ),
                         None => {
                             // stdin: print the fixed manifest instead of the report.
-                            print!("{fixed}");
-                            Ok(())
+                            crate::process::print_stdout(&fixed)
                         }
                     };
                     if let Err(e) = written {
@@ -673,7 +683,9 @@ fn lint_input(
             }
             Ok(None) => {
                 if input.path.is_none() && !args.diff {
-                    print!("{text}");
+                    if let Err(e) = crate::process::print_stdout(text) {
+                        out.errors.push((idx, error(format!("cannot write: {e}"))));
+                    }
                 }
             }
             Err(e) => out
@@ -775,6 +787,14 @@ fn lint(args: LintArgs) -> i32 {
                 std::io::stdout().lock(),
             ))),
             Format::Sarif => Sink::Sarif(Vec::new()),
+            Format::Github => Sink::Github(crate::report_formats::GithubReport::new(
+                std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+            )),
+            Format::Codequality => {
+                Sink::Codequality(crate::report_formats::CodeQualityReport::new(
+                    std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+                ))
+            }
         }
     };
     let mut order: Vec<usize> = (0..inputs.len()).collect();
@@ -844,6 +864,8 @@ fn lint(args: LintArgs) -> i32 {
             )
         }
         Sink::Json(j) => j.finish(&counts, &errors, &summary),
+        Sink::Github(g) => g.finish(&counts, &errors, &summary),
+        Sink::Codequality(q) => q.finish(&counts, &errors, &summary),
         Sink::Sarif(findings) => {
             let report = Report {
                 findings: &findings,
@@ -1005,14 +1027,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    // A Ctrl-C in here would leave the temporary file behind: see crate::process.
+    crate::process::without_interruption(|| {
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        tmp.write_all(bytes)?;
+        tmp.as_file().sync_all()?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+        }
+        crate::process::test_signal_before_rename();
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    })
 }
 
 #[cfg(test)]
