@@ -11,6 +11,7 @@ pub mod engine;
 pub mod image;
 pub mod manifests;
 pub mod process;
+pub mod render;
 pub mod report;
 pub mod report_formats;
 pub mod rules;

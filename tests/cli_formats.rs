@@ -9,7 +9,6 @@ use cli_support::{Run, root, winlint};
 use serde_json::Value;
 
 const INPUT: &str = "testdata/formats/input/";
-const GOLDEN: &str = "testdata/formats/";
 
 /// The SARIF report names the directory winlint ran in; the golden file says `{{SRCROOT}}`.
 fn srcroot_uri() -> String {
@@ -17,18 +16,7 @@ fn srcroot_uri() -> String {
 }
 
 fn golden(name: &str, actual: &str) {
-    let path = root().join(GOLDEN).join(name);
-    if std::env::var_os("WINLINT_BLESS").is_some() {
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run with WINLINT_BLESS=1)", path.display()));
-    assert!(
-        expected == actual,
-        "{} differs\n--- expected\n{expected}\n--- actual\n{actual}",
-        path.display()
-    );
+    cli_support::golden(&format!("testdata/formats/{name}"), actual);
 }
 
 #[test]
