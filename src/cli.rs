@@ -668,8 +668,20 @@ fn lint_input(
         }
     };
     out.summary.files += 1;
-    let mut docs = match source::load_bytes(&bytes) {
-        Ok(d) => d,
+    let mut docs = match source::load_bytes_warned(&bytes) {
+        Ok((d, warnings)) => {
+            // YAML that kubectl accepts and YAML 1.2 does not (crate::yaml_compat).
+            for w in warnings {
+                match &input.rendered {
+                    Some(r) => eprintln!(
+                        "{} ({} output, line {}): warning: {}",
+                        input.name, r.label, w.line, w.message
+                    ),
+                    None => eprintln!("{}:{}: warning: {}", input.name, w.line, w.message),
+                }
+            }
+            d
+        }
         Err(e) => {
             let e = match &input.rendered {
                 // Its lines are no file's: say whose output it is.

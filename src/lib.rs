@@ -20,3 +20,4 @@ pub mod source;
 pub mod textedit;
 pub mod windows;
 pub mod workload;
+pub mod yaml_compat;

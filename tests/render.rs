@@ -11,41 +11,19 @@ mod cli_support;
 
 use std::path::Path;
 
-use cli_support::{Out, Run, findings, root};
+use cli_support::{Out, Run, ci_tool, findings, root};
 use serde_json::Value;
 
 const CHART: &str = "testdata/charts/winapp";
 const TEMPLATE: &str = "testdata/charts/winapp/templates/deployment.yaml";
 const KUSTOMIZE: &str = "testdata/kustomize";
 
-fn tool(env: &str, names: &[&str], probe: &[&str], what: &str) -> Option<String> {
-    let candidates: Vec<String> = match std::env::var(env) {
-        Ok(p) if !p.is_empty() => vec![p],
-        _ => names.iter().map(|s| s.to_string()).collect(),
-    };
-    for c in candidates {
-        let ok = std::process::Command::new(&c)
-            .args(probe)
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(c);
-        }
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{what} is required under CI=true: set {env} (.ci/run installs it into target/ci-tools)"
-    );
-    eprintln!("skipping: {what} not found (set {env} or put it on PATH)");
-    None
-}
-
 fn helm() -> Option<String> {
-    tool("WINLINT_HELM", &["helm"], &["version"], "helm")
+    ci_tool("WINLINT_HELM", &["helm"], &["version"], "helm")
 }
 
 fn kustomizer() -> Option<String> {
-    tool(
+    ci_tool(
         "WINLINT_KUSTOMIZE",
         &["kustomize", "kubectl"],
         &["version", "--client"],

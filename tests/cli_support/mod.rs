@@ -267,6 +267,31 @@ pub fn winlint_stdin<S: AsRef<str>>(args: &[S], input: impl Into<Vec<u8>>) -> Ou
     Run::new(args).stdin(input).run()
 }
 
+/// An external tool for a test: `$env` when set, else the first of `names` that runs `probe`.
+/// `None` (the test skips, with a message) when there is none, but under `CI=true`, where a
+/// missing tool fails the test.
+pub fn ci_tool(env: &str, names: &[&str], probe: &[&str], what: &str) -> Option<String> {
+    let candidates: Vec<String> = match std::env::var(env) {
+        Ok(p) if !p.is_empty() => vec![p],
+        _ => names.iter().map(|s| s.to_string()).collect(),
+    };
+    for c in candidates {
+        let ok = std::process::Command::new(&c)
+            .args(probe)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(c);
+        }
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{what} is required under CI=true: set {env} (.ci/run installs it into target/ci-tools)"
+    );
+    eprintln!("skipping: {what} not found (set {env} or put it on PATH)");
+    None
+}
+
 /// Compare `actual` with the golden file `rel` (under the crate root), or write it when
 /// `WINLINT_BLESS` is set.
 pub fn golden(rel: &str, actual: &str) {
