@@ -64,6 +64,10 @@ enum Format {
     Text,
     Json,
     Sarif,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+    /// GitLab Code Quality JSON.
+    Codequality,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
@@ -192,6 +196,8 @@ struct LintArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     target: TargetArgs,
+    #[command(flatten)]
+    render: crate::render::RenderArgs,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Text)]
     output: Format,
@@ -293,7 +299,7 @@ fn list_rules(format: RulesFormat) -> i32 {
             write!(out, "{s}")
         }
     };
-    if res.is_err() { EXIT_USAGE } else { EXIT_OK }
+    crate::process::finish_output(res, EXIT_OK)
 }
 
 fn explain(key: &str) -> i32 {
@@ -307,8 +313,8 @@ fn explain(key: &str) -> i32 {
         Some(FixSafety::OptIn) => "opt-in (--fix-opt-in or fix.optIn in the config)",
         None => "none",
     };
-    println!(
-        "# {} {}\n\n{}\n\nSeverity: {}\nApplies: {}\nFix: {}\nSource: {}\n\n{}",
+    let text = format!(
+        "# {} {}\n\n{}\n\nSeverity: {}\nApplies: {}\nFix: {}\nSource: {}\n\n{}\n",
         m.id,
         m.name,
         m.summary,
@@ -318,21 +324,28 @@ fn explain(key: &str) -> i32 {
         m.source,
         m.docs.trim_end()
     );
-    EXIT_OK
+    crate::process::finish_output(crate::process::print_stdout(&text), EXIT_OK)
 }
 
 /// One input: a name for messages and its bytes.
 struct Input {
     name: String,
-    /// `None` for stdin.
+    /// `None` for stdin and rendered output.
     path: Option<PathBuf>,
-    /// Stdin's bytes (read once); files are read when needed, so memory holds one file at a time.
-    stdin: Option<Vec<u8>>,
+    /// Stdin's bytes (read once) or a chart's or kustomization's rendered output; files are read
+    /// when needed, so memory holds one file at a time.
+    bytes: Option<Vec<u8>>,
+    /// How the bytes were rendered (`None` for files and stdin).
+    rendered: Option<crate::render::Rendered>,
 }
 
 impl Input {
+    fn is_stdin(&self) -> bool {
+        self.path.is_none() && self.rendered.is_none()
+    }
+
     fn read(&self) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
-        match (&self.stdin, &self.path) {
+        match (&self.bytes, &self.path) {
             (Some(b), _) => Ok(std::borrow::Cow::Borrowed(b)),
             (None, Some(p)) => std::fs::read(p).map(std::borrow::Cow::Owned),
             (None, None) => Ok(std::borrow::Cow::Borrowed(&[])),
@@ -401,18 +414,38 @@ fn context_values(text: &str) -> Vec<Value> {
     values
 }
 
-/// Expand the paths: directories recursively (sorted), `-` for stdin.
-fn collect_inputs(paths: &[PathBuf], errors: &mut Vec<InputError>) -> Vec<Input> {
+/// Expand the paths: directories recursively (sorted), `-` for stdin; charts and
+/// kustomizations rendered (see [`crate::render`]), after the files.
+fn collect_inputs(
+    paths: &[PathBuf],
+    render: &crate::render::RenderArgs,
+    kube_version: &str,
+    errors: &mut Vec<InputError>,
+) -> Vec<Input> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
-    for p in paths {
+    let walks: Vec<Option<crate::render::Walk>> = paths
+        .iter()
+        .map(|p| {
+            (p.as_os_str() != "-" && p.is_dir())
+                .then(|| crate::render::walk(p, is_manifest, errors))
+        })
+        .collect();
+    let found: Vec<_> = walks
+        .iter()
+        .flatten()
+        .flat_map(|w| w.sources.iter().cloned())
+        .collect();
+    let plan = crate::render::Plan::new(&found);
+    for (p, walk) in paths.iter().zip(walks) {
         if p.as_os_str() == "-" {
             let mut bytes = Vec::new();
             match std::io::stdin().read_to_end(&mut bytes) {
                 Ok(_) => out.push(Input {
                     name: "<stdin>".into(),
                     path: None,
-                    stdin: Some(bytes),
+                    bytes: Some(bytes),
+                    rendered: None,
                 }),
                 Err(e) => errors.push(InputError {
                     file: "<stdin>".into(),
@@ -423,26 +456,8 @@ fn collect_inputs(paths: &[PathBuf], errors: &mut Vec<InputError>) -> Vec<Input>
             }
             continue;
         }
-        if p.is_dir() {
-            let mut files: Vec<PathBuf> = Vec::new();
-            for entry in walkdir::WalkDir::new(p)
-                .follow_links(true)
-                .sort_by_file_name()
-            {
-                match entry {
-                    Ok(e) if e.file_type().is_file() && is_manifest(e.path()) => {
-                        files.push(e.into_path())
-                    }
-                    Ok(_) => {}
-                    Err(e) => errors.push(InputError {
-                        file: e.path().unwrap_or(p).display().to_string(),
-                        line: 0,
-                        column: 0,
-                        message: e.to_string(),
-                    }),
-                }
-            }
-            for f in files {
+        if let Some(walk) = walk {
+            for f in walk.files.into_iter().filter(|f| !plan.is_used(f)) {
                 if seen.insert(std::fs::canonicalize(&f).unwrap_or_else(|_| f.clone())) {
                     read_file(&f, &mut out, errors);
                 }
@@ -451,6 +466,16 @@ fn collect_inputs(paths: &[PathBuf], errors: &mut Vec<InputError>) -> Vec<Input>
             read_file(p, &mut out, errors);
         }
     }
+    out.extend(
+        crate::render::render(&plan, render, kube_version, errors)
+            .into_iter()
+            .map(|r| Input {
+                name: r.name,
+                path: None,
+                bytes: Some(r.bytes),
+                rendered: Some(r.rendered),
+            }),
+    );
     out
 }
 
@@ -465,7 +490,8 @@ fn read_file(p: &Path, out: &mut Vec<Input>, _errors: &mut Vec<InputError>) {
     out.push(Input {
         name: p.display().to_string(),
         path: Some(p.to_path_buf()),
-        stdin: None,
+        bytes: None,
+        rendered: None,
     });
 }
 
@@ -515,11 +541,13 @@ fn load_error(name: &str, e: source::LoadError) -> InputError {
 
 /// Lint loaded documents of one file; pushes located findings, and the object labels of
 /// suppressions with an ignore reason. `fixed`: `--fix` has run on these documents, so a
-/// finding whose fix the policy allows is one it could not apply.
+/// finding whose fix the policy allows is one it could not apply. `rendered`: the documents are
+/// a tool's output, with the file each comes from; findings then have no line.
 #[allow(clippy::too_many_arguments)]
 fn lint_docs(
     name: &str,
     docs: &[Document],
+    rendered: Option<(&crate::render::Rendered, &[String])>,
     fixed: bool,
     cfg: &Config,
     cx: &Context,
@@ -527,7 +555,7 @@ fn lint_docs(
     summary: &mut Summary,
     ignore_reasons: &mut Vec<String>,
 ) {
-    for doc in docs {
+    for (di, doc) in docs.iter().enumerate() {
         for (prefix, obj) in objects(&doc.value) {
             summary.objects += 1;
             let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
@@ -552,20 +580,26 @@ fn lint_docs(
                         .map(|op| prefix_op(&prefix, op))
                         .collect();
                 }
-                let (line, column) = doc.map.locate(&pointer);
+                let (file, (line, column)) = match rendered {
+                    None => (name.to_string(), doc.map.locate(&pointer)),
+                    Some((_, files)) => (files[di].clone(), (0, 0)),
+                };
                 let fix = match (engine::fix_allowed(&f, cfg), fixed) {
                     (false, _) => FixState::None,
+                    // --fix cannot edit rendered output.
+                    (true, false) if rendered.is_some() => FixState::None,
                     (true, false) => FixState::Fixable,
                     (true, true) => FixState::NotFixed,
                 };
                 findings.push(Located {
-                    file: name.to_string(),
+                    file,
                     line,
                     column,
                     pointer,
                     object: label.clone(),
                     finding: f,
                     fix,
+                    rendered: rendered.map(|(r, _)| r.label.clone()),
                 });
             }
         }
@@ -580,6 +614,10 @@ enum Sink {
     Json(report::JsonReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
     /// SARIF lists the invocation's errors before the results: written at the end.
     Sarif(Vec<Located>),
+    Github(crate::report_formats::GithubReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
+    Codequality(
+        crate::report_formats::CodeQualityReport<std::io::BufWriter<std::io::StdoutLock<'static>>>,
+    ),
 }
 
 impl Sink {
@@ -589,6 +627,8 @@ impl Sink {
             Sink::Text(t) => t.push(&l),
             Sink::Json(j) => j.push(&l),
             Sink::Sarif(v) => v.push(l),
+            Sink::Github(g) => g.push(&l),
+            Sink::Codequality(q) => q.push(&l),
         }
     }
 }
@@ -628,14 +668,38 @@ fn lint_input(
         }
     };
     out.summary.files += 1;
-    let mut docs = match source::load_bytes(&bytes) {
-        Ok(d) => d,
+    let mut docs = match source::load_bytes_warned(&bytes) {
+        Ok((d, warnings)) => {
+            // YAML that kubectl accepts and YAML 1.2 does not (crate::yaml_compat).
+            for w in warnings {
+                match &input.rendered {
+                    Some(r) => eprintln!(
+                        "{} ({} output, line {}): warning: {}",
+                        input.name, r.label, w.line, w.message
+                    ),
+                    None => eprintln!("{}:{}: warning: {}", input.name, w.line, w.message),
+                }
+            }
+            d
+        }
         Err(e) => {
-            out.errors.push((idx, load_error(&input.name, e)));
+            let e = match &input.rendered {
+                // Its lines are no file's: say whose output it is.
+                Some(r) => error(format!(
+                    "{} printed invalid YAML (line {} of its output): {}",
+                    r.label, e.line, e.message
+                )),
+                None => load_error(&input.name, e),
+            };
+            out.errors.push((idx, e));
             return;
         }
     };
-    if args.fix || args.diff {
+    // A tool's output: --fix cannot edit it (refused below), and findings have no line.
+    let files =
+        (input.rendered.as_ref()).map(|r| r.doc_files(&String::from_utf8_lossy(&bytes), &docs));
+    let rendered = input.rendered.as_ref().zip(files.as_deref());
+    if rendered.is_none() && (args.fix || args.diff) {
         let text = String::from_utf8_lossy(&bytes);
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         match fix_text(text, cfg, cx) {
@@ -656,8 +720,7 @@ fn lint_input(
                         ),
                         None => {
                             // stdin: print the fixed manifest instead of the report.
-                            print!("{fixed}");
-                            Ok(())
+                            crate::process::print_stdout(&fixed)
                         }
                     };
                     if let Err(e) = written {
@@ -673,7 +736,9 @@ fn lint_input(
             }
             Ok(None) => {
                 if input.path.is_none() && !args.diff {
-                    print!("{text}");
+                    if let Err(e) = crate::process::print_stdout(text) {
+                        out.errors.push((idx, error(format!("cannot write: {e}"))));
+                    }
                 }
             }
             Err(e) => out
@@ -681,11 +746,15 @@ fn lint_input(
                 .push((idx, error(format!("cannot apply fixes: {e}")))),
         }
     }
-    let mut reasons = Vec::new();
+    let (before, mut reasons) = (findings.len(), Vec::new());
     lint_docs(
         &input.name,
         &docs,
-        args.fix && !args.diff,
+        rendered,
+        match rendered {
+            Some(_) => args.fix || args.diff,
+            None => args.fix && !args.diff,
+        },
         cfg,
         cx,
         findings,
@@ -694,6 +763,21 @@ fn lint_input(
     );
     out.ignore_reasons
         .extend(reasons.into_iter().map(|r| (idx, r)));
+    let unfixed = findings[before..]
+        .iter()
+        .filter(|l| l.rendered.is_some() && l.fix == FixState::NotFixed)
+        .count();
+    if let (Some((r, _)), 1..) = (rendered, unfixed) {
+        out.errors.push((
+            idx,
+            error(format!(
+                "--fix cannot edit what {} renders: {unfixed} fixable finding(s) in the {} are \
+                 left; fix its templates or values by hand",
+                r.label,
+                r.what()
+            )),
+        ));
+    }
 }
 
 /// `AutoStream` decides colours as before; when it would strip them and the text holds no
@@ -739,7 +823,12 @@ fn lint(args: LintArgs) -> i32 {
         return EXIT_USAGE;
     }
     let mut errors = Vec::new();
-    let inputs = collect_inputs(&args.paths, &mut errors);
+    let inputs = collect_inputs(
+        &args.paths,
+        &args.render,
+        &cfg.target.kubernetes.to_string(),
+        &mut errors,
+    );
 
     // Pass 1: RuntimeClass, ConfigMap, Secret, Namespace and HPA objects anywhere in the input
     // are context for the pods. Only the documents that can hold one are parsed here, without
@@ -762,7 +851,7 @@ fn lint(args: LintArgs) -> i32 {
 
     // Pass 2: one file at a time, in report order (findings sort by file name, then place):
     // parse, fix, lint, hand the file's sorted findings to the sink, drop.
-    let stdin_fix = args.fix && inputs.iter().any(|i| i.path.is_none());
+    let stdin_fix = args.fix && inputs.iter().any(Input::is_stdin);
     let mut sink = if args.diff {
         Sink::Count
     } else if stdin_fix {
@@ -775,6 +864,14 @@ fn lint(args: LintArgs) -> i32 {
                 std::io::stdout().lock(),
             ))),
             Format::Sarif => Sink::Sarif(Vec::new()),
+            Format::Github => Sink::Github(crate::report_formats::GithubReport::new(
+                std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+            )),
+            Format::Codequality => {
+                Sink::Codequality(crate::report_formats::CodeQualityReport::new(
+                    std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+                ))
+            }
         }
     };
     let mut order: Vec<usize> = (0..inputs.len()).collect();
@@ -792,8 +889,16 @@ fn lint(args: LintArgs) -> i32 {
         {
             continue;
         }
+        // One file's findings by place; rendered output spans several files (its templates)
+        // and has no lines: by object there.
         group.sort_by(|a, b| {
-            (a.line, a.column, a.finding.rule.id).cmp(&(b.line, b.column, b.finding.rule.id))
+            (&a.file, a.line, a.column, &a.object, a.finding.rule.id).cmp(&(
+                &b.file,
+                b.line,
+                b.column,
+                &b.object,
+                b.finding.rule.id,
+            ))
         });
         for l in group.drain(..) {
             counts.add(&l);
@@ -844,6 +949,8 @@ fn lint(args: LintArgs) -> i32 {
             )
         }
         Sink::Json(j) => j.finish(&counts, &errors, &summary),
+        Sink::Github(g) => g.finish(&counts, &errors, &summary),
+        Sink::Codequality(q) => q.finish(&counts, &errors, &summary),
         Sink::Sarif(findings) => {
             let report = Report {
                 findings: &findings,
@@ -1005,14 +1112,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    // A Ctrl-C in here would leave the temporary file behind: see crate::process.
+    crate::process::without_interruption(|| {
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        tmp.write_all(bytes)?;
+        tmp.as_file().sync_all()?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+        }
+        crate::process::test_signal_before_rename();
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    })
 }
 
 #[cfg(test)]

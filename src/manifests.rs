@@ -609,14 +609,8 @@ pub fn manifests(args: ManifestsArgs) -> i32 {
     match render(&args) {
         Ok(yaml) => {
             let mut out = std::io::stdout().lock();
-            if out
-                .write_all(yaml.as_bytes())
-                .and_then(|_| out.flush())
-                .is_err()
-            {
-                return 1;
-            }
-            0
+            let res = out.write_all(yaml.as_bytes()).and_then(|_| out.flush());
+            crate::process::finish_output(res, 0)
         }
         Err(e) => {
             eprintln!("winlint manifests: {e}");

@@ -1,4 +1,5 @@
-//! Reports: `text` (people), `json` (machines), `sarif` (code-scanning UIs).
+//! Reports: `text` (people), `json` (machines), `sarif` (code-scanning UIs). The CI formats
+//! (`github`, `codequality`) are in [`crate::report_formats`].
 
 use std::io::Write;
 
@@ -20,6 +21,11 @@ pub struct Located {
     pub object: String,
     pub finding: Finding,
     pub fix: FixState,
+    /// How the object was made when it is not written in `file` as it is: `helm template`,
+    /// `helm template -f ci/windows-values.yaml`, `kubectl kustomize`. `file` is then the
+    /// template (or the kustomization) and `line`/`column` are 0: the rendered lines are not the
+    /// lines of the file, so the finding is placed by `object` and `pointer` only.
+    pub rendered: Option<String>,
 }
 
 /// What `--fix` does with a finding's fix.
@@ -127,12 +133,14 @@ impl TextReport {
             Severity::Info => AnsiColor::Cyan,
         };
         let st = Style::new().fg_color(Some(color.into())).bold();
+        match &l.rendered {
+            // No line: the place is the template and the object in it.
+            Some(how) => write!(out, "{bold}{}: {} ({how}):{bold:#}", l.file, l.object)?,
+            None => write!(out, "{bold}{}:{}:{}:{bold:#}", l.file, l.line, l.column)?,
+        }
         write!(
             out,
-            "{bold}{}:{}:{}:{bold:#} {st}{}{st:#} {bold}{}{bold:#} {}: {}",
-            l.file,
-            l.line,
-            l.column,
+            " {st}{}{st:#} {bold}{}{bold:#} {}: {}",
             sev.as_str(),
             l.finding.rule.id,
             l.finding.rule.name,
@@ -190,6 +198,11 @@ fn text_tail(
     if c.total() > 0 || !errors.is_empty() {
         writeln!(out)?;
     }
+    writeln!(out, "{bold}{}{bold:#}", summary_line(c, errors, summary))
+}
+
+/// The summary line of the text report (also the last line of `-o github`).
+pub fn summary_line(c: &Counts, errors: &[InputError], summary: &Summary) -> String {
     let mut line = format!(
         "{}, {}, {} in {} ({}, {} checked)",
         plural(c.errors, "error"),
@@ -210,7 +223,7 @@ fn text_tail(
     }
     if c.not_fixed > 0 {
         line.push_str(&format!(
-            "; {} not fixed by --fix (a YAML alias or layout it cannot edit): fix by hand",
+            "; {} not fixed by --fix (rendered output, a YAML alias or a layout it cannot edit): fix by hand",
             c.not_fixed
         ));
     }
@@ -223,7 +236,7 @@ fn text_tail(
             line.push_str(&format!(" ({})", summary.ignore_reasons.join("; ")));
         }
     }
-    writeln!(out, "{bold}{line}{bold:#}")
+    line
 }
 
 /// `styled` without its SGR sequences (`ESC [ digits/; m`, what the reports write), when that is
@@ -261,6 +274,9 @@ struct LocatedJson<'a> {
     column: usize,
     pointer: &'a str,
     object: &'a str,
+    /// How the object was made (`helm template`, `kubectl kustomize`); absent for files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rendered: Option<&'a str>,
     message: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     fix: Option<FixJson<'a>>,
@@ -288,6 +304,7 @@ impl<'a> LocatedJson<'a> {
             column: l.column,
             pointer: &l.pointer,
             object: &l.object,
+            rendered: l.rendered.as_deref(),
             message: &l.finding.message,
             fix: l.finding.fix.as_ref().map(|fix| FixJson {
                 safety: fix.safety,
@@ -473,7 +490,20 @@ fn sarif_level(s: Severity) -> &'static str {
     }
 }
 
-/// SARIF 2.1.0 with every rule's help text and real regions.
+/// SARIF 2.1.0 with every rule's help text and real regions, in the subset GitHub code
+/// scanning reads (docs.github.com, "SARIF support for code scanning"): every rule has
+/// `shortDescription`, `fullDescription` and `help` (text and markdown) and the recommended
+/// `tags`, `precision` and `problem.severity`; relative paths are URI references against
+/// `%SRCROOT%`, the directory winlint ran in (`originalUriBaseIds`, and
+/// `invocations[0].workingDirectory`, which code scanning uses to make absolute URIs relative);
+/// columns count Unicode code points. Every result carries `fingerprints["winlint/v1"]`, its
+/// identity (file, rule, object, JSON pointer: see [`crate::report_formats::Fingerprints`]), which
+/// does not change when lines move. A result in rendered output has no region (its lines are
+/// not the template's) and also carries that identity as `partialFingerprints`'
+/// `primaryLocationLineHash`, the only key code scanning uses, since the upload action can only
+/// compute one from a line; for results with a line the action computes it from the line's text.
+/// No `automationDetails`: the category belongs to the upload (`category` of
+/// `github/codeql-action/upload-sarif`), so that two winlint runs can be told apart.
 pub fn sarif_value(r: &Report) -> Value {
     let all = rules::all();
     let rule_objs: Vec<Value> = all
@@ -487,55 +517,109 @@ pub fn sarif_value(r: &Report) -> Value {
                 "fullDescription": {"text": m.summary},
                 "help": {"text": m.docs, "markdown": m.docs},
                 "defaultConfiguration": {"level": sarif_level(m.severity)},
-                "properties": {"source": m.source, "applies": m.applies, "fix": m.fix.map(|f| match f { FixSafety::Safe => "safe", FixSafety::OptIn => "opt-in" })},
+                "properties": {
+                    "tags": ["kubernetes", "windows"],
+                    "precision": "very-high",
+                    "problem.severity": match m.severity {
+                        Severity::Error => "error",
+                        Severity::Warning => "warning",
+                        Severity::Info => "recommendation",
+                    },
+                    "source": m.source, "applies": m.applies, "fix": m.fix.map(|f| match f { FixSafety::Safe => "safe", FixSafety::OptIn => "opt-in" })},
             })
         })
         .collect();
+    let mut prints = crate::report_formats::Fingerprints::default();
     let results: Vec<Value> = r
         .findings
         .iter()
         .map(|l| {
             let idx = all.iter().position(|x| x.meta.id == l.finding.rule.id).unwrap_or(0);
-            json!({
+            let print = prints.of(l);
+            let mut physical = json!({"artifactLocation": sarif_artifact(&l.file)});
+            let mut message = l.finding.message.clone();
+            match &l.rendered {
+                None => {
+                    physical["region"] =
+                        json!({"startLine": l.line.max(1), "startColumn": l.column.max(1)});
+                }
+                Some(how) => message = format!("{} ({how}): {message}", l.object),
+            }
+            let mut result = json!({
                 "ruleId": l.finding.rule.id,
                 "ruleIndex": idx,
                 "level": sarif_level(l.finding.severity),
-                "message": {"text": l.finding.message},
+                "message": {"text": message},
                 "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": sarif_uri(&l.file)},
-                        "region": {"startLine": l.line.max(1), "startColumn": l.column.max(1)}
-                    },
+                    "physicalLocation": physical,
                     "logicalLocations": [{"fullyQualifiedName": format!("{}{}", l.object, l.pointer), "kind": "object"}]
                 }],
-            })
+                "fingerprints": {"winlint/v1": print},
+            });
+            if l.rendered.is_some() {
+                result["partialFingerprints"] =
+                    json!({"primaryLocationLineHash": format!("{}:1", &print[..16])});
+            }
+            result
         })
         .collect();
     let notifications: Vec<Value> = r
         .errors
         .iter()
         .map(|e| {
+            let mut physical = json!({"artifactLocation": sarif_artifact(&e.file)});
+            if e.line > 0 {
+                physical["region"] = json!({"startLine": e.line, "startColumn": e.column.max(1)});
+            }
             json!({
                 "level": "error",
                 "message": {"text": e.message},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": sarif_uri(&e.file)}, "region": {"startLine": e.line.max(1), "startColumn": e.column.max(1)}}}]
+                "locations": [{"physicalLocation": physical}]
             })
         })
         .collect();
+    let mut invocation = json!({"executionSuccessful": r.errors.is_empty(), "toolExecutionNotifications": notifications});
+    let mut run = json!({
+        "tool": {"driver": {
+            "name": "winlint",
+            "version": env!("CARGO_PKG_VERSION"),
+            "semanticVersion": env!("CARGO_PKG_VERSION"),
+            "informationUri": "https://github.com/winlint/winlint",
+            "rules": rule_objs
+        }},
+        "columnKind": "unicodeCodePoints",
+    });
+    if let Some(root) = cwd_uri() {
+        run["originalUriBaseIds"] = json!({"%SRCROOT%": {"uri": root}});
+        invocation["workingDirectory"] = json!({"uri": root});
+    }
+    run["invocations"] = json!([invocation]);
+    run["results"] = Value::Array(results);
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "winlint",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/winlint/winlint",
-                "rules": rule_objs
-            }},
-            "invocations": [{"executionSuccessful": r.errors.is_empty(), "toolExecutionNotifications": notifications}],
-            "results": results
-        }]
+        "runs": [run]
     })
+}
+
+/// The working directory as a `file:` URI ending in `/`, the base of relative paths.
+fn cwd_uri() -> Option<String> {
+    let dir = std::env::current_dir().ok()?;
+    let path = dir.to_str()?.replace('\\', "/");
+    let encoded = percent_encoding::utf8_percent_encode(&path, URI_PATH).to_string();
+    let sep = if encoded.ends_with('/') { "" } else { "/" };
+    let lead = if encoded.starts_with('/') { "" } else { "/" };
+    Some(format!("file://{lead}{encoded}{sep}"))
+}
+
+/// An `artifactLocation`: a relative path is a URI reference against `%SRCROOT%`.
+fn sarif_artifact(file: &str) -> Value {
+    let uri = sarif_uri(file);
+    if uri.starts_with("file:") || file == "<stdin>" {
+        json!({"uri": uri})
+    } else {
+        json!({"uri": uri, "uriBaseId": "%SRCROOT%"})
+    }
 }
 
 /// Characters a URI path may carry as they are (RFC 3986 unreserved, plus `/`).

@@ -16,6 +16,9 @@
 //!
 //! Nodes produced by an alias (`*x`) or merged in by a merge key (`<<`) have no source map entry
 //! of their own: [`SourceMap::locate`] points at the alias or at the mapping that merges them.
+//!
+//! Tabs and shallow indentation in quoted strings, which kubectl accepts and YAML 1.2 does not,
+//! are loaded as kubectl loads them ([`crate::yaml_compat`]); [`load_bytes_warned`] says where.
 
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
@@ -217,15 +220,34 @@ pub fn unescape_token(token: &str) -> std::borrow::Cow<'_, str> {
 ///
 /// A text without any document (empty, or only comments) yields one `Null` document.
 pub fn load(text: &str) -> Result<Vec<Document>, LoadError> {
-    load_with(text, true)
+    load_with(text, true, &mut Vec::new())
 }
 
-fn load_with(text: &str, with_map: bool) -> Result<Vec<Document>, LoadError> {
+/// `warnings`: where the text uses what kubectl accepts and YAML 1.2 does not.
+fn load_with(
+    text: &str,
+    with_map: bool,
+    warnings: &mut Vec<LoadError>,
+) -> Result<Vec<Document>, LoadError> {
     check_chars(text)?;
     let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let mut loader = Loader::new(text, bom, with_map);
-    loader.run()?;
-    let mut docs = loader.docs;
+    // Parse the text; on an error kubectl would not make, parse a relaxed copy (yaml_compat).
+    let mut relaxed: Option<crate::yaml_compat::Relaxed> = None;
+    let mut loader = loop {
+        let mut loader = Loader::new(text, bom, with_map, relaxed.as_ref());
+        let Err(e) = loader.run() else {
+            warnings.extend(relaxed.iter().flat_map(|r| r.warnings()));
+            break loader;
+        };
+        match loader.scan_error.take() {
+            Some(raw)
+                if relaxed
+                    .get_or_insert_with(|| crate::yaml_compat::Relaxed::new(&text[bom..]))
+                    .relax(&raw) => {}
+            _ => return Err(e),
+        }
+    };
+    let mut docs = std::mem::take(&mut loader.docs);
     if docs.is_empty() {
         let mut map = SourceMap::default();
         map.nodes
@@ -242,7 +264,15 @@ fn load_with(text: &str, with_map: bool) -> Result<Vec<Document>, LoadError> {
 
 /// [`load`] for raw bytes: reports invalid UTF-8 (and UTF-16/32 input) with its line.
 pub fn load_bytes(bytes: &[u8]) -> Result<Vec<Document>, LoadError> {
-    load_bytes_with(bytes, true)
+    load_bytes_with(bytes, true, &mut Vec::new())
+}
+
+/// [`load_bytes`], and the places where the text relies on what kubectl accepts and YAML 1.2
+/// forbids (tabs in quoted strings' indentation…), to warn about.
+pub fn load_bytes_warned(bytes: &[u8]) -> Result<(Vec<Document>, Vec<LoadError>), LoadError> {
+    let mut warnings = Vec::new();
+    let docs = load_bytes_with(bytes, true, &mut warnings)?;
+    Ok((docs, warnings))
 }
 
 /// The values of [`load_bytes`] without building source maps (about a fifth cheaper): the same
@@ -250,13 +280,17 @@ pub fn load_bytes(bytes: &[u8]) -> Result<Vec<Document>, LoadError> {
 /// line of its first definition). For a pass that only reads the objects, such as the CLI's
 /// context pass.
 pub fn load_bytes_values(bytes: &[u8]) -> Result<Vec<Value>, LoadError> {
-    Ok(load_bytes_with(bytes, false)?
+    Ok(load_bytes_with(bytes, false, &mut Vec::new())?
         .into_iter()
         .map(|d| d.value)
         .collect())
 }
 
-fn load_bytes_with(bytes: &[u8], with_map: bool) -> Result<Vec<Document>, LoadError> {
+fn load_bytes_with(
+    bytes: &[u8],
+    with_map: bool,
+    warnings: &mut Vec<LoadError>,
+) -> Result<Vec<Document>, LoadError> {
     if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
         return Err(LoadError {
             line: 1,
@@ -266,7 +300,7 @@ fn load_bytes_with(bytes: &[u8], with_map: bool) -> Result<Vec<Document>, LoadEr
         });
     }
     match std::str::from_utf8(bytes) {
-        Ok(text) => load_with(text, with_map),
+        Ok(text) => load_with(text, with_map, warnings),
         Err(e) => {
             let valid = e.valid_up_to();
             // The prefix is valid UTF-8 by definition.
@@ -659,10 +693,19 @@ struct Loader<'a> {
     root: Option<Value>,
     doc_start: (usize, usize, usize),
     range_start: usize,
+    /// The relaxed copy of `body` to parse instead, whose positions are mapped back.
+    relaxed: Option<&'a crate::yaml_compat::Relaxed>,
+    /// The parser's error, in the parsed text's positions.
+    scan_error: Option<ScanError>,
 }
 
 impl<'a> Loader<'a> {
-    fn new(full: &'a str, off: usize, with_map: bool) -> Self {
+    fn new(
+        full: &'a str,
+        off: usize,
+        with_map: bool,
+        relaxed: Option<&'a crate::yaml_compat::Relaxed>,
+    ) -> Self {
         let body = &full[off..];
         Loader {
             full,
@@ -682,7 +725,14 @@ impl<'a> Loader<'a> {
             root: None,
             doc_start: (1, 1, 0),
             range_start: 0,
+            relaxed,
+            scan_error: None,
         }
+    }
+
+    /// A position in the parsed text as a position in `body`.
+    fn unshift(&self, m: Marker) -> Marker {
+        self.relaxed.map_or(m, |r| r.unshift(m))
     }
 
     /// Byte offset (in the whole text) of a marker.
@@ -702,14 +752,20 @@ impl<'a> Loader<'a> {
         }
     }
 
-    fn scan_err(&self, e: &ScanError) -> LoadError {
-        self.err(*e.marker(), format!("invalid YAML: {}", e.info()))
+    fn scan_err(&mut self, e: ScanError) -> LoadError {
+        let err = self.err(
+            self.unshift(*e.marker()),
+            format!("invalid YAML: {}", e.info()),
+        );
+        self.scan_error = Some(e);
+        err
     }
 
     fn run(&mut self) -> Result<(), LoadError> {
-        let mut parser = Parser::new_from_str(self.body);
+        let mut parser = Parser::new_from_str(self.relaxed.map_or(self.body, |r| r.text()));
         while let Some(ev) = parser.next_event() {
-            let (ev, span) = ev.map_err(|e| self.scan_err(&e))?;
+            let (ev, span) = ev.map_err(|e| self.scan_err(e))?;
+            let span = Span::new(self.unshift(span.start), self.unshift(span.end));
             match ev {
                 Event::StreamStart | Event::Nothing => {}
                 Event::StreamEnd => break,

@@ -131,6 +131,11 @@ impl Run {
         self.env.push((k.into(), v.into()));
         self
     }
+    /// Run without `key` in the environment.
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.env_remove.push(key.into());
+        self
+    }
     /// Run without `NO_COLOR` in the environment.
     pub fn without_no_color(mut self) -> Self {
         self.env_remove.push("NO_COLOR".into());
@@ -260,6 +265,48 @@ pub fn winlint<S: AsRef<str>>(args: &[S]) -> Out {
 /// `winlint ARGS` with `input` on stdin.
 pub fn winlint_stdin<S: AsRef<str>>(args: &[S], input: impl Into<Vec<u8>>) -> Out {
     Run::new(args).stdin(input).run()
+}
+
+/// An external tool for a test: `$env` when set, else the first of `names` that runs `probe`.
+/// `None` (the test skips, with a message) when there is none, but under `CI=true`, where a
+/// missing tool fails the test.
+pub fn ci_tool(env: &str, names: &[&str], probe: &[&str], what: &str) -> Option<String> {
+    let candidates: Vec<String> = match std::env::var(env) {
+        Ok(p) if !p.is_empty() => vec![p],
+        _ => names.iter().map(|s| s.to_string()).collect(),
+    };
+    for c in candidates {
+        let ok = std::process::Command::new(&c)
+            .args(probe)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(c);
+        }
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{what} is required under CI=true: set {env} (.ci/run installs it into target/ci-tools)"
+    );
+    eprintln!("skipping: {what} not found (set {env} or put it on PATH)");
+    None
+}
+
+/// Compare `actual` with the golden file `rel` (under the crate root), or write it when
+/// `WINLINT_BLESS` is set.
+pub fn golden(rel: &str, actual: &str) {
+    let path = root().join(rel);
+    if std::env::var_os("WINLINT_BLESS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with WINLINT_BLESS=1)", path.display()));
+    assert!(
+        expected == actual,
+        "{} differs\n--- expected\n{expected}\n--- actual\n{actual}",
+        path.display()
+    );
 }
 
 /// Read a file under the crate root.

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The logic of the GitHub Action (action.yml at the repository root), kept here so that it can
+# run, and be tested (tests/action.rs), outside GitHub.
+#
+#   action.sh key       cache key of the winlint build: OS, arch, the Action's ref and a hash
+#                       of its sources (a branch ref moves; the hash says when to rebuild)
+#   action.sh install   cargo install winlint from the Action's own checkout into
+#                       $WINLINT_ROOT, unless a cached build is already there
+#   action.sh run       lint $INPUT_PATHS with $INPUT_ARGS: annotations (-o github) or the text
+#                       report, optionally SARIF into $INPUT_SARIF_FILE; outputs exit-code,
+#                       summary and sarif-file; a step summary; exits with winlint's status
+#
+# Environment (GitHub sets the first four): GITHUB_ACTION_PATH, GITHUB_OUTPUT,
+# GITHUB_STEP_SUMMARY, RUNNER_OS/RUNNER_ARCH; ACTION_REF (github.action_ref); WINLINT_ROOT
+# (install root); WINLINT_BIN (a winlint to use instead of $WINLINT_ROOT/bin/winlint); INPUT_*
+# (the Action's inputs: PATHS and ARGS are split on whitespace, without globbing).
+set -euo pipefail
+
+action_path="${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}"
+root="${WINLINT_ROOT:-$HOME/.winlint-action}"
+
+# `name=value` to $GITHUB_OUTPUT (a single line: values here have no newline).
+output() {
+  if [ -n "${GITHUB_OUTPUT:-}" ]; then
+    printf '%s=%s\n' "$1" "$2" >> "$GITHUB_OUTPUT"
+  fi
+}
+
+cmd_key() {
+  local hash
+  hash=$(
+    cd "$action_path"
+    find Cargo.toml Cargo.lock src -type f -print0 2>/dev/null | LC_ALL=C sort -z |
+      xargs -0 sha256sum | sha256sum | cut -c1-16
+  )
+  local ref="${ACTION_REF:-local}"
+  output key "winlint-${RUNNER_OS:-$(uname -s)}-${RUNNER_ARCH:-$(uname -m)}-${ref//[^A-Za-z0-9._-]/_}-$hash"
+}
+
+cmd_install() {
+  local bin="$root/bin/winlint"
+  if [ -x "$bin" ] && "$bin" --version >/dev/null 2>&1; then
+    echo "winlint from the cache: $("$bin" --version)"
+    return 0
+  fi
+  if ! command -v cargo >/dev/null 2>&1; then
+    echo "::error title=winlint action::cargo not found; add a Rust toolchain step (e.g. dtolnay/rust-toolchain@stable) before this Action"
+    return 2
+  fi
+  cargo install --locked --path "$action_path" --root "$root"
+  "$bin" --version
+}
+
+cmd_run() {
+  local bin="${WINLINT_BIN:-$root/bin/winlint}"
+  local paths=() args=()
+  set -f
+  # shellcheck disable=SC2206 # word splitting is the point; globbing is off
+  paths=(${INPUT_PATHS:-.})
+  # shellcheck disable=SC2206
+  args=(${INPUT_ARGS:-})
+  set +f
+  if [ ${#paths[@]} -eq 0 ]; then
+    paths=(.)
+  fi
+
+  local sarif="${INPUT_SARIF_FILE:-}"
+  if [ -n "$sarif" ]; then
+    mkdir -p "$(dirname "$sarif")"
+    # The verdict comes from the run below; SARIF is written whatever the findings.
+    "$bin" -o sarif "${args[@]}" "${paths[@]}" > "$sarif" || true
+    output sarif-file "$(cd "$(dirname "$sarif")" && pwd)/$(basename "$sarif")"
+  fi
+
+  local format=text
+  if [ "${INPUT_ANNOTATIONS:-true}" = true ]; then
+    format=github
+  fi
+  local log status=0
+  log=$(mktemp)
+  "$bin" -o "$format" --color never "${args[@]}" "${paths[@]}" > "$log" || status=$?
+  cat "$log"
+  local summary
+  summary=$(grep -v '^::' "$log" | grep -E '[0-9]+ errors?, [0-9]+ warnings?, ' | tail -n 1 || true)
+  rm -f "$log"
+
+  output exit-code "$status"
+  output summary "$summary"
+  if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+    local verdict
+    case "$status" in
+      0) verdict="passed" ;;
+      1) verdict="failed: findings at or above the --fail-on severity" ;;
+      *) verdict="failed: a usage error or an input winlint could not read (status $status)" ;;
+    esac
+    {
+      echo "### winlint ${verdict}"
+      echo
+      echo "${summary:-no summary (see the log)}"
+      if [ "$format" = github ]; then
+        echo
+        echo "Findings are annotated on the files (the pull request's *Files changed* tab)."
+      fi
+      if [ -n "$sarif" ]; then
+        echo
+        echo "SARIF report: \`$sarif\`."
+      fi
+    } >> "$GITHUB_STEP_SUMMARY"
+  fi
+  return "$status"
+}
+
+case "${1:-}" in
+  key) cmd_key ;;
+  install) cmd_install ;;
+  run) cmd_run ;;
+  *)
+    echo "usage: action.sh key|install|run" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,262 @@
+//! The GitHub Action: action.yml and scripts/action.sh, run here as GitHub would run them (the
+//! inputs as INPUT_* variables, GITHUB_OUTPUT and GITHUB_STEP_SUMMARY as files), with the
+//! winlint under test instead of a cargo-installed one.
+
+mod cli_support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cli_support::{bin, root};
+use serde_json::Value;
+
+struct Action {
+    status: i32,
+    stdout: String,
+    stderr: String,
+    outputs: BTreeMap<String, String>,
+    summary: String,
+}
+
+fn action(sub: &str, env: &[(&str, &str)], cwd: &Path) -> Action {
+    let tmp = tempfile::tempdir().unwrap();
+    let output = tmp.path().join("output");
+    let summary = tmp.path().join("summary");
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join("scripts/action.sh"))
+        .arg(sub)
+        .current_dir(cwd)
+        .env("GITHUB_ACTION_PATH", root())
+        .env("GITHUB_OUTPUT", &output)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("RUNNER_OS", "Linux")
+        .env("RUNNER_ARCH", "X64")
+        .env("WINLINT_BIN", bin())
+        .env("NO_COLOR", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run bash");
+    let outputs = std::fs::read_to_string(&output)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Action {
+        status: out.status.code().expect("exit code"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        outputs,
+        summary: std::fs::read_to_string(&summary).unwrap_or_default(),
+    }
+}
+
+#[test]
+fn run_annotates_writes_sarif_and_outputs_and_fails_on_findings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sarif = tmp.path().join("reports/winlint.sarif");
+    let a = action(
+        "run",
+        &[
+            (
+                "INPUT_PATHS",
+                "testdata/examples/iis-deployment.yaml\n  testdata/examples/windows-good.yaml",
+            ),
+            ("INPUT_ARGS", "--windows-build ltsc2022 --fail-on error"),
+            ("INPUT_SARIF_FILE", sarif.to_str().unwrap()),
+            ("INPUT_ANNOTATIONS", "true"),
+        ],
+        &root(),
+    );
+    assert_eq!(a.status, 1, "{}\n{}", a.stdout, a.stderr);
+    assert!(
+        a.stdout.lines().any(|l| l.starts_with(
+            "::error file=testdata/examples/iis-deployment.yaml,line=15,col=5,title=WIN001 missing-os-selector::"
+        )),
+        "{}",
+        a.stdout
+    );
+    let summary = "3 errors, 4 warnings, 2 info in 2 files (2 objects, 2 pod templates checked); 3 fixable with --fix";
+    assert_eq!(a.outputs["exit-code"], "1");
+    assert_eq!(a.outputs["summary"], summary);
+    assert_eq!(a.outputs["sarif-file"], sarif.to_str().unwrap());
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    assert_eq!(s["runs"][0]["results"].as_array().unwrap().len(), 9);
+    assert!(a.summary.starts_with("### winlint failed"), "{}", a.summary);
+    assert!(a.summary.contains(summary), "{}", a.summary);
+}
+
+#[test]
+fn run_passes_on_clean_input_and_prints_text_without_annotations() {
+    let a = action(
+        "run",
+        &[
+            ("INPUT_PATHS", "testdata/examples/windows-good.yaml"),
+            ("INPUT_ANNOTATIONS", "false"),
+        ],
+        &root(),
+    );
+    assert_eq!(a.status, 0, "{}\n{}", a.stdout, a.stderr);
+    assert!(!a.stdout.contains("::"), "{}", a.stdout);
+    assert_eq!(a.outputs["exit-code"], "0");
+    assert!(!a.outputs.contains_key("sarif-file"));
+    assert!(a.summary.starts_with("### winlint passed"), "{}", a.summary);
+}
+
+#[test]
+fn run_reports_usage_errors_with_status_2() {
+    let a = action(
+        "run",
+        &[
+            ("INPUT_PATHS", "testdata/examples/"),
+            ("INPUT_ARGS", "--windows-build nonsense"),
+        ],
+        &root(),
+    );
+    assert_eq!(a.status, 2);
+    assert_eq!(a.outputs["exit-code"], "2");
+    assert!(a.stderr.contains("--windows-build"), "{}", a.stderr);
+    assert!(a.summary.contains("usage error"), "{}", a.summary);
+}
+
+/// A fake `cargo` that records its arguments and installs a fake winlint where told.
+fn fake_cargo(dir: &Path) -> PathBuf {
+    let bin = dir.join("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let cargo = bin.join("cargo");
+    std::fs::write(
+        &cargo,
+        "#!/bin/sh\necho \"$@\" >> \"$FAKE_CARGO_LOG\"\nwhile [ $# -gt 0 ]; do [ \"$1\" = --root ] && root=$2; shift; done\n\
+         mkdir -p \"$root/bin\"\nprintf '#!/bin/sh\\necho winlint 0.0.0-fake\\n' > \"$root/bin/winlint\"\nchmod +x \"$root/bin/winlint\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+#[test]
+fn install_builds_from_the_action_checkout_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fakebin = fake_cargo(tmp.path());
+    let log = tmp.path().join("cargo.log");
+    let install_root = tmp.path().join("install");
+    let path = format!("{}:/usr/bin:/bin", fakebin.display());
+    let env = [
+        ("PATH", path.as_str()),
+        ("FAKE_CARGO_LOG", log.to_str().unwrap()),
+        ("WINLINT_ROOT", install_root.to_str().unwrap()),
+    ];
+    let a = action("install", &env, tmp.path());
+    assert_eq!(a.status, 0, "{}\n{}", a.stdout, a.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        format!(
+            "install --locked --path {} --root {}\n",
+            root().display(),
+            install_root.display()
+        )
+    );
+    // A cache hit: the binary is there, cargo is not run again.
+    let a = action("install", &env, tmp.path());
+    assert_eq!(a.status, 0);
+    assert!(a.stdout.contains("winlint from the cache"), "{}", a.stdout);
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
+    // Without cargo: a clear annotation.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let other = tmp.path().join("other");
+    let a = action(
+        "install",
+        &[
+            ("PATH", &format!("{}:/bin", empty.display())),
+            ("WINLINT_ROOT", other.to_str().unwrap()),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(a.status, 2);
+    assert!(
+        a.stdout
+            .contains("::error title=winlint action::cargo not found"),
+        "{}",
+        a.stdout
+    );
+}
+
+#[test]
+fn the_cache_key_follows_the_sources_and_the_ref() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("action");
+    std::fs::create_dir_all(src.join("src")).unwrap();
+    std::fs::write(src.join("Cargo.toml"), "[package]\n").unwrap();
+    std::fs::write(src.join("Cargo.lock"), "").unwrap();
+    std::fs::write(src.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let key = |reference: &str| {
+        let a = action(
+            "key",
+            &[
+                ("GITHUB_ACTION_PATH", src.to_str().unwrap()),
+                ("ACTION_REF", reference),
+            ],
+            tmp.path(),
+        );
+        assert_eq!(a.status, 0, "{}", a.stderr);
+        a.outputs["key"].clone()
+    };
+    let k1 = key("v1.2.0");
+    assert!(k1.starts_with("winlint-Linux-X64-v1.2.0-"), "{k1}");
+    assert_eq!(k1, key("v1.2.0"), "stable");
+    assert_ne!(k1, key("main"));
+    assert_eq!(key("feature/x").split('-').nth(3), Some("feature_x"));
+    std::fs::write(src.join("src/main.rs"), "fn main() { }\n").unwrap();
+    assert_ne!(k1, key("v1.2.0"), "a source change is a new build");
+}
+
+/// action.yml declares what its steps use, and runs the script's subcommands.
+#[test]
+fn action_yml_is_consistent_with_the_script() {
+    let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    let doc = &winlint::source::load(&text).unwrap()[0].value;
+    assert_eq!(doc["runs"]["using"], "composite");
+    let inputs: BTreeSet<String> = doc["inputs"].as_object().unwrap().keys().cloned().collect();
+    let script = std::fs::read_to_string(root().join("scripts/action.sh")).unwrap();
+    let mut used = BTreeSet::new();
+    for step in doc["runs"]["steps"].as_array().unwrap() {
+        if let Some(run) = step["run"].as_str() {
+            let sub = run.rsplit(' ').next().unwrap();
+            assert!(
+                script.contains(&format!("  {sub}) cmd_{sub} ;;")),
+                "no subcommand {sub}"
+            );
+            assert_eq!(step["shell"], "bash");
+        }
+        for (k, v) in step["env"].as_object().into_iter().flatten() {
+            let v = v.as_str().unwrap();
+            if let Some(name) = v
+                .strip_prefix("${{ inputs.")
+                .and_then(|r| r.strip_suffix(" }}"))
+            {
+                assert!(inputs.contains(name), "{k}: undeclared input {name}");
+                used.insert(name.to_string());
+                assert!(script.contains(k), "the script does not read {k}");
+            }
+        }
+        if let Some(dir) = step["working-directory"].as_str() {
+            used.insert(
+                dir.trim_start_matches("${{ inputs.")
+                    .trim_end_matches(" }}")
+                    .into(),
+            );
+        }
+    }
+    assert_eq!(used, inputs, "every input is used");
+    for (name, o) in doc["outputs"].as_object().unwrap() {
+        assert!(
+            script.contains(&format!("output {name} ")),
+            "output {name} is never written"
+        );
+        assert!(o["value"].as_str().unwrap().contains("steps.run.outputs"));
+    }
+}
