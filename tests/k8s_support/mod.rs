@@ -31,6 +31,12 @@ mod yaml_support;
 pub const ADMIN_TOKEN: &str = "winlint-envtest-admin-token";
 /// A user that exists (authenticates) but has no RBAC rights at all.
 pub const NOBODY_TOKEN: &str = "winlint-envtest-nobody-token";
+/// Users without rights of their own, for tests that grant and revoke RBAC (one per test, so
+/// that parallel tests do not see each other's grants): (user, token).
+pub const SPARE_USERS: &[(&str, &str)] = &[
+    ("alice", "winlint-envtest-alice-token"),
+    ("bob", "winlint-envtest-bob-token"),
+];
 
 /// How long to wait for the API server to become ready (generous: 2 shared cores).
 const APISERVER_READY: Duration = Duration::from_secs(120);
@@ -157,12 +163,13 @@ fn start(assets: &Path) -> Result<Cluster, String> {
     let sa = rcgen::KeyPair::generate().map_err(|e| e.to_string())?;
     let sa_key = w("sa.key", &sa.serialize_pem())?;
     let sa_pub = w("sa.pub", &sa.public_key_pem())?;
-    let tokens = w(
-        "tokens.csv",
-        &format!(
-            "{ADMIN_TOKEN},admin,admin-uid,\"system:masters\"\n{NOBODY_TOKEN},nobody,nobody-uid\n"
-        ),
-    )?;
+    let mut token_lines = format!(
+        "{ADMIN_TOKEN},admin,admin-uid,\"system:masters\"\n{NOBODY_TOKEN},nobody,nobody-uid\n"
+    );
+    for (user, token) in SPARE_USERS {
+        token_lines.push_str(&format!("{token},{user},{user}-uid\n"));
+    }
+    let tokens = w("tokens.csv", &token_lines)?;
     let mut pids = Vec::new();
 
     // etcd (retried on a lost port race).
@@ -475,6 +482,20 @@ impl Kubectl {
 }
 
 impl Cluster {
+    /// A kubeconfig (context `envtest`) for `token`, written into the folder.
+    pub fn kubeconfig_for(&self, name: &str, token: &str) -> PathBuf {
+        let p = self.dir.join(format!("kubeconfig-{name}"));
+        std::fs::write(&p, kubeconfig_text(&self.url, &self.ca_pem, token)).expect("kubeconfig");
+        p
+    }
+
+    /// A kubeconfig like the admin's but for another server URL (e.g. a proxy on loopback).
+    pub fn kubeconfig_with_server(&self, name: &str, url: &str) -> PathBuf {
+        let p = self.dir.join(format!("kubeconfig-{name}"));
+        std::fs::write(&p, kubeconfig_text(url, &self.ca_pem, ADMIN_TOKEN)).expect("kubeconfig");
+        p
+    }
+
     /// A name nobody else in this binary uses: `prefix-<pid>-<n>`.
     pub fn unique(&self, prefix: &str) -> String {
         format!(
