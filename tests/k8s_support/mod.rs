@@ -210,6 +210,7 @@ fn start(assets: &Path) -> Result<Cluster, String> {
         }
     }
     if etcd_port == 0 {
+        let _ = std::fs::write(dir.join("keep"), b"start failed\n");
         spawn_watchdog(&dir, &pids);
         return Err(last);
     }
