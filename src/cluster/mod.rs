@@ -36,7 +36,7 @@
 //!   tenth) and the last good snapshot is kept. [`ClusterWatch::wait_synced`] is the bounded
 //!   readiness wait, [`ClusterWatch::status`] the health, [`ClusterWatch::metrics`] the values to
 //!   export (Windows nodes per build, snapshot age, staleness, sync state, error count).
-//! * [`client`]: [`client()`] from `--kubeconfig PATH` (+ `--context`), in-cluster config, or
+//! * [`client`]: [`client::client`] from `--kubeconfig PATH` (+ `--context`), in-cluster config, or
 //!   kube's inference; [`ClusterError`] classifies failures (unreachable, 401, 403 with the RBAC
 //!   it needs, …); [`read_once`] is the one-shot paged read of `winlint --cluster`;
 //!   [`list_paged`] the pager.
