@@ -6,6 +6,7 @@
 pub mod admission;
 pub mod classify;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod engine;
 pub mod image;

@@ -1,0 +1,251 @@
+//! Connecting to the API server, errors that say what to do, and paged lists.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use k8s_openapi::api::core::v1::{Namespace, Node};
+use k8s_openapi::api::node::v1::RuntimeClass;
+use kube::api::{Api, ListParams, ObjectList};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde::de::DeserializeOwned;
+
+use super::facts::ClusterFacts;
+
+/// Where the client's configuration comes from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ClientSource {
+    /// `--kubeconfig PATH` (else `$KUBECONFIG` / `~/.kube/config`), optionally `--context`.
+    Kubeconfig {
+        path: Option<PathBuf>,
+        context: Option<String>,
+    },
+    /// The pod's ServiceAccount (`KUBERNETES_SERVICE_HOST`, the mounted token and CA).
+    InCluster,
+    /// In-cluster when running in a pod, else the default kubeconfig (kube's `Config::infer`).
+    #[default]
+    Infer,
+}
+
+/// What went wrong talking to the API server, classified for a clear message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// No usable configuration (kubeconfig missing or invalid, not in a pod).
+    Config,
+    /// Connection refused, DNS, TLS, timeout: the API server cannot be reached.
+    Unreachable,
+    /// 401: the credentials are not accepted.
+    Unauthorized,
+    /// 403: RBAC does not allow the request.
+    Forbidden,
+    /// 404: the API (or resource) does not exist on this server.
+    NotFound,
+    /// 410: the resource version is too old (watches recover by listing again).
+    Gone,
+    /// Anything else the API server answered.
+    Api(u16),
+    Other,
+}
+
+/// An error with what was being done (`listing nodes`) and, where it helps, what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterError {
+    pub kind: ErrorKind,
+    /// What was being done: `listing nodes`, `reading the server version`, …
+    pub doing: String,
+    pub message: String,
+}
+
+impl ClusterError {
+    pub fn new(kind: ErrorKind, doing: impl Into<String>, message: impl Into<String>) -> Self {
+        ClusterError {
+            kind,
+            doing: doing.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Classify a kube client error.
+    pub fn from_kube(doing: impl Into<String>, e: &kube::Error) -> ClusterError {
+        let doing = doing.into();
+        match e {
+            kube::Error::Api(s) => {
+                let kind = match s.code {
+                    401 => ErrorKind::Unauthorized,
+                    403 => ErrorKind::Forbidden,
+                    404 => ErrorKind::NotFound,
+                    410 => ErrorKind::Gone,
+                    c => ErrorKind::Api(c),
+                };
+                let msg = if s.message.is_empty() {
+                    format!("{} ({})", s.reason, s.code)
+                } else {
+                    s.message.clone()
+                };
+                ClusterError::new(kind, doing, msg)
+            }
+            kube::Error::HyperError(_)
+            | kube::Error::Service(_)
+            | kube::Error::RustlsTls(_)
+            | kube::Error::TlsRequired => {
+                ClusterError::new(ErrorKind::Unreachable, doing, error_chain(e))
+            }
+            kube::Error::InferConfig(_)
+            | kube::Error::InferKubeconfig(_)
+            | kube::Error::Auth(_) => ClusterError::new(ErrorKind::Config, doing, error_chain(e)),
+            _ => ClusterError::new(ErrorKind::Other, doing, error_chain(e)),
+        }
+    }
+
+    /// A hint for the operator, if there is an obvious one.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self.kind {
+            ErrorKind::Forbidden
+                if self.doing.starts_with("watching ")
+                    || matches!(
+                        self.doing.as_str(),
+                        "listing nodes"
+                            | "listing runtimeclasses"
+                            | "listing namespaces"
+                            | "reading the server version"
+                    ) =>
+            {
+                Some(
+                    "winlint needs get, list and watch on nodes, namespaces and \
+                     runtimeclasses.node.k8s.io: the ClusterRole of the chart and of `winlint \
+                     manifests` grants them",
+                )
+            }
+            ErrorKind::Forbidden => Some("the user may not list this kind"),
+            ErrorKind::Unauthorized => Some(
+                "the credentials were refused: check the kubeconfig user or the ServiceAccount token",
+            ),
+            ErrorKind::Unreachable => Some(
+                "check the server address of the kubeconfig (or the in-cluster service) and the network",
+            ),
+            ErrorKind::Config => Some(
+                "pass --kubeconfig PATH (and --context NAME) or run in a pod with a ServiceAccount",
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// `e` and its sources, `: `-joined (kube's errors nest the useful part).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let m = c.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        cur = c.source();
+    }
+    s
+}
+
+impl fmt::Display for ClusterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            ErrorKind::Forbidden => "forbidden: ",
+            ErrorKind::Unauthorized => "unauthorized: ",
+            ErrorKind::Unreachable => "API server unreachable: ",
+            _ => "",
+        };
+        write!(f, "{}: {what}{}", self.doing, self.message)?;
+        if let Some(h) = self.hint() {
+            write!(f, " ({h})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ClusterError {}
+
+/// A client for `source`.
+pub async fn client(source: &ClientSource) -> Result<kube::Client, ClusterError> {
+    let doing = "loading the cluster configuration";
+    let config = match source {
+        ClientSource::Kubeconfig { path, context } => {
+            let options = KubeConfigOptions {
+                context: context.clone(),
+                ..Default::default()
+            };
+            match path {
+                Some(p) => {
+                    let kc = Kubeconfig::read_from(p).map_err(|e| {
+                        ClusterError::new(
+                            ErrorKind::Config,
+                            doing,
+                            format!("{}: {}", p.display(), error_chain(&e)),
+                        )
+                    })?;
+                    kube::Config::from_custom_kubeconfig(kc, &options).await
+                }
+                None => kube::Config::from_kubeconfig(&options).await,
+            }
+            .map_err(|e| ClusterError::new(ErrorKind::Config, doing, error_chain(&e)))?
+        }
+        ClientSource::InCluster => kube::Config::incluster()
+            .map_err(|e| ClusterError::new(ErrorKind::Config, doing, error_chain(&e)))?,
+        ClientSource::Infer => kube::Config::infer()
+            .await
+            .map_err(|e| ClusterError::new(ErrorKind::Config, doing, error_chain(&e)))?,
+    };
+    kube::Client::try_from(config).map_err(|e| ClusterError::from_kube(doing, &e))
+}
+
+/// Default page size of lists (client-go's).
+pub const PAGE_SIZE: u32 = 500;
+
+/// Every object of `api`, `page_size` at a time (`limit` + `continue`), so that 50 000 Nodes or
+/// 10 000 Pods never arrive as one response.
+pub async fn list_paged<K>(api: &Api<K>, page_size: u32, what: &str) -> Result<Vec<K>, ClusterError>
+where
+    K: Clone + DeserializeOwned + fmt::Debug,
+{
+    let mut out = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut lp = ListParams::default().limit(page_size.max(1));
+        if let Some(t) = &token {
+            lp = lp.continue_token(t);
+        }
+        let page: ObjectList<K> = api
+            .list(&lp)
+            .await
+            .map_err(|e| ClusterError::from_kube(format!("listing {what}"), &e))?;
+        out.extend(page.items);
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(t) => token = Some(t),
+            None => return Ok(out),
+        }
+    }
+}
+
+/// The facts of the cluster now, read once (paged lists of Nodes, RuntimeClasses and
+/// Namespaces, and `/version`): `winlint --cluster`.
+pub async fn read_once(
+    client: &kube::Client,
+    page_size: u32,
+) -> Result<ClusterFacts, ClusterError> {
+    let nodes = list_paged(&Api::<Node>::all(client.clone()), page_size, "nodes").await?;
+    let rcs = list_paged(
+        &Api::<RuntimeClass>::all(client.clone()),
+        page_size,
+        "runtimeclasses",
+    )
+    .await?;
+    let nss = list_paged(
+        &Api::<Namespace>::all(client.clone()),
+        page_size,
+        "namespaces",
+    )
+    .await?;
+    let version = client
+        .apiserver_version()
+        .await
+        .map_err(|e| ClusterError::from_kube("reading the server version", &e))?;
+    Ok(ClusterFacts::derive(&nodes, &rcs, &nss, Some(&version)))
+}

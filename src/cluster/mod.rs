@@ -1,0 +1,71 @@
+//! Cluster facts (issue 8 §2, §4, §6): what the cluster really runs, read from the API server
+//! with the `kube` crate, so that the rules can ask "can some Windows node this pod can select
+//! run it?" instead of trusting a configured guess.
+//!
+//! The engine stays pure: this module does the I/O and hands out immutable snapshots.
+//!
+//! ```text
+//!  API server ──watch (paged lists, backoff)──> stores ──debounced rebuild──> Arc<ClusterFacts>
+//!                                                           (off the request path, swapped whole)
+//!  request path: ClusterWatch::facts() = an Arc clone; never an API call
+//! ```
+//!
+//! # Pieces
+//!
+//! * [`facts`], pure: [`ClusterFacts`] from Nodes, RuntimeClasses, Namespaces and `/version`
+//!   ([`ClusterFacts::derive`]). Nodes are grouped into [`NodeGroup`]s keyed by OS, Windows build
+//!   (`node.kubernetes.io/windows-build`, else `status.nodeInfo.kernelVersion`, else `osImage`),
+//!   scheduling taints (not the [`CONDITION_TAINTS`] the node lifecycle controller manages, but
+//!   e.g. GKE's `node.kubernetes.io/os=windows:NoSchedule`), labels without
+//!   `kubernetes.io/hostname` and `containerRuntimeVersion`; each group keeps its node names and
+//!   hostnames, so a hostname selector matches exactly. A Windows node of unknown build (garbage
+//!   label, no nodeInfo) is grouped with build `None` and listed in
+//!   [`ClusterFacts::unknown_builds`]. RuntimeClasses keep handler, scheduling and isolation
+//!   ([`RuntimeClassFacts::is_hyperv`]: containerd's `runhcs-wcow-hypervisor[-BUILD]`);
+//!   namespaces their labels. [`ClusterFacts::changes_from`] describes what changed.
+//! * [`schedule`], pure: [`fit`] tells whether a pod spec (a `serde_json::Value`, e.g. a
+//!   template's spec after the pod mutations) can land on a group: `nodeSelector`, required
+//!   node affinity and NoSchedule/NoExecute taints with upstream semantics, RuntimeClass
+//!   scheduling merged. [`ClusterFacts::placements`] runs it over every group.
+//! * [`live`]: [`ClusterWatch`] for `winlint serve`. kube-runtime watchers on the three
+//!   resources (paged initial lists, 500 a page; `default_backoff` on errors, 403s and
+//!   `410 Gone`; a relist replaces a store only once complete), `/version` read at start and
+//!   every [`WatchOptions::version_refresh`]. Node heartbeats that change no fact are ignored;
+//!   real changes are gathered for [`WatchOptions::debounce`] and the snapshot rebuilt and
+//!   swapped. Facts changes are logged (`tracing`); errors are logged (first, new kind, every
+//!   tenth) and the last good snapshot is kept. [`ClusterWatch::wait_synced`] is the bounded
+//!   readiness wait, [`ClusterWatch::status`] the health, [`ClusterWatch::metrics`] the values to
+//!   export (Windows nodes per build, snapshot age, staleness, sync state, error count).
+//! * [`client`]: [`client::client`] from `--kubeconfig PATH` (+ `--context`), in-cluster config, or
+//!   kube's inference; [`ClusterError`] classifies failures (unreachable, 401, 403 with the RBAC
+//!   it needs, …); [`read_once`] is the one-shot paged read of `winlint --cluster`;
+//!   [`list_paged`] the pager.
+//! * [`audit`]: [`list_workloads`] lists Pods and Deployments, ReplicaSets, StatefulSets,
+//!   DaemonSets, Jobs, CronJobs and ReplicationControllers (paged, as JSON values) and keeps
+//!   the top owners, each Pod counted under its topmost controller ([`top_owners`]).
+//!
+//! # RBAC
+//!
+//! The live facts need `get`, `list`, `watch` on `nodes`, `namespaces` (core) and
+//! `runtimeclasses` (`node.k8s.io`); `winlint audit` needs `list` on pods,
+//! replicationcontrollers, deployments, replicasets, statefulsets, daemonsets, jobs, cronjobs.
+//!
+//! # Not wired yet
+//!
+//! Nothing here is called by the engine, the webhook or the CLI; the coordinator turns a
+//! snapshot into the engine's target after the issue-11 refactor.
+
+pub mod audit;
+pub mod client;
+pub mod facts;
+pub mod live;
+pub mod schedule;
+
+pub use audit::{AuditObject, Inventory, Scope, list_workloads, top_owners};
+pub use client::{ClientSource, ClusterError, ErrorKind, PAGE_SIZE, client, list_paged, read_once};
+pub use facts::{
+    CONDITION_TAINTS, ClusterFacts, FactChange, NodeGroup, NodeIndex, NodeObservation, NodeOs,
+    NodeShape, RuntimeClassFacts, ServerVersion, Synced,
+};
+pub use live::{ClusterWatch, FactsMetrics, ResourceStatus, WatchOptions, WatchStatus};
+pub use schedule::{Fit, Toleration, fit};
