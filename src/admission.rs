@@ -41,12 +41,14 @@ use serde::de::value::SeqAccessDeserializer;
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
-use crate::classify::{Os, Source, Strength};
 use crate::config::{Config, OnError};
-use crate::engine::{self, Operation};
-use crate::rules::{Finding, Severity, ops};
-use crate::workload::Lookup;
-use crate::workload::{self, Context};
+use crate::engine;
+use crate::model::Context;
+use crate::model::Operation;
+use crate::model::classify::{Os, Source, Strength};
+use crate::model::workload;
+use crate::model::workload::Lookup;
+use crate::model::{Finding, Severity, ops};
 
 /// The audit annotation M7 writes.
 pub const MUTATED_ANNOTATION: &str = "winlint.io/mutated";
@@ -824,7 +826,7 @@ fn mutate_object(object: &mut Value, config: &Config) -> Mutation {
         // M7: the audit annotation, merged with what an earlier invocation recorded.
         let ptr = format!(
             "/metadata/annotations/{}",
-            engine::escape(MUTATED_ANNOTATION)
+            crate::model::escape(MUTATED_ANNOTATION)
         );
         let mut all: Vec<String> = object
             .lookup(&ptr)
@@ -913,7 +915,7 @@ fn hyperv(
         let has = working
             .lookup(&format!(
                 "{meta_ptr}/annotations/{}",
-                engine::escape(HYPERV_ANNOTATION)
+                crate::model::escape(HYPERV_ANNOTATION)
             ))
             .is_some();
         if containers == 1 && !has {
@@ -940,7 +942,9 @@ fn add_entry(
 ) {
     let op = match working.lookup(map_ptr) {
         Some(Value::Object(m)) if m.get(key) == Some(&value) => return,
-        Some(Value::Object(_)) => ops::add(&format!("{map_ptr}/{}", engine::escape(key)), value),
+        Some(Value::Object(_)) => {
+            ops::add(&format!("{map_ptr}/{}", crate::model::escape(key)), value)
+        }
         _ => {
             let mut m = Map::new();
             m.insert(key.to_string(), value);
@@ -1239,8 +1243,8 @@ mod tests {
     #[test]
     fn mv7_legacy_hyperv_annotation_and_beta_selector() {
         let mut cfg = Config::default();
-        cfg.target.kubernetes = crate::config::KubeVersion::new(1, 12);
-        cfg.target.windows_builds = vec![crate::windows::parse_build("1803").unwrap()];
+        cfg.target.kubernetes = crate::model::KubeVersion::new(1, 12);
+        cfg.target.windows_builds = vec![crate::model::windows::parse_build("1803").unwrap()];
         cfg.target.windows_taints = vec![];
         cfg.policy.mutation.hyperv = true;
         let p = mutated(cfg, win_pod("mcr.microsoft.com/windows/servercore:1803")).unwrap();
@@ -1255,7 +1259,7 @@ mod tests {
     #[test]
     fn mv8_hyperv_runtime_class() {
         let mut cfg = Config::default();
-        cfg.target.kubernetes = crate::config::KubeVersion::new(1, 30);
+        cfg.target.kubernetes = crate::model::KubeVersion::new(1, 30);
         cfg.policy.mutation.hyperv = true;
         let p = mutated(
             cfg.clone(),

@@ -7,13 +7,17 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
-use crate::config::{Config, KubeVersion, Runtime, Taint, bad_build, rule_id};
-use crate::engine::{self, Operation};
+use crate::config::{Config, bad_build, rule_id};
+use crate::engine;
+use crate::model::Context;
+use crate::model::FixSafety;
+use crate::model::Operation;
+use crate::model::windows::{self, Isolation};
+use crate::model::workload;
+use crate::model::{KubeVersion, Runtime, Taint};
 use crate::report::{self, FixState, InputError, Located, Report, Summary};
-use crate::rules::{self, FixSafety};
+use crate::rules;
 use crate::source::{self, Document};
-use crate::windows::{self, Isolation};
-use crate::workload::{self, Context};
 
 /// Exit codes CI can trust.
 pub const EXIT_OK: i32 = 0;

@@ -6,7 +6,8 @@ use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::rules::{self, Finding, FixSafety, Severity};
+use crate::model::{Finding, FixSafety, Severity};
+use crate::rules;
 
 /// A finding placed in a file.
 #[derive(Debug, Clone)]

@@ -3,8 +3,8 @@
 //! [`load`] reads every document of a YAML (or JSON, which is YAML) text into a
 //! [`serde_json::Value`] the way Kubernetes' `sigs.k8s.io/yaml` does (YAML 1.1 scalars:
 //! `yes`/`on`/`y` are booleans, `0644` is octal, `0x1F` is hex), and records for every node its
-//! JSON pointer, the `line:column` a user would point at and the byte spans the fixer
-//! ([`crate::textedit`]) needs to edit the text surgically.
+//! JSON pointer, the `line:column` a user would point at and the byte spans that surgical text
+//! edits (`textedit`, which builds on this module) need.
 //!
 //! The loader drives `saphyr-parser`'s event stream itself (rather than building a `MarkedYaml`
 //! tree and converting it) so that it sees key spans, collection styles and alias expansions, and

@@ -26,13 +26,15 @@ use proptest::test_runner::Config as PtConfig;
 use serde_json::{Map, Value, json};
 
 use winlint::admission::{Endpoint, Webhook};
-use winlint::classify;
 use winlint::config::{Config, KubeVersion};
-use winlint::engine::{self, ANY_OS_RULES, Operation};
-use winlint::image;
-use winlint::rules::util::linux_only_fields;
-use winlint::rules::{self, Finding};
-use winlint::workload::{self, Context};
+use winlint::engine::{self, ANY_OS_RULES};
+use winlint::model::Context;
+use winlint::model::classify;
+use winlint::model::image;
+use winlint::model::pod::linux_only_fields;
+use winlint::model::workload;
+use winlint::model::{Finding, Operation};
+use winlint::rules;
 
 fn pt_config() -> PtConfig {
     let mut c = PtConfig {

@@ -4,15 +4,14 @@ use std::cmp::Ordering;
 
 use serde_json::{Value, json};
 
-use super::util::{
-    effective_run_as_non_root, effective_run_as_user_name, fix_possible, is_host_process,
-};
-use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
-use crate::config::{KubeVersion, Runtime, Target};
-use crate::engine::{Eval, escape};
-use crate::windows;
-use crate::workload::Lookup;
-use crate::workload::{ContainerRef, PodSite};
+use super::Rule;
+use crate::model::pod::{effective_run_as_non_root, effective_run_as_user_name, is_host_process};
+use crate::model::windows;
+use crate::model::workload::Lookup;
+use crate::model::workload::{ContainerRef, PodSite};
+use crate::model::{Eval, escape};
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
+use crate::model::{KubeVersion, Runtime, Target};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -281,7 +280,7 @@ fn env_name_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 });
                 let valid = is_strict_env_name(&new)
                     && (regime != EnvRegime::CIdentifier || is_c_identifier(&new));
-                if valid && !taken && !referenced(&c, name) && fix_possible(site, eval) {
+                if valid && !taken && !referenced(&c, name) && eval.fix_possible(site) {
                     msg.push_str(&format!(
                         "; rename it to {new:?} (.NET configuration reads `__` as `:`)"
                     ));
@@ -929,12 +928,12 @@ fn runasnonroot_admin(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                         user.value
                     ),
                 );
-                if fix_possible(site, eval) {
+                if eval.fix_possible(site) {
                     f = f.with_fix(Fix {
                         safety: FixSafety::OptIn,
                         description: format!(
                             "set runAsUserName to ContainerUser at {}",
-                            super::util::dotted(&user.pointer)
+                            crate::model::pod::dotted(&user.pointer)
                         ),
                         ops: vec![ops::replace(&user.pointer, json!("ContainerUser"))],
                     });
@@ -953,11 +952,11 @@ fn runasnonroot_admin(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     format!(
                         "{} sets runAsNonRoot: true ({}) without runAsUserName, and image {image} runs as ContainerAdministrator by default; the kubelet will refuse to start it. Set windowsOptions.runAsUserName: ContainerUser",
                         c.label(),
-                        super::util::dotted(&rnr.pointer)
+                        crate::model::pod::dotted(&rnr.pointer)
                     ),
                 )
                 .severity(Severity::Warning);
-                if fix_possible(site, eval) {
+                if eval.fix_possible(site) {
                     f = f.with_fix(Fix {
                         safety: FixSafety::OptIn,
                         description: format!("set runAsUserName: ContainerUser in {}", c.label()),
@@ -1114,7 +1113,7 @@ fn hyperv_annotation(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         ),
     );
     let current = site.str("/runtimeClassName");
-    if fix_possible(site, eval) && site.spec.is_object() && current.is_none_or(|c| c == rc) {
+    if eval.fix_possible(site) && site.spec.is_object() && current.is_none_or(|c| c == rc) {
         let mut fix_ops = vec![ops::remove(&p)];
         if current.is_none() {
             fix_ops.push(ops::add(&site.ptr("/runtimeClassName"), json!(rc)));
@@ -1241,9 +1240,10 @@ mod tests {
 
     use super::*;
     use crate::config::Config;
-    use crate::engine::{Operation, apply_fixes, lint_object};
+    use crate::engine::{apply_fixes, lint_object};
+    use crate::model::Context;
+    use crate::model::Operation;
     use crate::rules::testutil::{cfg, findings, hits, ids, legacy, set, unset, winok};
-    use crate::workload::Context;
 
     fn k(major_minor: (u32, u32)) -> Config {
         let mut c = cfg();

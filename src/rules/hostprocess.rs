@@ -4,13 +4,14 @@
 
 use serde_json::{Value, json};
 
+use super::Rule;
 use super::security::PSA_ENFORCE_LABEL;
-use super::util::{self, Effective};
-use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
-use crate::config::Runtime;
-use crate::engine::Eval;
-use crate::workload::Lookup;
-use crate::workload::PodSite;
+use crate::model::Eval;
+use crate::model::Runtime;
+use crate::model::pod::{self, Effective};
+use crate::model::workload::Lookup;
+use crate::model::workload::PodSite;
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -54,9 +55,9 @@ pub fn rules() -> Vec<Rule> {
 }
 
 /// A HostProcess pod on a target whose API server keeps the field (see
-/// [`util::host_process_available`]; elsewhere WIN203 reports the request instead).
+/// [`pod::host_process_available`]; elsewhere WIN203 reports the request instead).
 fn host_process_pod(site: &PodSite, eval: &Eval) -> bool {
-    util::host_process_available(eval.target) && util::is_host_process_pod(site)
+    pod::host_process_available(eval.target) && pod::is_host_process_pod(site)
 }
 
 fn host_network(site: &PodSite) -> bool {
@@ -116,7 +117,7 @@ fn hostprocess_requires_hostnetwork(site: &PodSite, eval: &Eval) -> Vec<Finding>
         pointer,
         "hostNetwork must be true if pod contains any hostProcess containers (the API server rejects the pod); set spec.hostNetwork: true, HostProcess containers always use the host network",
     );
-    if util::fix_possible(site, eval) {
+    if eval.fix_possible(site) {
         f = f.with_fix(Fix {
             safety: FixSafety::Safe,
             description: "set spec.hostNetwork=true".into(),
@@ -167,13 +168,13 @@ isolated containers to their own pod.
 };
 
 fn hostprocess_mixed(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if !util::host_process_available(eval.target) {
+    if !pod::host_process_available(eval.target) {
         return Vec::new();
     }
     let pod_hp = site
         .get("/securityContext/windowsOptions/hostProcess")
         .and_then(Value::as_bool);
-    let any_hp = util::is_host_process_pod(site);
+    let any_hp = pod::is_host_process_pod(site);
     let mut out = Vec::new();
     for c in site.containers() {
         let own_rel = format!("{}/securityContext/windowsOptions/hostProcess", c.rel());
@@ -194,7 +195,7 @@ fn hostprocess_mixed(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             ));
             continue;
         }
-        if any_hp && !util::is_host_process(site, &c) {
+        if any_hp && !pod::is_host_process(site, &c) {
             let pointer = if own.is_some() {
                 site.ptr(&own_rel)
             } else {
@@ -251,7 +252,7 @@ or enable the gate on 1.22.
 };
 
 fn hostprocess_unavailable(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    let requests = util::host_process_requests(site);
+    let requests = pod::host_process_requests(site);
     if requests.is_empty() {
         return Vec::new();
     }
@@ -262,8 +263,8 @@ fn hostprocess_unavailable(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         causes.push(format!(
             "Kubernetes {k} has no HostProcess containers (added in 1.22): the API server drops the field and the pod runs as an ordinary container"
         ));
-    } else if !util::host_process_available(t) {
-        if k == crate::config::KubeVersion::new(1, 22) {
+    } else if !pod::host_process_available(t) {
+        if k == crate::model::KubeVersion::new(1, 22) {
             causes.push("HostProcess containers are alpha in Kubernetes 1.22: enable the feature gate WindowsHostProcessContainers on the API server and the kubelets, or the field is dropped".to_string());
         } else {
             causes.push(format!(
@@ -285,7 +286,7 @@ fn hostprocess_unavailable(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 p.clone(),
                 format!(
                     "{}: true cannot be honoured by the target: {}",
-                    util::dotted(&p),
+                    pod::dotted(&p),
                     causes.join("; ")
                 ),
             )
@@ -328,12 +329,12 @@ fn hostprocess_runasnonroot(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for c in site.containers().filter(|c| util::is_host_process(site, c)) {
+    for c in site.containers().filter(|c| pod::is_host_process(site, c)) {
         if let Some(Effective {
             value: true,
             pointer,
             inherited,
-        }) = util::effective_run_as_non_root(site, &c)
+        }) = pod::effective_run_as_non_root(site, &c)
         {
             let who = if inherited {
                 "the pod".to_string()
@@ -348,7 +349,7 @@ fn hostprocess_runasnonroot(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     format!(
                         "{} sets runAsNonRoot: true for HostProcess containers, which must leave it undefined or false (they run as a host service account); remove {}",
                         who,
-                        util::dotted(&pointer)
+                        pod::dotted(&pointer)
                     ),
                 ),
             );
@@ -405,10 +406,10 @@ fn hostprocess_user(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for c in site.containers().filter(|c| util::is_host_process(site, c)) {
-        match util::effective_run_as_user_name(site, &c) {
+    for c in site.containers().filter(|c| pod::is_host_process(site, c)) {
+        match pod::effective_run_as_user_name(site, &c) {
             None => {
-                let Some(hp) = util::effective_host_process(site, &c) else {
+                let Some(hp) = pod::effective_host_process(site, &c) else {
                     continue;
                 };
                 let who = if hp.inherited {
@@ -596,7 +597,7 @@ fn hostprocess_needs_privileged_pss(site: &PodSite, eval: &Eval) -> Vec<Finding>
     else {
         return Vec::new();
     };
-    util::host_process_requests(site)
+    pod::host_process_requests(site)
         .into_iter()
         .map(|p| {
             Finding::new(
@@ -714,10 +715,12 @@ fn dns_clusterfirstwithhostnet(site: &PodSite, eval: &Eval) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, KubeVersion};
-    use crate::engine::{Operation, lint_object};
+    use crate::config::Config;
+    use crate::engine::lint_object;
+    use crate::model::Context;
+    use crate::model::KubeVersion;
+    use crate::model::Operation;
     use crate::rules::testutil::{cfg, findings, ids, set, unset, winok};
-    use crate::workload::Context;
 
     fn only(obj: &Value, c: &Config, id: &str) -> Vec<Finding> {
         findings(obj, c)
@@ -1129,7 +1132,7 @@ mod tests {
     fn mv5_hostprocess_pod_has_no_linux_only_fields() {
         // The M4 guard lets the webhook add spec.os to a HostProcess pod without Linux-only fields.
         let pod = unset(hpc(), "/spec/os");
-        let s = &crate::workload::pod_sites(&pod)[0];
-        assert!(util::linux_only_fields(s, &cfg().target).is_empty());
+        let s = &crate::model::workload::pod_sites(&pod)[0];
+        assert!(pod::linux_only_fields(s, &cfg().target).is_empty());
     }
 }

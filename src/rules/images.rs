@@ -1,16 +1,17 @@
 //! WIN5xx: container images against the target's Windows builds (shared/rules.md §2.6, §5 and
-//! the WIN508 row). The image facts come from [`crate::image::analyze`], computed once per
+//! the WIN508 row). The image facts come from [`crate::model::image::analyze`], computed once per
 //! container by the engine (`eval.images`).
 
 use serde_json::Value;
 
-use super::{Finding, Rule, RuleMeta, Severity};
-use crate::classify::Source;
-use crate::engine::Eval;
-use crate::image::ImageInfo;
-use crate::windows::{self, Build, Channel, Isolation};
-use crate::workload::Lookup;
-use crate::workload::{ContainerRef, PodSite};
+use super::Rule;
+use crate::model::Eval;
+use crate::model::classify::Source;
+use crate::model::image::ImageInfo;
+use crate::model::windows::{self, Build, Channel, Isolation};
+use crate::model::workload::Lookup;
+use crate::model::workload::{ContainerRef, PodSite};
+use crate::model::{Finding, RuleMeta, Severity};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -777,11 +778,13 @@ fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, KubeVersion};
-    use crate::engine::{Operation, lint_object};
+    use crate::config::Config;
+    use crate::engine::lint_object;
+    use crate::model::Context;
+    use crate::model::KubeVersion;
+    use crate::model::Operation;
+    use crate::model::windows::{WS2016, WS2019, WS2022, WS2025};
     use crate::rules::testutil::{cfg, findings, ids, set, winok};
-    use crate::windows::{WS2016, WS2019, WS2022, WS2025};
-    use crate::workload::Context;
     use serde_json::json;
 
     const IMG: &str = "/spec/containers/0/image";
@@ -1149,7 +1152,7 @@ mod tests {
             "/spec/containers/0/securityContext/windowsOptions/hostProcess",
             json!(true),
         );
-        let sites = crate::workload::pod_sites(&pod);
+        let sites = crate::model::workload::pod_sites(&pod);
         let c = sites[0].containers().next().unwrap();
         assert!(host_process(&sites[0], &c));
         let pod = set(
@@ -1162,7 +1165,7 @@ mod tests {
             "/spec/containers/0/securityContext/windowsOptions/hostProcess",
             json!(false),
         );
-        let sites = crate::workload::pod_sites(&pod);
+        let sites = crate::model::workload::pod_sites(&pod);
         let c = sites[0].containers().next().unwrap();
         assert!(!host_process(&sites[0], &c));
     }

@@ -2,10 +2,11 @@
 
 use serde_json::Value;
 
-use super::{Finding, Rule, RuleMeta, Severity};
-use crate::classify::{self, Os};
-use crate::engine::Eval;
-use crate::workload::PodSite;
+use super::Rule;
+use crate::model::Eval;
+use crate::model::classify::{self, Os};
+use crate::model::workload::PodSite;
+use crate::model::{Finding, RuleMeta, Severity};
 
 pub fn rules() -> Vec<Rule> {
     vec![

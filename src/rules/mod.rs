@@ -1,14 +1,10 @@
-//! Rule metadata, findings and fixes: the vocabulary every front end shares.
+//! The rule registry and the rule modules.
 //!
-//! A rule is a pure function of a [`PodSite`](crate::workload::PodSite) and an
-//! [`Eval`](crate::engine::Eval) context that returns [`Finding`]s. Its documentation
-//! ([`RuleMeta::docs`]) lives next to its code and is the single source for `winlint rules`,
-//! `winlint explain` and the SARIF rule descriptions.
+//! A rule is a pure function of a [`PodSite`] and an [`Eval`] context that returns [`Finding`]s,
+//! plus its [`RuleMeta`]: documentation (the single source for `winlint rules`, `winlint
+//! explain` and the SARIF rule descriptions) and everything a front end needs to know about it.
 
-use serde::Serialize;
-
-use crate::engine::Eval;
-use crate::workload::PodSite;
+use crate::model::{Eval, Finding, PodSite, RuleMeta};
 
 pub mod containers;
 pub mod hostprocess;
@@ -16,122 +12,7 @@ pub mod images;
 pub mod kinds;
 pub mod scheduling;
 pub mod security;
-pub mod util;
 pub mod volumes;
-
-/// How bad a finding is. Ordered: `Info < Warning < Error`.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Info,
-    Warning,
-    Error,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
-impl std::str::FromStr for Severity {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "info" => Ok(Severity::Info),
-            "warning" | "warn" => Ok(Severity::Warning),
-            "error" => Ok(Severity::Error),
-            other => Err(format!(
-                "unknown severity {other:?} (expected info, warning or error)"
-            )),
-        }
-    }
-}
-
-/// Whether a fix may be applied without asking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FixSafety {
-    /// The webhook may apply it silently and `winlint --fix` applies it by default.
-    Safe,
-    /// Applied only when the policy (`fix.optIn` / `--fix-opt-in`) names the rule.
-    OptIn,
-}
-
-/// A fix: RFC 6902 operations against the *object* (pointers start at the object root).
-///
-/// Every operation's parent path must exist in the object the finding was computed on, so the
-/// same operations can be applied as a JSONPatch (webhook) or as text edits (`--fix`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fix {
-    pub safety: FixSafety,
-    /// One line, imperative: "add nodeSelector kubernetes.io/os=windows".
-    pub description: String,
-    pub ops: Vec<json_patch::PatchOperation>,
-}
-
-/// Static description of a rule.
-#[derive(Debug)]
-pub struct RuleMeta {
-    /// Stable ID, e.g. `WIN403`.
-    pub id: &'static str,
-    /// Stable kebab-case name, e.g. `env-name-invalid`.
-    pub name: &'static str,
-    /// Default severity (some rules pick another one per target; the finding carries the real one).
-    pub severity: Severity,
-    /// One line: what the rule checks.
-    pub summary: &'static str,
-    /// Markdown: `## What it does`, `## Why is this bad?`, `## Example`, `## Fix` sections.
-    pub docs: &'static str,
-    /// The fix the rule offers, if any.
-    pub fix: Option<FixSafety>,
-    /// Where the rule comes from (keys of shared/rules.md §0).
-    pub source: &'static str,
-    /// When the rule applies, in words ("K≥1.23", "W≤1709", "all").
-    pub applies: &'static str,
-}
-
-/// One problem found at one place.
-#[derive(Debug, Clone)]
-pub struct Finding {
-    pub rule: &'static RuleMeta,
-    pub severity: Severity,
-    /// JSON pointer into the object (e.g. `/spec/template/spec/containers/0/env/1/name`).
-    pub pointer: String,
-    /// What is wrong and what to do about it.
-    pub message: String,
-    pub fix: Option<Fix>,
-}
-
-impl Finding {
-    pub fn new(
-        rule: &'static RuleMeta,
-        pointer: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
-        Finding {
-            rule,
-            severity: rule.severity,
-            pointer: pointer.into(),
-            message: message.into(),
-            fix: None,
-        }
-    }
-    pub fn severity(mut self, severity: Severity) -> Self {
-        self.severity = severity;
-        self
-    }
-    pub fn with_fix(mut self, fix: Fix) -> Self {
-        self.fix = Some(fix);
-        self
-    }
-}
 
 /// A rule's check function.
 pub type CheckFn = for<'a> fn(&PodSite<'a>, &Eval<'a>) -> Vec<Finding>;
@@ -166,42 +47,17 @@ pub fn find(key: &str) -> Option<&'static Rule> {
         .find(|r| r.meta.id.eq_ignore_ascii_case(key) || r.meta.name == key)
 }
 
-/// Fix-building helpers: RFC 6902 operations from pointer strings.
-pub mod ops {
-    use json_patch::jsonptr::PointerBuf;
-    use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
-    use serde_json::Value;
-
-    fn ptr(path: &str) -> PointerBuf {
-        PointerBuf::parse(path)
-            .unwrap_or_else(|e| panic!("invalid JSON pointer {path:?} built by a rule: {e}"))
-    }
-    pub fn add(path: &str, value: Value) -> PatchOperation {
-        PatchOperation::Add(AddOperation {
-            path: ptr(path),
-            value,
-        })
-    }
-    pub fn remove(path: &str) -> PatchOperation {
-        PatchOperation::Remove(RemoveOperation { path: ptr(path) })
-    }
-    pub fn replace(path: &str, value: Value) -> PatchOperation {
-        PatchOperation::Replace(ReplaceOperation {
-            path: ptr(path),
-            value,
-        })
-    }
-}
-
 /// Test helpers for rule modules: lint a JSON object and list what fired.
 #[cfg(test)]
 pub mod testutil {
     use serde_json::{Value, json};
 
-    use crate::config::{Config, KubeVersion};
-    use crate::engine::{Operation, lint_object};
-    use crate::rules::Finding;
-    use crate::workload::Context;
+    use crate::config::Config;
+    use crate::engine::lint_object;
+    use crate::model::Context;
+    use crate::model::Finding;
+    use crate::model::KubeVersion;
+    use crate::model::Operation;
 
     /// The test-vector target of rules.md §6: kubernetes 1.30, otherwise the defaults.
     pub fn cfg() -> Config {
@@ -215,14 +71,14 @@ pub mod testutil {
     pub fn legacy() -> Config {
         let mut c = cfg();
         c.target.kubernetes = KubeVersion::new(1, 9);
-        c.target.windows_builds = vec![crate::windows::V1709];
+        c.target.windows_builds = vec![crate::model::windows::V1709];
         c.target.windows_taints = Vec::new();
-        c.target.runtime = crate::config::Runtime::Docker;
+        c.target.runtime = crate::model::Runtime::Docker;
         c
     }
 
     /// (severity, pointer) of the findings of one rule.
-    pub fn hits(obj: &Value, cfg: &Config, id: &str) -> Vec<(crate::rules::Severity, String)> {
+    pub fn hits(obj: &Value, cfg: &Config, id: &str) -> Vec<(crate::model::Severity, String)> {
         findings(obj, cfg)
             .into_iter()
             .filter(|f| f.rule.id == id)

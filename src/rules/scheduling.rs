@@ -2,11 +2,12 @@
 
 use serde_json::{Value, json};
 
-use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
-use crate::classify::{self, BUILD_LABEL, OS_LABELS, Os, Source};
-use crate::engine::{Eval, escape};
-use crate::windows::{self, Build};
-use crate::workload::PodSite;
+use super::Rule;
+use crate::model::classify::{self, BUILD_LABEL, OS_LABELS, Os, Source};
+use crate::model::windows::{self, Build};
+use crate::model::workload::PodSite;
+use crate::model::{Eval, escape};
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -275,7 +276,7 @@ server would reject the pod, and a Deployment would loop on `FailedCreate`): add
 };
 
 fn missing_spec_os<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
-    if !super::util::spec_os_available(eval.target) || site.get("/os").is_some() {
+    if !crate::model::pod::spec_os_available(eval.target) || site.get("/os").is_some() {
         return Vec::new();
     }
     let blockers: Vec<String> = eval
@@ -297,7 +298,10 @@ fn missing_spec_os<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
             }),
         ]
     } else {
-        let names: Vec<String> = blockers.iter().map(|p| super::util::dotted(p)).collect();
+        let names: Vec<String> = blockers
+            .iter()
+            .map(|p| crate::model::pod::dotted(p))
+            .collect();
         vec![Finding::new(
             &WIN003,
             site.spec_ptr.clone(),
@@ -474,11 +478,11 @@ fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     if !eval.target.kubernetes.at_least(1, 17)
         || !eval.target.mixed_builds()
         || has_build_pin(site)
-        || super::util::is_host_process_pod(site)
+        || crate::model::pod::is_host_process_pod(site)
     {
         return Vec::new();
     }
-    if crate::classify::runtime_class_os(site, eval.context).is_some()
+    if crate::model::classify::runtime_class_os(site, eval.context).is_some()
         && site
             .str("/runtimeClassName")
             .and_then(|n| eval.context.runtime_classes.get(n))
@@ -657,7 +661,7 @@ fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> 
             ));
             continue;
         }
-        if !super::util::is_host_process_pod(site) {
+        if !crate::model::pod::is_host_process_pod(site) {
             let isolation = super::images::pod_isolation(site, eval);
             for (c, info) in &eval.images {
                 if let Some(b) = info.build {
@@ -729,7 +733,7 @@ fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         .into_iter()
         .flatten()
         .collect();
-    let missing: Vec<&crate::config::Taint> = eval
+    let missing: Vec<&crate::model::Taint> = eval
         .target
         .windows_taints
         .iter()
@@ -927,7 +931,7 @@ mod tests {
     #[test]
     fn win001_legacy_key_before_1_14() {
         let mut c = cfg();
-        c.target.kubernetes = crate::config::KubeVersion::new(1, 12);
+        c.target.kubernetes = crate::model::KubeVersion::new(1, 12);
         let pod = unset(winok(), "/spec/nodeSelector");
         let fs = findings(&pod, &c);
         let f = fs.iter().find(|f| f.rule.id == "WIN001").unwrap();
@@ -974,7 +978,7 @@ mod tests {
             json!({"kubernetes.io/os":"windows"})
         );
         let mut old = cfg();
-        old.target.kubernetes = crate::config::KubeVersion::new(1, 12);
+        old.target.kubernetes = crate::model::KubeVersion::new(1, 12);
         assert!(!ids(&pod, &old).contains(&"WIN002"));
     }
 
@@ -1001,7 +1005,7 @@ mod tests {
     #[test]
     fn win003_not_before_spec_os_exists() {
         let mut c = cfg();
-        c.target.kubernetes = crate::config::KubeVersion::new(1, 22);
+        c.target.kubernetes = crate::model::KubeVersion::new(1, 22);
         assert!(!ids(&unset(winok(), "/spec/os"), &c).contains(&"WIN003"));
     }
 
@@ -1049,7 +1053,7 @@ mod tests {
 
     #[test]
     fn win009_and_win006_runtimeclass() {
-        let mut cx = crate::workload::Context::default();
+        let mut cx = crate::model::Context::default();
         cx.add(&json!({"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":"windows-2019"},"handler":"h",
             "scheduling":{"nodeSelector":{"kubernetes.io/os":"windows","node.kubernetes.io/windows-build":"10.0.17763"},
             "tolerations":[{"effect":"NoSchedule","key":"os","operator":"Equal","value":"windows"}]}}));
@@ -1058,7 +1062,7 @@ mod tests {
             "containers":[{"name":"a","image":"mcr.microsoft.com/windows/servercore:ltsc2022"}]}});
         let mut c = cfg();
         c.target.windows_builds = vec![windows::WS2019, windows::WS2022];
-        let r = crate::engine::lint_object(&pod, &c, &cx, crate::engine::Operation::Lint);
+        let r = crate::engine::lint_object(&pod, &c, &cx, crate::model::Operation::Lint);
         let got: Vec<&str> = r.findings.iter().map(|f| f.rule.id).collect();
         assert!(got.contains(&"WIN009"), "{got:?}");
         assert!(

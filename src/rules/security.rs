@@ -5,12 +5,13 @@
 
 use serde_json::{Value, json};
 
-use super::util::{self, FieldValue, LinuxOnlyField};
-use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
-use crate::config::KubeVersion;
-use crate::engine::Eval;
-use crate::workload::Lookup;
-use crate::workload::PodSite;
+use super::Rule;
+use crate::model::Eval;
+use crate::model::KubeVersion;
+use crate::model::pod::{self, FieldValue, LinuxOnlyField};
+use crate::model::workload::Lookup;
+use crate::model::workload::PodSite;
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -101,7 +102,7 @@ fn linux_only_finding(
     safety: Option<FixSafety>,
 ) -> Finding {
     let sev = eval.forbidden_field_severity(site);
-    let path = util::dotted(&f.pointer);
+    let path = pod::dotted(&f.pointer);
     let who = f
         .container
         .map(|c| format!(" ({})", c.label()))
@@ -120,7 +121,7 @@ fn linux_only_finding(
         ),
     )
     .severity(sev);
-    if let Some(safety) = safety.filter(|_| util::fix_possible(site, eval)) {
+    if let Some(safety) = safety.filter(|_| eval.fix_possible(site)) {
         finding = finding.with_fix(Fix {
             safety,
             description: format!("remove {path}"),
@@ -286,7 +287,7 @@ cannot meet: no automatic fix (drop them, or use a HostProcess pod for host acce
 };
 
 fn container_securitycontext_linux_only<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
-    let declared = eval.os_declared_windows(site) && util::spec_os_available(eval.target);
+    let declared = eval.os_declared_windows(site) && pod::spec_os_available(eval.target);
     linux_only_findings(&WIN103, site, eval, |f| match f.class {
         FieldValue::Neutral if declared => Some(FixSafety::Safe),
         FieldValue::Neutral | FieldValue::NoEffect => Some(FixSafety::OptIn),
@@ -328,13 +329,13 @@ Remove `windowsOptions`, or, if the pod is meant for Windows, set `spec.os.name:
 };
 
 fn windowsoptions_on_linux_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if site.str("/os/name") != Some("linux") || !util::spec_os_available(eval.target) {
+    if site.str("/os/name") != Some("linux") || !pod::spec_os_available(eval.target) {
         return Vec::new();
     }
     let msg = |p: &str| {
         format!(
             "{} cannot be set for a linux pod (the API server rejects the pod: \"windows options cannot be set for a linux pod\"); remove it, or set spec.os.name: windows if this is a Windows pod",
-            util::dotted(p)
+            pod::dotted(p)
         )
     };
     let mut out = Vec::new();
@@ -527,7 +528,7 @@ fn runasusername_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 p.clone(),
                 format!(
                     "{} {name:?} is rejected by the API server: {}; use user or DOMAIN\\user (e.g. ContainerUser, NT AUTHORITY\\SYSTEM)",
-                    util::dotted(&p),
+                    pod::dotted(&p),
                     errs.join("; ")
                 ),
             ));
@@ -608,7 +609,7 @@ fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     np.clone(),
                     format!(
                         "{} {name:?} is rejected by the API server: {}; it names a GMSACredentialSpec resource, use a lower-case name such as {:?}",
-                        util::dotted(&np),
+                        pod::dotted(&np),
                         errs.join("; "),
                         name.to_ascii_lowercase().replace('_', "-")
                     ),
@@ -620,7 +621,7 @@ fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                         np.clone(),
                         format!(
                             "{} {name:?} needs the windows-gmsa admission webhook to inline the credential spec, and domain-joined Windows nodes (or a CCG plugin); without them the containers run without the domain identity",
-                            util::dotted(&np)
+                            pod::dotted(&np)
                         ),
                     )
                     .severity(Severity::Info),
@@ -644,7 +645,7 @@ fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     sp.clone(),
                     format!(
                         "{} is rejected by the API server: {err} ({} bytes); let the windows-gmsa webhook inline the spec from gmsaCredentialSpecName",
-                        util::dotted(&sp),
+                        pod::dotted(&sp),
                         s.len()
                     ),
                 ));
@@ -749,17 +750,14 @@ fn psa_restricted_windows<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Findin
             "namespace {ns:?} enforces Pod Security \"restricted\", which exempts Windows pods from its seccomp, capabilities and allowPrivilegeEscalation checks only when they declare spec.os.name: windows; without it the pod is rejected unless it carries those Linux-only fields. Set spec.os.name: windows"
         );
         if !blockers.is_empty() {
-            let names: Vec<String> = blockers.iter().map(|f| util::dotted(&f.pointer)).collect();
+            let names: Vec<String> = blockers.iter().map(|f| pod::dotted(&f.pointer)).collect();
             msg.push_str(&format!(
                 ", after removing the Linux-only fields the API server would then reject: {}",
                 names.join(", ")
             ));
         }
         let mut f = Finding::new(&WIN107, site.spec_ptr.clone(), msg);
-        if blockers.is_empty()
-            && util::spec_os_available(eval.target)
-            && util::fix_possible(site, eval)
-        {
+        if blockers.is_empty() && pod::spec_os_available(eval.target) && eval.fix_possible(site) {
             f = f.with_fix(Fix {
                 safety: FixSafety::Safe,
                 description: "add spec.os.name=windows".into(),
@@ -771,7 +769,7 @@ fn psa_restricted_windows<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Findin
     // runAsNonRoot: true for every container (pod-level or each container).
     let mut missing: Vec<(String, Vec<String>)> = Vec::new();
     for c in site.containers() {
-        let pointer = match util::effective_run_as_non_root(site, &c) {
+        let pointer = match pod::effective_run_as_non_root(site, &c) {
             Some(e) if e.value => continue,
             Some(e) => e.pointer,
             None if site.get("/securityContext").is_some() => site.ptr("/securityContext"),
@@ -802,10 +800,12 @@ fn psa_restricted_windows<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Findin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, KubeVersion};
-    use crate::engine::{Operation, lint_object};
+    use crate::config::Config;
+    use crate::engine::lint_object;
+    use crate::model::Context;
+    use crate::model::KubeVersion;
+    use crate::model::Operation;
     use crate::rules::testutil::{cfg, findings, ids, set, unset, winok};
-    use crate::workload::Context;
 
     /// The WIN1xx findings (other engineers' rules may fire beside them).
     fn mine(obj: &Value, c: &Config) -> Vec<Finding> {

@@ -10,13 +10,13 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
-use super::util::fix_possible;
-use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
-use crate::config::Runtime;
-use crate::engine::Eval;
-use crate::windows;
-use crate::workload::Lookup;
-use crate::workload::{ContainerRef, PodSite};
+use super::Rule;
+use crate::model::Eval;
+use crate::model::Runtime;
+use crate::model::windows;
+use crate::model::workload::Lookup;
+use crate::model::workload::{ContainerRef, PodSite};
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -292,7 +292,7 @@ fn collapse(s: &str) -> String {
 
 /// The spec of an existing Pod is immutable: drop the fixes when a Pod is updated.
 fn fixable(site: &PodSite, eval: &Eval, mut out: Vec<Finding>) -> Vec<Finding> {
-    if !fix_possible(site, eval) {
+    if !eval.fix_possible(site) {
         for f in &mut out {
             f.fix = None;
         }
@@ -1373,7 +1373,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::config::{Config, KubeVersion};
+    use crate::config::Config;
+    use crate::model::KubeVersion;
     use crate::rules::testutil::{cfg, findings, hits, ids, legacy, set, unset, winok};
 
     /// The IDs of this module and of containers.rs that fired (other modules' rules are
@@ -2002,8 +2003,9 @@ mod tests {
 
     #[test]
     fn no_fixes_when_a_pod_is_updated() {
-        use crate::engine::{Operation, lint_object};
-        use crate::workload::Context;
+        use crate::engine::lint_object;
+        use crate::model::Context;
+        use crate::model::Operation;
         let pod = pod_with(
             json!({"name":"data","emptyDir":{"medium":"Memory"}}),
             json!({"name":"data","mountPath":"/data","mountPropagation":"HostToContainer"}),

@@ -3,36 +3,14 @@
 
 use serde_json::Value;
 
-use crate::classify::{self, Classification};
-use crate::config::{Config, Target};
-use crate::image::{self, ImageInfo};
-use crate::rules::{self, Finding, FixSafety, Severity};
-use crate::workload::Lookup;
-use crate::workload::{self, ContainerRef, Context, PodSite};
-
-/// What the object is being evaluated for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    /// Offline lint of a manifest.
-    Lint,
-    /// Admission of a new object.
-    Create,
-    /// Admission of a change to an existing object.
-    Update,
-}
-
-/// Everything a rule may look at besides the pod site itself.
-pub struct Eval<'a> {
-    pub config: &'a Config,
-    pub target: &'a Target,
-    pub context: &'a Context,
-    pub operation: Operation,
-    pub class: Classification,
-    /// The containers of the site (init, regular, ephemeral) with their image analyses.
-    pub images: Vec<(ContainerRef<'a>, ImageInfo)>,
-    /// The site's Linux-only fields, computed once for the rules that need them.
-    linux_only: std::cell::OnceCell<Vec<crate::rules::util::LinuxOnlyField<'a>>>,
-}
+use crate::config::Config;
+use crate::model::Context;
+use crate::model::classify::{self, Classification};
+use crate::model::image::{self, ImageInfo};
+use crate::model::workload::Lookup;
+use crate::model::workload::{self, ContainerRef};
+use crate::model::{Eval, Finding, FixSafety, Operation};
+use crate::rules;
 
 /// Rules that run on every pod, whatever its OS; all others run only on Windows pods.
 pub const ANY_OS_RULES: &[&str] = &["WIN004", "WIN008", "WIN104", "WIN603"];
@@ -40,34 +18,6 @@ pub const ANY_OS_RULES: &[&str] = &["WIN004", "WIN008", "WIN104", "WIN603"];
 /// Annotation that exempts an object from rules (IDs or names, comma-separated, or `all`).
 pub const IGNORE_ANNOTATION: &str = "winlint.io/ignore";
 pub const IGNORE_REASON_ANNOTATION: &str = "winlint.io/ignore-reason";
-
-impl<'a> Eval<'a> {
-    /// The fields `validateWindows` rejects once `spec.os.name: windows` is set
-    /// ([`crate::rules::util::linux_only_fields`]), computed once per pod site: WIN003,
-    /// WIN101–WIN103, WIN107 and the spec.os guard all ask.
-    pub fn linux_only_fields(
-        &self,
-        site: &PodSite<'a>,
-    ) -> &[crate::rules::util::LinuxOnlyField<'a>] {
-        self.linux_only
-            .get_or_init(|| crate::rules::util::linux_only_fields(site, self.target))
-    }
-
-    /// `spec.os.name == "windows"`: the API server validates Windows-only constraints.
-    pub fn os_declared_windows(&self, site: &PodSite) -> bool {
-        site.str("/os/name") == Some("windows")
-    }
-
-    /// Severity of a field the API server forbids once `spec.os.name: windows` is set
-    /// (shared/rules.md §2.2): error when it is set (and the target validates it), else warning.
-    pub fn forbidden_field_severity(&self, site: &PodSite) -> Severity {
-        if self.os_declared_windows(site) && crate::rules::util::spec_os_available(self.target) {
-            Severity::Error
-        } else {
-            Severity::Warning
-        }
-    }
-}
 
 /// The result of evaluating one object.
 #[derive(Debug, Clone, Default)]
@@ -106,15 +56,7 @@ pub fn lint_object(
             context,
             &config.target,
         );
-        let eval = Eval {
-            config,
-            target: &config.target,
-            context,
-            operation,
-            class,
-            images,
-            linux_only: std::cell::OnceCell::new(),
-        };
+        let eval = Eval::new(&config.target, context, operation, class, images);
         let windows = eval.class.is_windows();
         for rule in rules::all() {
             if !windows && !ANY_OS_RULES.contains(&rule.meta.id) {
@@ -541,17 +483,12 @@ pub fn fix_object(
     }
 }
 
-/// JSON-pointer escape of one token (`kubernetes.io/os` → `kubernetes.io~1os`).
-pub fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::rules::{Fix, ops};
+    use crate::model::{Fix, ops};
 
     fn finding(fix_ops: Vec<json_patch::PatchOperation>) -> Finding {
         Finding::new(rules::find("WIN102").unwrap().meta, "/spec", "m").with_fix(Fix {

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::windows::{Build, WS2016, WS2019, WS2022, WS2025};
+use super::windows::{Build, WS2016, WS2019, WS2022, WS2025};
 
 /// A parsed image reference, normalised per the distribution grammar.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,10 +5,11 @@
 
 use serde_json::Value;
 
-use crate::config::Target;
-use crate::image::ImageInfo;
-use crate::workload::Lookup;
-use crate::workload::{Context, PodSite};
+use super::context::Context;
+use super::image::ImageInfo;
+use super::target::Target;
+use super::workload::Lookup;
+use super::workload::PodSite;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Os {
@@ -480,7 +481,7 @@ pub fn tolerates_windows_taint(site: &PodSite, target: &Target) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::pod_sites;
+    use crate::model::workload::pod_sites;
     use serde_json::json;
 
     fn class_of(pod: Value, images: &[ImageInfo]) -> Classification {

@@ -1,20 +1,19 @@
-//! Helpers shared by several rule modules and the webhook.
+//! Facts about a pod that several rules and the webhook derive the same way.
 //!
 //! * **Effective security settings** of a container: a container's own `securityContext` value
 //!   overrides the pod's `spec.securityContext` value (Kubernetes API semantics for
 //!   `runAsNonRoot`, `windowsOptions.runAsUserName`, `windowsOptions.hostProcess`, …). Each
 //!   [`Effective`] says which field decided, so a finding can point at it.
-//! * **The Linux-only field list** of `validateWindows` (WIN101–WIN103) and the guard
-//!   [`linux_only_fields_present`]: the API server rejects a pod that sets `spec.os.name: windows`
-//!   while carrying any of these fields, so WIN003, WIN107 and the webhook's M4 must not add
-//!   `spec.os` while one is present. All three use this one guard.
+//! * **The Linux-only field list** of `validateWindows` (WIN101–WIN103), [`linux_only_fields`]:
+//!   the API server rejects a pod that sets `spec.os.name: windows` while carrying any of these
+//!   fields, so the rules whose fix adds `spec.os` must not offer it while one is present. They
+//!   all ask [`Eval::linux_only_fields`](super::eval::Eval::linux_only_fields).
 //! * Small formatting helpers ([`dotted`]).
 
 use serde_json::Value;
 
-use crate::config::Target;
-use crate::engine::{Eval, Operation};
-use crate::workload::{ContainerRef, Lookup, PodSite, lookup};
+use super::target::Target;
+use super::workload::{ContainerRef, Lookup, PodSite, lookup};
 
 /// A setting a container has, either its own or inherited from the pod.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,12 +133,6 @@ pub fn host_process_available(target: &Target) -> bool {
 /// the API server drops the field and validates nothing by OS.
 pub fn spec_os_available(target: &Target) -> bool {
     target.kubernetes.at_least(1, 23) && target.gate("IdentifyPodOS")
-}
-
-/// Whether a fix may be offered for this evaluation: the spec of an existing Pod is immutable, so
-/// no fix is offered when a Pod is updated (workload templates stay fixable).
-pub fn fix_possible(site: &PodSite, eval: &Eval) -> bool {
-    !(site.kind == "Pod" && eval.operation == Operation::Update)
 }
 
 /// What removing a Linux-only field from a Windows pod loses.
@@ -335,12 +328,6 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
     out
 }
 
-/// The guard of WIN003, WIN107 and mutation M4: true when the pod carries any field of
-/// [`linux_only_fields`], i.e. adding `spec.os.name: windows` would make the API server reject it.
-pub fn linux_only_fields_present<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> bool {
-    !eval.linux_only_fields(site).is_empty()
-}
-
 /// A JSON pointer as a dotted field path for messages:
 /// `/spec/initContainers/0/securityContext/capabilities` →
 /// `spec.initContainers[0].securityContext.capabilities`.
@@ -363,8 +350,8 @@ pub fn dotted(pointer: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::KubeVersion;
-    use crate::workload::pod_sites;
+    use crate::model::KubeVersion;
+    use crate::model::workload::pod_sites;
     use serde_json::json;
 
     fn pod(spec: Value) -> Value {
