@@ -49,6 +49,7 @@ use crate::model::classify::{Os, Source, Strength};
 use crate::model::workload;
 use crate::model::workload::Lookup;
 use crate::model::{Finding, Severity, ops};
+use crate::rules;
 
 /// The audit annotation M7 writes.
 pub const MUTATED_ANNOTATION: &str = "winlint.io/mutated";
@@ -158,10 +159,17 @@ pub const DEFAULT_OS_LABEL: &str = "winlint.io/default-os";
 impl Webhook {
     pub fn new(config: Config) -> Self {
         let mut mutate_config = config.clone();
-        if config.target.cluster_mixed_builds {
-            // M2: the windows-build pin (WIN005's opt-in fix) is part of the mutation set
-            // when the cluster runs several Windows builds.
-            mutate_config.policy.fix_opt_in.insert("WIN005".into());
+        // M2: opt-in fixes the mutation applies for this target (the Windows-build pin in a
+        // cluster of several builds).
+        for rule in rules::all() {
+            if rule
+                .meta
+                .mutation
+                .opt_in_when
+                .is_some_and(|f| f(&config.target))
+            {
+                mutate_config.policy.fix_opt_in.insert(rule.meta.id.into());
+            }
         }
         let mut mutate_probable_config = mutate_config.clone();
         mutate_probable_config.policy.mutation.probable = true;
@@ -693,15 +701,11 @@ pub struct Mutation {
     pub findings: Vec<(&'static str, Severity)>,
 }
 
-/// Mutation name for the audit annotation (shared/rules.md §3 M7).
-fn mutation_name(rule_id: &str) -> String {
-    match rule_id {
-        "WIN001" => "nodeSelector".into(),
-        "WIN003" | "WIN107" => "os".into(),
-        "WIN005" => "windowsBuild".into(),
-        "WIN007" => "tolerations".into(),
-        other => other.to_string(),
-    }
+/// Mutation name for the audit annotation (shared/rules.md §3 M7): the rule's metadata says.
+fn mutation_name(rule_id: &'static str) -> String {
+    rules::find(rule_id)
+        .map_or(rule_id, |r| r.meta.mutation.name(rule_id))
+        .to_string()
 }
 
 /// Plan the patch for `object` (a pod-bearing kind) under `config` (the mutation config).
@@ -768,7 +772,11 @@ fn mutate_object(object: &mut Value, config: &Config) -> Mutation {
             }
             fixed.rollback.apply(object);
             excluded = if attempt == 0 {
-                vec!["WIN003", "WIN107"]
+                rules::all()
+                    .iter()
+                    .filter(|r| r.meta.mutation.adds_spec_os)
+                    .map(|r| r.meta.id)
+                    .collect()
             } else {
                 report.findings.iter().map(|f| f.rule.id).collect()
             };

@@ -27,10 +27,11 @@ use serde_json::{Map, Value, json};
 
 use winlint::admission::{Endpoint, Webhook};
 use winlint::config::{Config, KubeVersion};
-use winlint::engine::{self, ANY_OS_RULES};
+use winlint::engine;
 use winlint::model::Context;
 use winlint::model::classify;
 use winlint::model::image;
+use winlint::model::meta::RuleOs;
 use winlint::model::pod::linux_only_fields;
 use winlint::model::workload;
 use winlint::model::{Finding, Operation};
@@ -866,7 +867,7 @@ proptest! {
         }
         for op in [Operation::Lint, Operation::Create] {
             for f in lint(&obj, &cfg, op) {
-                prop_assert!(ANY_OS_RULES.contains(&f.rule.id),
+                prop_assert!(f.rule.os == RuleOs::Any,
                     "{} on a pod classified {:?}/{:?}: {}", f.rule.id, class.os, class.strength, f.message);
             }
         }

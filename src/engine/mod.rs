@@ -7,13 +7,11 @@ use crate::config::Config;
 use crate::model::Context;
 use crate::model::classify::{self, Classification};
 use crate::model::image::{self, ImageInfo};
+use crate::model::meta::RuleOs;
 use crate::model::workload::Lookup;
 use crate::model::workload::{self, ContainerRef};
 use crate::model::{Eval, Finding, FixSafety, Operation};
 use crate::rules;
-
-/// Rules that run on every pod, whatever its OS; all others run only on Windows pods.
-pub const ANY_OS_RULES: &[&str] = &["WIN004", "WIN008", "WIN104", "WIN603"];
 
 /// Annotation that exempts an object from rules (IDs or names, comma-separated, or `all`).
 pub const IGNORE_ANNOTATION: &str = "winlint.io/ignore";
@@ -59,7 +57,7 @@ pub fn lint_object(
         let eval = Eval::new(&config.target, context, operation, class, images);
         let windows = eval.class.is_windows();
         for rule in rules::all() {
-            if !windows && !ANY_OS_RULES.contains(&rule.meta.id) {
+            if !windows && rule.meta.os != RuleOs::Any {
                 continue;
             }
             for mut f in (rule.check)(&site, &eval) {

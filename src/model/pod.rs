@@ -152,18 +152,28 @@ pub enum FieldValue {
     Intent,
 }
 
+/// Where a Linux-only field sits in the PodSpec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldPlace {
+    /// `spec.securityContext`.
+    PodSecurityContext,
+    /// `spec.hostPID`, `hostIPC`, `shareProcessNamespace`, `hostUsers`.
+    HostNamespaces,
+    /// A container's `securityContext`.
+    ContainerSecurityContext,
+}
+
 /// One field of a PodSpec that `validateWindows` rejects once `spec.os.name: windows` is set.
 #[derive(Debug, Clone)]
 pub struct LinuxOnlyField<'a> {
-    /// `WIN101` (pod securityContext), `WIN102` (host namespaces) or `WIN103` (container
-    /// securityContext).
-    pub rule: &'static str,
+    /// Where the field is.
+    pub place: FieldPlace,
     /// Pointer from the object root.
     pub pointer: String,
     /// The field name (`runAsUser`, `hostPID`, `capabilities`).
     pub field: &'static str,
     pub value: &'a Value,
-    /// The container, for WIN103 fields.
+    /// The container, for container securityContext fields.
     pub container: Option<ContainerRef<'a>>,
     pub class: FieldValue,
 }
@@ -266,7 +276,7 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
             continue;
         }
         out.push(LinuxOnlyField {
-            rule: "WIN101",
+            place: FieldPlace::PodSecurityContext,
             pointer: site.ptr(&format!("/securityContext/{field}")),
             field,
             value: v,
@@ -277,7 +287,7 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
     for field in ["hostPID", "hostIPC"] {
         if let Some(v) = site.spec.get(field).filter(|v| v.as_bool() == Some(true)) {
             out.push(LinuxOnlyField {
-                rule: "WIN102",
+                place: FieldPlace::HostNamespaces,
                 pointer: site.ptr(&format!("/{field}")),
                 field,
                 value: v,
@@ -295,7 +305,7 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
             continue;
         }
         out.push(LinuxOnlyField {
-            rule: "WIN102",
+            place: FieldPlace::HostNamespaces,
             pointer: site.ptr(&format!("/{field}")),
             field,
             value: v,
@@ -316,7 +326,7 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
                 continue;
             }
             out.push(LinuxOnlyField {
-                rule: "WIN103",
+                place: FieldPlace::ContainerSecurityContext,
                 pointer: site.ptr(&format!("{}/securityContext/{field}", c.rel())),
                 field,
                 value: v,

@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 use serde_json::{Value, json};
 
 use super::Rule;
+use crate::model::meta::{Fact, Mutation, RuleOs};
 use crate::model::pod::{effective_run_as_non_root, effective_run_as_user_name, is_host_process};
 use crate::model::windows;
 use crate::model::workload::Lookup;
@@ -223,6 +224,9 @@ is taken.
     fix: Some(FixSafety::OptIn),
     source: "seed, K-OLD11, KEP4369, VAL, VAL-T",
     applies: "all (error K<1.30 or 1.30–1.31 without the gate; info with relaxed validation)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn env_name_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -342,6 +346,9 @@ Use a prefix such as `App__` (.NET maps `__` to `:`), and rename the offending k
     fix: None,
     source: "VAL, KEP4369, kubelet",
     applies: "as WIN403",
+    os: RuleOs::Windows,
+    context: &[Fact::ConfigMapAndSecretKeys],
+    mutation: Mutation::DEFAULT,
 };
 
 fn envfrom_prefix_or_keys(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -446,6 +453,9 @@ Keep one of the two entries.
     fix: None,
     source: "Windows semantics",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn env_case_collision(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -511,6 +521,9 @@ Upgrade to Kubernetes 1.10 or newer, or size the nodes for unbounded containers.
     fix: None,
     source: "seed",
     applies: "K<1.10",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn resources_ignored_legacy(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -562,6 +575,9 @@ Remove the hugepages resources.
     fix: None,
     source: "K-INTRO",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hugepages(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -784,6 +800,9 @@ limit).
     fix: None,
     source: "K-INTRO (resource management)",
     applies: "K≥1.10",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn memory_request_limit(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -875,6 +894,9 @@ without administrator rights).
     fix: Some(FixSafety::OptIn),
     source: "KL-SC",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 /// Ops that set `securityContext.windowsOptions.runAsUserName` of container `c`, creating the
@@ -1000,6 +1022,9 @@ Split the containers into separate pods, or move to Windows Server 1709/2019 or 
     fix: None,
     source: "seed, K-OLD11",
     applies: "W=14393",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn multi_container_ws2016(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -1064,6 +1089,9 @@ Hyper-V RuntimeClass (handler `runhcs-wcow-hypervisor`, containerd ≥ 1.7).
     fix: Some(FixSafety::OptIn),
     source: "PR58751, PR95505, PR97141, WT, E2E-HV",
     applies: "all (error K1.10–1.20 with >1 container)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hyperv_annotation(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -1154,6 +1182,9 @@ Use TCP, or move to Kubernetes 1.14+ (kernel-mode kube-proxy on Windows).
     fix: None,
     source: "seed",
     applies: "K≤1.13 (userspace kube-proxy)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn udp_userspace_proxy(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -1210,6 +1241,9 @@ Use containerd (which honours the grace period), or make shutdown complete withi
     fix: None,
     source: "K-INTRO, KEP116",
     applies: "runtime=docker",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn termination_grace_docker(site: &PodSite, eval: &Eval) -> Vec<Finding> {

@@ -8,6 +8,7 @@ use super::Rule;
 use super::security::PSA_ENFORCE_LABEL;
 use crate::model::Eval;
 use crate::model::Runtime;
+use crate::model::meta::{Fact, Mutation, RuleOs};
 use crate::model::pod::{self, Effective};
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
@@ -101,6 +102,9 @@ Safe: set `spec.hostNetwork: true` — it only states what a HostProcess pod get
     fix: Some(FixSafety::Safe),
     source: "VAL, K-HPC",
     applies: "K>=1.22 (where the HostProcess field is kept)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_requires_hostnetwork(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -165,6 +169,9 @@ isolated containers to their own pod.
     fix: None,
     source: "VAL",
     applies: "K>=1.22 (where the HostProcess field is kept)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_mixed(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -249,6 +256,9 @@ or enable the gate on 1.22.
     fix: None,
     source: "K-HPC, VAL",
     applies: "K<1.23 or runtime docker",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_unavailable(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -322,6 +332,9 @@ Remove `runAsNonRoot` (or set it to `false`) for HostProcess pods.
     fix: None,
     source: "K-HPC",
     applies: "K>=1.22 (where the HostProcess field is kept)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_runasnonroot(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -399,6 +412,9 @@ Set `runAsUserName` to the least-privileged account that works, usually
     fix: None,
     source: "K-HPC",
     applies: "K>=1.22 (where the HostProcess field is kept)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_user(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -497,6 +513,9 @@ path from the container.
     fix: None,
     source: "K-HPC",
     applies: "K>=1.22 (where the HostProcess field is kept)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_pipe_or_socket_mount(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -579,6 +598,9 @@ Run HostProcess pods in a namespace labelled `pod-security.kubernetes.io/enforce
     fix: None,
     source: "K-PSS, K-HPC",
     applies: "K>=1.25",
+    os: RuleOs::Windows,
+    context: &[Fact::NamespaceLabels],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_needs_privileged_pss(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -642,6 +664,9 @@ pod if it must run on the host.
     fix: None,
     source: "K-NET, KEP3503",
     applies: "all (K 1.26-1.32: unless the WindowsHostNetwork gate is on)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostnetwork_without_hostprocess(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -699,6 +724,9 @@ Use `dnsPolicy: ClusterFirst` (the default) or `Default`.
     fix: None,
     source: "K-INTRO",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn dns_clusterfirstwithhostnet(site: &PodSite, eval: &Eval) -> Vec<Finding> {

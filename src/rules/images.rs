@@ -8,6 +8,7 @@ use super::Rule;
 use crate::model::Eval;
 use crate::model::classify::Source;
 use crate::model::image::ImageInfo;
+use crate::model::meta::{Mutation, RuleOs};
 use crate::model::windows::{self, Build, Channel, Isolation};
 use crate::model::workload::Lookup;
 use crate::model::workload::{ContainerRef, PodSite};
@@ -174,6 +175,9 @@ Use a tag that names the Windows build of your nodes:
     fix: None,
     source: "MS-COMPAT, seed",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn image_untagged_or_latest(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -250,6 +254,9 @@ Use the image variant built for the nodes' build (`:ltsc2022`), or add nodes of 
     fix: None,
     source: "MS-COMPAT, MS-PORT",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -330,6 +337,9 @@ keep it next to a digest (`…:ltsc2022@sha256:…`) when you pin by digest.
     fix: None,
     source: "IIS, DNF",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn image_build_unknown(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -404,6 +414,9 @@ Use the MCR name: `mcr.microsoft.com/windows/servercore` (for `microsoft/windows
     fix: None,
     source: "MS-COMPAT, seed",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn legacy_dockerhub_microsoft(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -459,6 +472,9 @@ Spell the token as published: `mcr.microsoft.com/windows/servercore:20H2`.
     fix: None,
     source: "MS-LIFE, IIS",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn tag_case(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -521,6 +537,9 @@ Move to a supported LTSC image and nodes (`ltsc2022`, `ltsc2025`).
     fix: None,
     source: "MS-LIFE",
     applies: "date-based (--check-eol)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 /// Why `b` is past end of support on `today` (`YYYY-MM-DD`), if it is.
@@ -637,6 +656,9 @@ Use a Windows image of the node's build, e.g. `mcr.microsoft.com/windows/nanoser
     fix: None,
     source: "K-INTRO",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -707,6 +729,9 @@ nodes).
     fix: None,
     source: "MS-COMPAT",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Finding> {

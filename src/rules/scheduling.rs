@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::Rule;
 use crate::model::classify::{self, BUILD_LABEL, OS_LABELS, Os, Source};
+use crate::model::meta::{Fact, Mutation, RuleOs};
 use crate::model::windows::{self, Build};
 use crate::model::workload::PodSite;
 use crate::model::{Eval, escape};
@@ -105,6 +106,12 @@ The webhook applies the same fix as mutation M1.
     fix: Some(FixSafety::Safe),
     source: "K-UG, KEP116, seed",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation {
+        recorded_as: Some("nodeSelector"),
+        ..Mutation::DEFAULT
+    },
 };
 
 fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -157,6 +164,9 @@ Safe: rename the key to `kubernetes.io/os` (`kubernetes.io/arch`).
     fix: Some(FixSafety::Safe),
     source: "WARN, KL-LBL",
     applies: "K>=1.14",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn deprecated_beta_os_label(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -273,6 +283,13 @@ server would reject the pod, and a Deployment would loop on `FailedCreate`): add
     fix: Some(FixSafety::Safe),
     source: "K-UG, VAL",
     applies: "K>=1.24 (1.23 with IdentifyPodOS)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation {
+        recorded_as: Some("os"),
+        adds_spec_os: true,
+        ..Mutation::DEFAULT
+    },
 };
 
 fn missing_spec_os<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
@@ -342,6 +359,9 @@ Make the evidence agree: fix the selector, the label or the image.
     fix: None,
     source: "VAL, KL-PRED",
     applies: "all (label check K>=1.24)",
+    os: RuleOs::Any,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn os_signal_conflict(_site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -472,6 +492,13 @@ term instead. The webhook applies it as mutation M2 when the cluster has mixed b
     fix: Some(FixSafety::OptIn),
     source: "K-UG, PR84472",
     applies: "K>=1.17",
+    os: RuleOs::Windows,
+    context: &[Fact::RuntimeClasses],
+    mutation: Mutation {
+        recorded_as: Some("windowsBuild"),
+        adds_spec_os: false,
+        opt_in_when: Some(|target| target.cluster_mixed_builds),
+    },
 };
 
 fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -604,6 +631,9 @@ Select the build the images are made for, as `10.0.NNNNN`.
     fix: None,
     source: "KL-LBL, MS-COMPAT",
     applies: "K>=1.17",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -719,6 +749,12 @@ configured taint). The webhook applies it as mutation M3.
     fix: Some(FixSafety::Safe),
     source: "K-UG",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[Fact::RuntimeClasses],
+    mutation: Mutation {
+        recorded_as: Some("tolerations"),
+        ..Mutation::DEFAULT
+    },
 };
 
 fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -801,6 +837,9 @@ Split the pod, or use images of one OS.
     fix: None,
     source: "K-INTRO",
     applies: "all",
+    os: RuleOs::Any,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn mixed_os_images(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -856,6 +895,9 @@ Remove the key from the pod, or use a RuntimeClass that agrees.
     fix: None,
     source: "K-RC",
     applies: "K>=1.16",
+    os: RuleOs::Windows,
+    context: &[Fact::RuntimeClasses],
+    mutation: Mutation::DEFAULT,
 };
 
 fn runtimeclass_selector_conflict(site: &PodSite, eval: &Eval) -> Vec<Finding> {

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use super::Rule;
 use crate::model::Eval;
 use crate::model::KubeVersion;
-use crate::model::pod::{self, FieldValue, LinuxOnlyField};
+use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::pod::{self, FieldPlace, FieldValue, LinuxOnlyField};
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -133,13 +134,14 @@ fn linux_only_finding(
 
 fn linux_only_findings<'a>(
     meta: &'static RuleMeta,
+    place: FieldPlace,
     site: &PodSite<'a>,
     eval: &Eval<'a>,
     safety: impl Fn(&LinuxOnlyField) -> Option<FixSafety>,
 ) -> Vec<Finding> {
     eval.linux_only_fields(site)
         .iter()
-        .filter(|f| f.rule == meta.id)
+        .filter(|f| f.place == place)
         .map(|f| linux_only_finding(meta, site, eval, f, safety(f)))
         .collect()
 }
@@ -186,10 +188,15 @@ them in the annotation `winlint.io/stripped`.
     fix: Some(FixSafety::OptIn),
     source: "VAL, K-INTRO",
     applies: "K>=1.23 (error with spec.os.name: windows); any (warning)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn pod_securitycontext_linux_only<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
-    linux_only_findings(&WIN101, site, eval, |_| Some(FixSafety::OptIn))
+    linux_only_findings(&WIN101, FieldPlace::PodSecurityContext, site, eval, |_| {
+        Some(FixSafety::OptIn)
+    })
 }
 
 pub static WIN102: RuleMeta = RuleMeta {
@@ -225,10 +232,13 @@ automatic fix; remove them by hand (a HostProcess pod is the Windows way to reac
     fix: Some(FixSafety::Safe),
     source: "VAL",
     applies: "K>=1.23 (error with spec.os.name: windows); any (warning)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn host_namespaces<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
-    linux_only_findings(&WIN102, site, eval, |f| {
+    linux_only_findings(&WIN102, FieldPlace::HostNamespaces, site, eval, |f| {
         (f.class == FieldValue::Neutral).then_some(FixSafety::Safe)
     })
 }
@@ -284,15 +294,24 @@ cannot meet: no automatic fix (drop them, or use a HostProcess pod for host acce
     fix: Some(FixSafety::OptIn),
     source: "VAL, K-INTRO, K-PSS",
     applies: "K>=1.23 (error with spec.os.name: windows); any (warning)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn container_securitycontext_linux_only<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
     let declared = eval.os_declared_windows(site) && pod::spec_os_available(eval.target);
-    linux_only_findings(&WIN103, site, eval, |f| match f.class {
-        FieldValue::Neutral if declared => Some(FixSafety::Safe),
-        FieldValue::Neutral | FieldValue::NoEffect => Some(FixSafety::OptIn),
-        FieldValue::Intent => None,
-    })
+    linux_only_findings(
+        &WIN103,
+        FieldPlace::ContainerSecurityContext,
+        site,
+        eval,
+        |f| match f.class {
+            FieldValue::Neutral if declared => Some(FixSafety::Safe),
+            FieldValue::Neutral | FieldValue::NoEffect => Some(FixSafety::OptIn),
+            FieldValue::Intent => None,
+        },
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -326,6 +345,9 @@ Remove `windowsOptions`, or, if the pod is meant for Windows, set `spec.os.name:
     fix: None,
     source: "VAL",
     applies: "K>=1.24 (1.23 with IdentifyPodOS)",
+    os: RuleOs::Any,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn windowsoptions_on_linux_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -508,6 +530,9 @@ backslash (`'NT AUTHORITY\SYSTEM'`) or double it inside double quotes.
     fix: None,
     source: "VAL",
     applies: "K>=1.17 (1.16 with WindowsRunAsUserName)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn runasusername_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -591,6 +616,9 @@ webhook (kubernetes-sigs/windows-gmsa) and grant the service account `use` on th
     fix: None,
     source: "VAL",
     applies: "K>=1.16 (1.14 with WindowsGMSA)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -718,6 +746,13 @@ non-administrator user such as `ContainerUser`, see WIN409) by hand.
     fix: Some(FixSafety::Safe),
     source: "PSA, K-PSS",
     applies: "K>=1.25",
+    os: RuleOs::Windows,
+    context: &[Fact::NamespaceLabels],
+    mutation: Mutation {
+        recorded_as: Some("os"),
+        adds_spec_os: true,
+        ..Mutation::DEFAULT
+    },
 };
 
 fn psa_restricted_windows<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {

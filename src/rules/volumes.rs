@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::Rule;
 use crate::model::Eval;
 use crate::model::Runtime;
+use crate::model::meta::{Mutation, RuleOs};
 use crate::model::windows;
 use crate::model::workload::Lookup;
 use crate::model::workload::{ContainerRef, PodSite};
@@ -399,6 +400,9 @@ Windows node plugin, via a `persistentVolumeClaim`.
     fix: None,
     source: "seed, K-STOR, KEP116",
     applies: "all (legacy allow-list K≤1.13, modern K≥1.14)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn unsupported_volume_type(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -502,6 +506,9 @@ Consume the data as environment variables (`env[].valueFrom.secretKeyRef` / `con
     fix: None,
     source: "seed, K-OLD11",
     applies: "W≤1709 (any K)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn configmap_secret_volume_legacy(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -566,6 +573,9 @@ applied silently.
     fix: Some(FixSafety::OptIn),
     source: "K-STOR, K-INTRO, KEP116",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn emptydir_memory(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -626,6 +636,9 @@ has no Windows equivalent: remove it and redesign how the host and the container
     fix: Some(FixSafety::Safe),
     source: "K-INTRO, KEP116, VAL",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn mount_propagation(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -696,6 +709,9 @@ Use a filesystem volume (`volumeMode: Filesystem`) mounted with `volumeMounts`.
     fix: None,
     source: "K-INTRO, K-STOR",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn volume_devices(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -747,6 +763,9 @@ Mount the whole volume at a directory and point the application at the file insi
     fix: None,
     source: "K-STOR, KEP116",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn subpath(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -803,6 +822,9 @@ Remove the mode; protect the files with NTFS ACLs inside the image or with `runA
     fix: None,
     source: "K-STOR",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn file_mode_ignored(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -891,6 +913,9 @@ Safe: prefix `C:` (`/cache` → `C:/cache`), which is exactly what the kubelet d
     fix: Some(FixSafety::Safe),
     source: "KL-PATH, K-EX",
     applies: "all (warning K≤1.8)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn mountpath_not_windows_style(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -967,6 +992,9 @@ Give each mount its own directory.
     fix: None,
     source: "K-INTRO, KL-PATH",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn mountpath_case_collision(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -1037,6 +1065,9 @@ PersistentVolume/PersistentVolumeClaim.
     fix: None,
     source: "KL-PATH",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn unc_path(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -1106,6 +1137,9 @@ Mount the pipe at the same pipe path (`mountPath: '\\.\pipe\docker_engine'`).
     fix: None,
     source: "K-INTRO, KL-PATH",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn named_pipe_mismatch(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -1198,6 +1232,9 @@ Use the Windows location (`C:\var\log\pods`, `C:\ProgramData\…`) or a named pi
     fix: None,
     source: "K-INTRO",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn linux_hostpath(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -1263,6 +1300,9 @@ Use `terminationMessagePolicy: FallbackToLogsOnError`, or move the nodes to cont
     fix: None,
     source: "K-INTRO, K-STOR",
     applies: "runtime=docker",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn termination_message_file(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -1326,6 +1366,9 @@ raise this rule to error.
     fix: None,
     source: "kubernetes/website windows-security.md",
     applies: "W≥1803",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn secret_volume_cleartext(site: &PodSite, eval: &Eval) -> Vec<Finding> {
