@@ -95,7 +95,10 @@ fn testdata_objects(dir: &Path) -> Vec<(String, Value)> {
         };
         let rel = p.strip_prefix(dir).unwrap_or(&p).display().to_string();
         for (i, v) in values.into_iter().enumerate() {
-            for (j, (_, o)) in winlint::cli::objects(&v).into_iter().enumerate() {
+            for (j, (_, o)) in winlint::model::workload::objects(&v)
+                .into_iter()
+                .enumerate()
+            {
                 out.push((format!("testdata/{rel}#{i}.{j}"), o.clone()));
             }
         }

@@ -8,12 +8,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use crate::config::{Config, bad_build, rule_id};
-use crate::engine;
+use crate::engine::fix::{Commit, FixOptions, Fixer, PassFix, fix_allowed, prefix_op};
+use crate::engine::{self};
 use crate::model::Context;
 use crate::model::FixSafety;
 use crate::model::Operation;
 use crate::model::windows::{self, Isolation};
-use crate::model::workload;
+use crate::model::workload::{self, objects};
 use crate::model::{KubeVersion, Runtime, Taint};
 use crate::report::{self, FixState, InputError, Located, Report, Summary};
 use crate::rules;
@@ -473,31 +474,6 @@ fn read_file(p: &Path, out: &mut Vec<Input>, _errors: &mut Vec<InputError>) {
     });
 }
 
-/// The objects of a document: the document itself, or the items of a `List`, with the pointer
-/// prefix that locates each in the document.
-pub fn objects(doc: &Value) -> Vec<(String, &Value)> {
-    match doc.get("kind").and_then(Value::as_str) {
-        Some(k)
-            if k == "List"
-                || (k.ends_with("List") && doc.get("items").is_some_and(Value::is_array)) =>
-        {
-            doc.get("items")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .enumerate()
-                .flat_map(|(i, item)| {
-                    objects(item)
-                        .into_iter()
-                        .map(move |(p, v)| (format!("/items/{i}{p}"), v))
-                })
-                .collect()
-        }
-        _ if doc.is_object() => vec![(String::new(), doc)],
-        _ => Vec::new(),
-    }
-}
-
 fn object_label(v: &Value) -> String {
     let kind = v.get("kind").and_then(Value::as_str).unwrap_or("?");
     let name = v
@@ -557,7 +533,7 @@ fn lint_docs(
                         .collect();
                 }
                 let (line, column) = doc.map.locate(&pointer);
-                let fix = match (engine::fix_allowed(&f, cfg), fixed) {
+                let fix = match (fix_allowed(&f, cfg), fixed) {
                     (false, _) => FixState::None,
                     (true, false) => FixState::Fixable,
                     (true, true) => FixState::NotFixed,
@@ -878,83 +854,121 @@ fn lint(args: LintArgs) -> i32 {
     if failing > 0 { EXIT_FINDINGS } else { EXIT_OK }
 }
 
-/// A fix's identity across passes: (document index, rule, pointer).
-type FixKey = (usize, &'static str, String);
-
-/// Apply the allowed fixes to a file's text, surgically. Each pass plans every fix of every
-/// document at once (the planner applies the operations one after another, each against the
-/// text the previous one left), then re-parses: a fix that only appears once another is applied
-/// (WIN003 after a strip) is picked up by the next pass. A fix the planner cannot express (an
-/// edit under an aliased node) is left out and the others still apply. `Ok(None)` when nothing
+/// Apply the allowed fixes to a file's text, surgically: the [`Fixer`] lints and applies the
+/// fixes, [`TextDocument`] turns each pass's fixes into text edits. `Ok(None)` when nothing
 /// changed.
 pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>, String> {
-    use json_patch::PatchOperation;
-    const MAX_PASSES: usize = 16;
-    // (document, rule, pointer) of fixes that cannot be planned.
-    let mut stuck: BTreeSet<FixKey> = BTreeSet::new();
-    let mut cur = text.to_string();
-    for _ in 0..MAX_PASSES {
-        let docs = source::load(&cur).map_err(|e| format!("line {}: {}", e.line, e.message))?;
+    let fixer = Fixer {
+        config: cfg,
+        context: cx,
+        operation: Operation::Lint,
+        options: FixOptions::CLI,
+    };
+    let mut doc = TextDocument::new(text)?;
+    let fixed = fixer.fix(&mut doc, None, &[])?;
+    if !fixed.converged {
+        return Err(format!(
+            "fixes did not converge after {} passes",
+            FixOptions::CLI.max_passes
+        ));
+    }
+    Ok((doc.text != text).then_some(doc.text))
+}
+
+/// A YAML file as the fixer's [`Document`]: its roots are the file's documents. A pass's fixes
+/// become surgical text edits ([`crate::textedit::plan`]), all of a document's at once; the
+/// text is then loaded again for the next pass. A fix the planner cannot express (an edit under
+/// an aliased node) is given up and the others still apply.
+struct TextDocument {
+    text: String,
+    docs: Vec<Document>,
+    /// Each root's scratch copy for the pass (the fixer applies fixes there to normalize them).
+    working: Vec<Option<Value>>,
+}
+
+impl TextDocument {
+    fn new(text: &str) -> Result<Self, String> {
+        let mut doc = TextDocument {
+            text: text.to_string(),
+            docs: Vec::new(),
+            working: Vec::new(),
+        };
+        doc.load()?;
+        Ok(doc)
+    }
+
+    fn load(&mut self) -> Result<(), String> {
+        self.docs =
+            source::load(&self.text).map_err(|e| format!("line {}: {}", e.line, e.message))?;
+        self.working = vec![None; self.docs.len()];
+        Ok(())
+    }
+}
+
+impl engine::fix::Document for TextDocument {
+    type Error = String;
+
+    fn roots(&self) -> usize {
+        self.docs.len()
+    }
+
+    fn root(&self, i: usize) -> &Value {
+        &self.docs[i].value
+    }
+
+    fn working(&mut self, i: usize) -> &mut Value {
+        let docs = &self.docs;
+        self.working[i].get_or_insert_with(|| docs[i].value.clone())
+    }
+
+    fn commit(&mut self, fixes: &[PassFix]) -> Result<Commit, String> {
+        use json_patch::PatchOperation;
+        let mut commit = Commit::default();
         let mut edits = Vec::new();
-        for (di, doc) in docs.iter().enumerate() {
-            let mut working = doc.value.clone();
-            let mut candidates: Vec<(FixKey, Vec<PatchOperation>)> = Vec::new();
-            for (prefix, obj) in objects(&doc.value) {
-                let rep = engine::lint_object(obj, cfg, cx, Operation::Lint);
-                for f in rep.findings.iter().filter(|f| engine::fix_allowed(f, cfg)) {
-                    let key = (di, f.rule.id, format!("{prefix}{}", f.pointer));
-                    if stuck.contains(&key) {
-                        continue;
-                    }
-                    // Normalise against the object with the earlier fixes applied.
-                    let Some(target) = working.pointer_mut(&prefix) else {
-                        continue;
-                    };
-                    let (ops, applied) = engine::apply_fixes(target, std::slice::from_ref(f), cfg);
-                    if applied.is_empty() {
-                        stuck.insert(key);
-                        continue;
-                    }
-                    candidates.push((
-                        key,
-                        ops.into_iter().map(|op| prefix_op(&prefix, op)).collect(),
-                    ));
-                }
-            }
-            if candidates.is_empty() {
+        for (di, doc) in self.docs.iter().enumerate() {
+            let mine: Vec<(usize, &PassFix)> = fixes
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.root == di)
+                .collect();
+            if mine.is_empty() {
                 continue;
             }
-            let all: Vec<PatchOperation> = candidates
+            let all: Vec<PatchOperation> = mine
                 .iter()
-                .flat_map(|(_, ops)| ops.iter().cloned())
+                .flat_map(|(_, f)| f.ops.iter().cloned())
                 .collect();
-            if let Ok(e) = crate::textedit::plan(&cur, doc, &all) {
+            if let Ok(e) = crate::textedit::plan(&self.text, doc, &all) {
                 edits.extend(e);
                 continue;
             }
             // Keep the fixes that plan together; a fix that cannot be planned even on its own
             // is given up, the others are retried in the next pass.
             let mut kept: Vec<PatchOperation> = Vec::new();
-            for (key, ops) in candidates {
+            for (i, f) in mine {
                 let mut trial = kept.clone();
-                trial.extend(ops.iter().cloned());
-                if crate::textedit::plan(&cur, doc, &trial).is_ok() {
+                trial.extend(f.ops.iter().cloned());
+                if crate::textedit::plan(&self.text, doc, &trial).is_ok() {
                     kept = trial;
-                } else if crate::textedit::plan(&cur, doc, &ops).is_err() {
-                    stuck.insert(key);
+                } else if crate::textedit::plan(&self.text, doc, &f.ops).is_err() {
+                    commit.given_up.push(i);
                 }
             }
             if !kept.is_empty() {
-                edits.extend(crate::textedit::plan(&cur, doc, &kept).map_err(|e| e.to_string())?);
+                edits.extend(
+                    crate::textedit::plan(&self.text, doc, &kept).map_err(|e| e.to_string())?,
+                );
             }
         }
         if edits.is_empty() {
-            return Ok((cur != text).then_some(cur));
+            return Ok(commit);
         }
         edits.sort_by_key(|e| e.start);
-        cur = crate::textedit::apply(&cur, &edits);
+        self.text = crate::textedit::apply(&self.text, &edits);
+        commit.changed = true;
+        self.load()?;
+        Ok(commit)
     }
-    Err(format!("fixes did not converge after {MAX_PASSES} passes"))
 }
 
 /// The fixed text, with the original's byte-order mark kept.
@@ -973,32 +987,6 @@ fn diff_name(side: &str, name: &str) -> String {
         name.to_string()
     } else {
         format!("{side}/{name}")
-    }
-}
-
-fn prefix_op(prefix: &str, op: json_patch::PatchOperation) -> json_patch::PatchOperation {
-    use json_patch::PatchOperation as P;
-    if prefix.is_empty() {
-        return op;
-    }
-    let pre = |p: &json_patch::jsonptr::PointerBuf| {
-        json_patch::jsonptr::PointerBuf::parse(format!("{prefix}{p}"))
-            .expect("prefixed pointer is valid")
-    };
-    match op {
-        P::Add(mut o) => {
-            o.path = pre(&o.path);
-            P::Add(o)
-        }
-        P::Remove(mut o) => {
-            o.path = pre(&o.path);
-            P::Remove(o)
-        }
-        P::Replace(mut o) => {
-            o.path = pre(&o.path);
-            P::Replace(o)
-        }
-        other => other,
     }
 }
 

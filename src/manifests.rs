@@ -287,7 +287,7 @@ pub fn webhook_configurations(
 }
 
 /// Namespace label that makes probably-Windows pods mutated (`/mutate/windows-namespace`).
-pub const DEFAULT_OS_LABEL: &str = crate::admission::DEFAULT_OS_LABEL;
+pub use crate::model::labels::DEFAULT_OS_LABEL;
 /// The namespace label of the enforced Pod Security level.
 pub const PSA_ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
 /// Pod Security levels with their own validating webhook (`/validate/pss/{level}`).

@@ -766,7 +766,7 @@ async fn mutate_windows_namespace(
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
     let labels = std::collections::BTreeMap::from([(
-        crate::admission::DEFAULT_OS_LABEL.to_string(),
+        crate::model::labels::DEFAULT_OS_LABEL.to_string(),
         "windows".to_string(),
     )]);
     admit_with(state, Endpoint::Mutate, body, Some(labels)).await

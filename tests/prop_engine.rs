@@ -27,7 +27,8 @@ use serde_json::{Map, Value, json};
 
 use winlint::admission::{Endpoint, Webhook};
 use winlint::config::{Config, KubeVersion};
-use winlint::engine;
+use winlint::engine::fix::{self, FixOptions, Fixer, InPlace};
+use winlint::engine::{self, mutation};
 use winlint::model::Context;
 use winlint::model::classify;
 use winlint::model::image;
@@ -632,7 +633,7 @@ fn fingerprint(findings: &[Finding]) -> Vec<String> {
 fn allowed_fixes(findings: &[Finding], config: &Config) -> Vec<String> {
     findings
         .iter()
-        .filter(|f| engine::fix_allowed(f, config))
+        .filter(|f| fix::fix_allowed(f, config))
         .map(|f| {
             format!(
                 "{} at {}: {}",
@@ -801,7 +802,7 @@ proptest! {
             let b = fingerprint(&lint(&obj, &cfg, op));
             prop_assert_eq!(a, b);
         }
-        let _ = winlint::admission::mutation(&obj, &cfg);
+        let _ = mutation::mutate(&mut obj.clone(), &cfg);
     }
 
     /// 2. Fixes converge (within 3 passes: see `fixes_converge_in_one_pass` for the strict,
@@ -814,7 +815,7 @@ proptest! {
         for _pass in 0..3 {
             let findings = lint(&current, &cfg, Operation::Lint);
             let mut fixed = current.clone();
-            let (patch, _) = engine::apply_fixes(&mut fixed, &findings, &cfg);
+            let (patch, _) = fix::apply_fixes(&mut fixed, &findings, &cfg);
             let mut replay = current.clone();
             prop_assert!(json_patch::patch(&mut replay, &patch).is_ok(), "patch does not apply to the original");
             prop_assert_eq!(&replay, &fixed, "patch does not reproduce the fixed object");
@@ -839,7 +840,7 @@ proptest! {
         }
         let findings = lint(&obj, &cfg, Operation::Lint);
         let mut fixed = obj.clone();
-        engine::apply_fixes(&mut fixed, &findings, &cfg);
+        fix::apply_fixes(&mut fixed, &findings, &cfg);
         if os_windows(&fixed) {
             let left = forbidden_left(&fixed, &cfg);
             prop_assert!(left.is_empty(), "spec.os.name=windows added with Linux-only fields {:?}\n{}", left, fixed);
@@ -933,13 +934,13 @@ proptest! {
 proptest! {
     #![proptest_config(pt_config())]
 
-    /// 2 (strict). One `fix_object` call leaves no finding whose fix is allowed (it re-lints
+    /// 2 (strict). One run of the fixer leaves no finding whose fix is allowed (it re-lints
     /// between passes; see `regression_win003_appears_after_win102_fix`).
     #[test]
-    fn fixes_converge_in_one_fix_object_call(obj in object(), cfg in config()) {
+    fn fixes_converge_in_one_fixer_run(obj in object(), cfg in config()) {
         let findings = lint(&obj, &cfg, Operation::Lint);
         let mut fixed = obj.clone();
-        engine::fix_object(&mut fixed, &findings, &cfg, &Context::default(), Operation::Lint, &[]);
+        fix_in_place(&mut fixed, &findings, &cfg);
         let left = allowed_fixes(&lint(&fixed, &cfg, Operation::Lint), &cfg);
         prop_assert!(left.is_empty(), "fixable findings left after one pass: {:?}\n{}", left, fixed);
     }
@@ -975,18 +976,26 @@ fn real_reviews_are_answered_well_formed() {
     }
 }
 
-/// One `apply_fixes` pass then re-lint: the allowed fixes still offered.
+/// The fixer on `object` in place (lint operation, the webhook's 4 passes).
+fn fix_in_place(object: &mut Value, findings: &[Finding], cfg: &Config) {
+    let fixer = Fixer {
+        config: cfg,
+        context: &Context::default(),
+        operation: Operation::Lint,
+        options: FixOptions::WEBHOOK,
+    };
+    let mut doc = InPlace {
+        object,
+        patch: Vec::new(),
+    };
+    let Ok(_) = fixer.fix(&mut doc, Some(findings), &[]);
+}
+
+/// One run of the fixer then re-lint: the allowed fixes still offered.
 fn left_after_one_pass(obj: &Value, cfg: &Config) -> Vec<String> {
     let findings = lint(obj, cfg, Operation::Lint);
     let mut fixed = obj.clone();
-    engine::fix_object(
-        &mut fixed,
-        &findings,
-        cfg,
-        &Context::default(),
-        Operation::Lint,
-        &[],
-    );
+    fix_in_place(&mut fixed, &findings, cfg);
     allowed_fixes(&lint(&fixed, cfg, Operation::Lint), cfg)
 }
 

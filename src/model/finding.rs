@@ -75,9 +75,71 @@ pub mod ops {
             value,
         })
     }
+
+    /// The operation that sets `object[map_ptr][key] = value`: a member add when the map
+    /// exists, else an add of the whole map (and of its parent map, when that is missing too).
+    /// `None` when the entry already has that value.
+    pub fn set_entry(
+        object: &Value,
+        map_ptr: &str,
+        key: &str,
+        value: Value,
+    ) -> Option<PatchOperation> {
+        use crate::model::workload::Lookup;
+        Some(match object.lookup(map_ptr) {
+            Some(Value::Object(m)) if m.get(key) == Some(&value) => return None,
+            Some(Value::Object(_)) => add(
+                &format!("{map_ptr}/{}", crate::model::finding::escape(key)),
+                value,
+            ),
+            _ => {
+                let mut m = serde_json::Map::new();
+                m.insert(key.to_string(), value);
+                let (parent, last) = map_ptr.rsplit_once('/').unwrap_or(("", map_ptr));
+                if !parent.is_empty() && !matches!(object.lookup(parent), Some(Value::Object(_))) {
+                    let mut outer = serde_json::Map::new();
+                    outer.insert(last.replace("~1", "/").replace("~0", "~"), Value::Object(m));
+                    let (pp, plast) = parent.rsplit_once('/').unwrap_or(("", parent));
+                    add(&format!("{pp}/{plast}"), Value::Object(outer))
+                } else {
+                    add(map_ptr, Value::Object(m))
+                }
+            }
+        })
+    }
 }
 
 /// JSON-pointer escape of one token (`kubernetes.io/os` → `kubernetes.io~1os`).
 pub fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::ops;
+
+    /// `set_entry` adds a member to an existing map, else the map (and its missing parent).
+    #[test]
+    fn set_entry_creates_missing_maps() {
+        let mut obj = json!({"metadata": {"name": "x"}});
+        let op = ops::set_entry(&obj, "/metadata/annotations", "a/b~c", "v".into()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&op).unwrap()["path"],
+            "/metadata/annotations"
+        );
+        json_patch::patch(&mut obj, &[op]).unwrap();
+        assert_eq!(obj["metadata"]["annotations"]["a/b~c"], "v");
+        let op = ops::set_entry(&obj, "/metadata/annotations", "d", "w".into()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&op).unwrap()["path"],
+            "/metadata/annotations/d"
+        );
+        assert!(ops::set_entry(&obj, "/metadata/annotations", "a/b~c", "v".into()).is_none());
+        let mut tpl = json!({"spec": {"template": {"spec": {}}}});
+        let op = ops::set_entry(&tpl, "/spec/template/metadata/labels", "k", "v".into()).unwrap();
+        json_patch::patch(&mut tpl, &[op]).unwrap();
+        assert_eq!(tpl["spec"]["template"]["metadata"]["labels"]["k"], "v");
+    }
 }

@@ -194,6 +194,31 @@ pub fn pod_sites(object: &Value) -> Vec<PodSite<'_>> {
     }]
 }
 
+/// The objects of a document: the document itself, or the items of a `List`, with the pointer
+/// prefix that locates each in the document.
+pub fn objects(doc: &Value) -> Vec<(String, &Value)> {
+    match doc.get("kind").and_then(Value::as_str) {
+        Some(k)
+            if k == "List"
+                || (k.ends_with("List") && doc.get("items").is_some_and(Value::is_array)) =>
+        {
+            doc.get("items")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .flat_map(|(i, item)| {
+                    objects(item)
+                        .into_iter()
+                        .map(move |(p, v)| (format!("/items/{i}{p}"), v))
+                })
+                .collect()
+        }
+        _ if doc.is_object() => vec![(String::new(), doc)],
+        _ => Vec::new(),
+    }
+}
+
 /// Whether the kind carries a pod.
 pub fn is_pod_kind(kind: &str) -> bool {
     POD_KINDS.iter().any(|(k, _)| *k == kind)

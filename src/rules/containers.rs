@@ -1274,7 +1274,8 @@ mod tests {
 
     use super::*;
     use crate::config::Config;
-    use crate::engine::{apply_fixes, lint_object};
+    use crate::engine::fix::apply_fixes;
+    use crate::engine::lint_object;
     use crate::model::Context;
     use crate::model::Operation;
     use crate::rules::testutil::{cfg, findings, hits, ids, legacy, set, unset, winok};

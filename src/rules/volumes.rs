@@ -1601,7 +1601,7 @@ mod tests {
         let c = cfg();
         let fs = findings(&pod, &c);
         let mut obj = pod.clone();
-        let (_, applied) = crate::engine::apply_fixes(&mut obj, &fs, &c);
+        let (_, applied) = crate::engine::fix::apply_fixes(&mut obj, &fs, &c);
         assert!(applied.contains(&"WIN308"));
         assert_eq!(obj, f);
     }
@@ -1672,7 +1672,7 @@ mod tests {
         // Not applied without opt-in.
         let c = cfg();
         let mut obj = pod.clone();
-        let (_, applied) = crate::engine::apply_fixes(&mut obj, &fs, &c);
+        let (_, applied) = crate::engine::fix::apply_fixes(&mut obj, &fs, &c);
         assert!(applied.is_empty());
         let disk = set(pod, "/spec/volumes/0/emptyDir", json!({}));
         assert!(hits(&disk, &cfg(), "WIN303").is_empty());
