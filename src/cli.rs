@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
-use crate::config::{Config, bad_build, rule_id};
+use crate::config::{Config, ConfigError, rule_id};
 use crate::engine::fix::{Commit, FixOptions, Fixer, PassFix, fix_allowed, prefix_op};
 use crate::engine::{self};
 use crate::model::Context;
@@ -86,7 +86,7 @@ enum ColorChoice {
     Never,
 }
 
-/// Target and policy flags, shared by `lint` and `serve`.
+/// Target and policy flags of `lint` (`serve` reads its target and policy from `--config`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct TargetArgs {
     /// winlint.yaml with target, rule severities, disabled rules and fix policy.
@@ -123,19 +123,15 @@ pub struct TargetArgs {
 
 impl TargetArgs {
     /// Defaults, then `--config`, then flags.
-    pub fn to_config(&self) -> Result<Config, String> {
+    pub fn to_config(&self) -> Result<Config, ConfigError> {
         let mut cfg = match &self.config {
-            Some(p) => {
-                let text =
-                    std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-                Config::from_yaml(&text, &p.display().to_string())?
-            }
+            Some(p) => Config::from_file(p)?,
             None => Config::default(),
         };
         let t = &mut cfg.target;
         if let Some(v) = &self.kubernetes_version {
             t.kubernetes = KubeVersion::parse(v)
-                .ok_or_else(|| format!("--kubernetes-version {v:?}: expected e.g. 1.34"))?;
+                .ok_or_else(|| ConfigError::KubernetesVersionFlag(v.clone()))?;
         }
         if !self.windows_builds.is_empty() {
             t.windows_builds = self
@@ -144,7 +140,7 @@ impl TargetArgs {
                 .flat_map(|s| s.split(','))
                 .map(|s| {
                     windows::parse_build(s)
-                        .ok_or_else(|| format!("--windows-build: {}", bad_build(s)))
+                        .ok_or_else(|| ConfigError::WindowsBuildFlag(s.to_string()))
                 })
                 .collect::<Result<_, _>>()?;
         }
@@ -165,10 +161,10 @@ impl TargetArgs {
         for g in &self.feature_gates {
             let (name, val) = g
                 .split_once('=')
-                .ok_or_else(|| format!("--feature-gate {g:?}: expected Name=true"))?;
+                .ok_or_else(|| ConfigError::FeatureGateFormat(g.clone()))?;
             let val: bool = val
                 .parse()
-                .map_err(|_| format!("--feature-gate {g:?}: value must be true or false"))?;
+                .map_err(|_| ConfigError::FeatureGateValue(g.clone()))?;
             t.feature_gates.insert(name.to_string(), val);
         }
         if !self.windows_taints.is_empty() {
@@ -449,11 +445,11 @@ fn collect_inputs(paths: &[PathBuf], errors: &mut Vec<InputError>) -> Vec<Input>
             }
             for f in files {
                 if seen.insert(std::fs::canonicalize(&f).unwrap_or_else(|_| f.clone())) {
-                    read_file(&f, &mut out, errors);
+                    read_file(&f, &mut out);
                 }
             }
         } else if seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())) {
-            read_file(p, &mut out, errors);
+            read_file(p, &mut out);
         }
     }
     out
@@ -466,7 +462,7 @@ fn is_manifest(p: &Path) -> bool {
     )
 }
 
-fn read_file(p: &Path, out: &mut Vec<Input>, _errors: &mut Vec<InputError>) {
+fn read_file(p: &Path, out: &mut Vec<Input>) {
     out.push(Input {
         name: p.display().to_string(),
         path: Some(p.to_path_buf()),
@@ -857,7 +853,7 @@ fn lint(args: LintArgs) -> i32 {
 /// Apply the allowed fixes to a file's text, surgically: the [`Fixer`] lints and applies the
 /// fixes, [`TextDocument`] turns each pass's fixes into text edits. `Ok(None)` when nothing
 /// changed.
-pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>, String> {
+pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>, FixError> {
     let fixer = Fixer {
         config: cfg,
         context: cx,
@@ -867,12 +863,21 @@ pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>
     let mut doc = TextDocument::new(text)?;
     let fixed = fixer.fix(&mut doc, None, &[])?;
     if !fixed.converged {
-        return Err(format!(
-            "fixes did not converge after {} passes",
-            FixOptions::CLI.max_passes
-        ));
+        return Err(FixError::NotConverged(FixOptions::CLI.max_passes));
     }
     Ok((doc.text != text).then_some(doc.text))
+}
+
+/// Why `--fix` could not fix a file.
+#[derive(Debug, thiserror::Error)]
+pub enum FixError {
+    /// The text as fixed so far does not load.
+    #[error("line {line}: {message}")]
+    Load { line: usize, message: String },
+    #[error(transparent)]
+    Plan(#[from] crate::textedit::EditError),
+    #[error("fixes did not converge after {0} passes")]
+    NotConverged(usize),
 }
 
 /// A YAML file as the fixer's [`Document`]: its roots are the file's documents. A pass's fixes
@@ -887,7 +892,7 @@ struct TextDocument {
 }
 
 impl TextDocument {
-    fn new(text: &str) -> Result<Self, String> {
+    fn new(text: &str) -> Result<Self, FixError> {
         let mut doc = TextDocument {
             text: text.to_string(),
             docs: Vec::new(),
@@ -897,16 +902,18 @@ impl TextDocument {
         Ok(doc)
     }
 
-    fn load(&mut self) -> Result<(), String> {
-        self.docs =
-            source::load(&self.text).map_err(|e| format!("line {}: {}", e.line, e.message))?;
+    fn load(&mut self) -> Result<(), FixError> {
+        self.docs = source::load(&self.text).map_err(|e| FixError::Load {
+            line: e.line,
+            message: e.message,
+        })?;
         self.working = vec![None; self.docs.len()];
         Ok(())
     }
 }
 
 impl engine::fix::Document for TextDocument {
-    type Error = String;
+    type Error = FixError;
 
     fn roots(&self) -> usize {
         self.docs.len()
@@ -921,7 +928,7 @@ impl engine::fix::Document for TextDocument {
         self.working[i].get_or_insert_with(|| docs[i].value.clone())
     }
 
-    fn commit(&mut self, fixes: &[PassFix]) -> Result<Commit, String> {
+    fn commit(&mut self, fixes: &mut [PassFix]) -> Result<Commit, FixError> {
         use json_patch::PatchOperation;
         let mut commit = Commit::default();
         let mut edits = Vec::new();
@@ -955,9 +962,7 @@ impl engine::fix::Document for TextDocument {
                 }
             }
             if !kept.is_empty() {
-                edits.extend(
-                    crate::textedit::plan(&self.text, doc, &kept).map_err(|e| e.to_string())?,
-                );
+                edits.extend(crate::textedit::plan(&self.text, doc, &kept)?);
             }
         }
         if edits.is_empty() {

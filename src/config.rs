@@ -8,6 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::model::Severity;
+use crate::model::labels::EXEMPT_NAMESPACE_LABEL;
+use crate::model::meta::UnknownSeverity;
+use crate::model::target::TaintError;
 /// The target's types, at the path they had before [`crate::model`] held them.
 pub use crate::model::target::{KubeVersion, Runtime, Taint, Target};
 use crate::model::windows::{self, Isolation};
@@ -67,7 +70,7 @@ impl Default for Config {
             target: Target::default(),
             policy: Policy {
                 safe_fixes: true,
-                exempt_namespace_label: "winlint.io/ignore".into(),
+                exempt_namespace_label: EXEMPT_NAMESPACE_LABEL.into(),
                 ..Policy::default()
             },
         }
@@ -117,34 +120,94 @@ pub struct WebhookFile {
     pub exempt_namespace_label: Option<String>,
 }
 
-/// Resolve a rule key (ID or name) to its ID.
-pub fn rule_id(key: &str) -> Result<&'static str, String> {
+/// What the builds of `target.windowsBuilds` and `--windows-build` may be.
+const BUILD_HINT: &str =
+    "expected ltsc2016|ltsc2019|ltsc2022|ltsc2025, 1709, 1803, 20H2, … or 10.0.NNNNN";
+
+/// A configuration (file or flags) that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("unknown rule {0:?} (see `winlint rules`)")]
+    UnknownRule(String),
+    #[error("target.kubernetesVersion {0:?}: expected e.g. \"1.34\"")]
+    KubernetesVersion(String),
+    #[error(
+        "target.kubernetesVersion {0}: quote it, e.g. \"1.30\" (unquoted, YAML reads 1.30 as the number 1.3)"
+    )]
+    UnquotedKubernetesVersion(serde_json::Value),
+    #[error("Windows build {0:?}: {hint}", hint = BUILD_HINT)]
+    WindowsBuild(String),
+    #[error(transparent)]
+    Taint(#[from] TaintError),
+    #[error("rules.{key}: {source}")]
+    RuleSeverity {
+        key: String,
+        source: UnknownSeverity,
+    },
+    #[error("rules.{key}: {value} is not a severity (error, warning, info or off)")]
+    RuleValue {
+        key: String,
+        value: serde_json::Value,
+    },
+    /// The file is not YAML.
+    #[error("{file}:{line}: {message}")]
+    Syntax {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    /// The file is YAML but not a `winlint.yaml`.
+    #[error("{file}: {source}")]
+    Schema {
+        file: String,
+        source: serde_json::Error,
+    },
+    /// An error in the named file.
+    #[error("{file}: {source}")]
+    InFile {
+        file: String,
+        source: Box<ConfigError>,
+    },
+    #[error("{path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("--kubernetes-version {0:?}: expected e.g. 1.34")]
+    KubernetesVersionFlag(String),
+    #[error("--windows-build: Windows build {0:?}: {hint}", hint = BUILD_HINT)]
+    WindowsBuildFlag(String),
+    #[error("--feature-gate {0:?}: expected Name=true")]
+    FeatureGateFormat(String),
+    #[error("--feature-gate {0:?}: value must be true or false")]
+    FeatureGateValue(String),
+}
+
+/// Resolve a rule key (ID or name) to its ID, through the registry.
+pub fn rule_id(key: &str) -> Result<&'static str, ConfigError> {
     crate::rules::find(key)
         .map(|r| r.meta.id)
-        .ok_or_else(|| format!("unknown rule {key:?} (see `winlint rules`)"))
+        .ok_or_else(|| ConfigError::UnknownRule(key.to_string()))
 }
 
 impl Config {
     /// Apply a config file on top of `self`.
-    pub fn apply_file(&mut self, f: &ConfigFile) -> Result<(), String> {
+    pub fn apply_file(&mut self, f: &ConfigFile) -> Result<(), ConfigError> {
         let t = &f.target;
         match &t.kubernetes_version {
             None => {}
             Some(serde_json::Value::String(v)) => {
-                self.target.kubernetes = KubeVersion::parse(v).ok_or_else(|| {
-                    format!("target.kubernetesVersion {v:?}: expected e.g. \"1.34\"")
-                })?;
+                self.target.kubernetes = KubeVersion::parse(v)
+                    .ok_or_else(|| ConfigError::KubernetesVersion(v.clone()))?;
             }
-            Some(v) => {
-                return Err(format!(
-                    "target.kubernetesVersion {v}: quote it, e.g. \"1.30\" (unquoted, YAML reads 1.30 as the number 1.3)"
-                ));
-            }
+            Some(v) => return Err(ConfigError::UnquotedKubernetesVersion(v.clone())),
         }
         if let Some(b) = &t.windows_builds {
             self.target.windows_builds = b
                 .iter()
-                .map(|s| windows::parse_build(s).ok_or_else(|| bad_build(s)))
+                .map(|s| {
+                    windows::parse_build(s).ok_or_else(|| ConfigError::WindowsBuild(s.clone()))
+                })
                 .collect::<Result<_, _>>()?;
         }
         if let Some(i) = t.isolation {
@@ -183,17 +246,20 @@ impl Config {
                 serde_json::Value::String(s) => {
                     let sev = match s.to_ascii_lowercase().as_str() {
                         "off" | "disabled" | "false" | "none" => None,
-                        s => Some(
-                            s.parse::<Severity>()
-                                .map_err(|e| format!("rules.{k}: {e}"))?,
-                        ),
+                        s => Some(s.parse::<Severity>().map_err(|source| {
+                            ConfigError::RuleSeverity {
+                                key: k.clone(),
+                                source,
+                            }
+                        })?),
                     };
                     self.policy.overrides.insert(id.to_string(), sev);
                 }
                 other => {
-                    return Err(format!(
-                        "rules.{k}: {other} is not a severity (error, warning, info or off)"
-                    ));
+                    return Err(ConfigError::RuleValue {
+                        key: k.clone(),
+                        value: other.clone(),
+                    });
                 }
             }
         }
@@ -214,25 +280,37 @@ impl Config {
     }
 
     /// Parse `winlint.yaml` text (YAML or JSON).
-    pub fn from_yaml(text: &str, name: &str) -> Result<Config, String> {
-        let docs =
-            crate::source::load(text).map_err(|e| format!("{name}:{}: {}", e.line, e.message))?;
+    pub fn from_yaml(text: &str, name: &str) -> Result<Config, ConfigError> {
+        let docs = crate::source::load(text).map_err(|e| ConfigError::Syntax {
+            file: name.to_string(),
+            line: e.line,
+            message: e.message,
+        })?;
         let mut cfg = Config::default();
         if let Some(doc) = docs.into_iter().next() {
             if !doc.value.is_null() {
                 let f: ConfigFile =
-                    serde_json::from_value(doc.value).map_err(|e| format!("{name}: {e}"))?;
-                cfg.apply_file(&f).map_err(|e| format!("{name}: {e}"))?;
+                    serde_json::from_value(doc.value).map_err(|source| ConfigError::Schema {
+                        file: name.to_string(),
+                        source,
+                    })?;
+                cfg.apply_file(&f).map_err(|e| ConfigError::InFile {
+                    file: name.to_string(),
+                    source: Box::new(e),
+                })?;
             }
         }
         Ok(cfg)
     }
-}
 
-pub fn bad_build(s: &str) -> String {
-    format!(
-        "Windows build {s:?}: expected ltsc2016|ltsc2019|ltsc2022|ltsc2025, 1709, 1803, 20H2, … or 10.0.NNNNN"
-    )
+    /// Defaults, then the file at `path`.
+    pub fn from_file(path: &std::path::Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Config::from_yaml(&text, &path.display().to_string())
+    }
 }
 
 #[cfg(test)]

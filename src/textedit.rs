@@ -139,11 +139,6 @@ pub fn apply(text: &str, edits: &[Edit]) -> String {
     out
 }
 
-/// `apply(text, plan(text, doc, ops)?)`.
-pub fn fix(text: &str, doc: &Document, ops: &[PatchOperation]) -> Result<String, EditError> {
-    Ok(apply(text, &plan(text, doc, ops)?))
-}
-
 // ---------------------------------------------------------------------------------------------
 
 fn reload(text: &str, pointer: &str) -> Result<Document, EditError> {

@@ -1022,8 +1022,8 @@ fn pod_with_paths(mount_path: &str, host_path: &str) -> Value {
                                  "volumeMounts": [{"name": "data", "mountPath": mount_path}]}]}})
 }
 
-/// Found by the `admission_review` fuzz target (fuzz/, 2026-11-23): `rules::volumes::is_named_pipe`
-/// slices `p[..9]` by bytes, so a path whose 9th byte falls inside a multi-byte character
+/// Found by the `admission_review` fuzz target (fuzz/, 2026-11-23): `model::paths::kubelet_pipe_path`
+/// (then `rules::volumes::is_named_pipe`) sliced `p[..9]` by bytes, so a path whose 9th byte falls inside a multi-byte character
 /// (`/var/runц…`, a damaged service-account mount path) panics ("byte index 9 is not a char
 /// boundary"). The webhook's catch_unwind turns it into an onError answer; `winlint FILE` dies.
 /// Expected: no panic (the path is simply not a named pipe).
@@ -1042,7 +1042,7 @@ fn regression_named_pipe_check_on_non_ascii_path() {
 fn regression_unc_check_on_non_ascii_path() {
     let cfg = Config::default();
     let path = "\\\\?\\UNCц\\server\\share";
-    let _ = winlint::rules::volumes::is_smb_unc(path);
+    let _ = winlint::model::paths::is_smb_unc(path);
     let obj = pod_with_paths(path, path);
     for op in [Operation::Lint, Operation::Create] {
         let _ = lint(&obj, &cfg, op);

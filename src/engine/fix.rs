@@ -358,17 +358,31 @@ impl FixOptions {
 }
 
 /// One fix a pass applied to the working copy of a root.
-#[derive(Debug, Clone)]
-pub struct PassFix {
+#[derive(Debug)]
+pub struct PassFix<'f> {
     /// The root (YAML document) it belongs to.
     pub root: usize,
-    pub rule: &'static RuleMeta,
-    /// Where the finding is, from the root.
-    pub pointer: String,
+    /// The pointer of the finding's object in the root (`""`, or `/items/3` in a `List`).
+    pub prefix: &'f str,
+    pub finding: &'f Finding,
     /// The operations, normalized against the root as the pass's earlier fixes left it, with
-    /// pointers from the root.
+    /// pointers from the root. [`Document::commit`] may take them.
     pub ops: Vec<PatchOperation>,
 }
+
+impl PassFix<'_> {
+    /// The fix's identity across passes: (root, rule, pointer of the finding from the root).
+    fn key(&self) -> FixKey {
+        (
+            self.root,
+            self.finding.rule.id,
+            format!("{}{}", self.prefix, self.finding.pointer),
+        )
+    }
+}
+
+/// (root, rule, pointer from the root) of a fix.
+type FixKey = (usize, &'static str, String);
 
 /// What a [`Document`] made of a pass's fixes.
 #[derive(Debug, Default)]
@@ -392,7 +406,7 @@ pub trait Document {
     /// scratch copy of it made for the pass.
     fn working(&mut self, i: usize) -> &mut Value;
     /// Realize one pass's fixes, in order.
-    fn commit(&mut self, fixes: &[PassFix]) -> Result<Commit, Self::Error>;
+    fn commit(&mut self, fixes: &mut [PassFix]) -> Result<Commit, Self::Error>;
 }
 
 /// A document that is one object patched in place (the webhook): every fix a pass applies is
@@ -413,9 +427,9 @@ impl Document for InPlace<'_> {
     fn working(&mut self, _: usize) -> &mut Value {
         self.object
     }
-    fn commit(&mut self, fixes: &[PassFix]) -> Result<Commit, Self::Error> {
-        for f in fixes {
-            self.patch.extend(f.ops.iter().cloned());
+    fn commit(&mut self, fixes: &mut [PassFix]) -> Result<Commit, Self::Error> {
+        for f in fixes.iter_mut() {
+            self.patch.append(&mut f.ops);
         }
         Ok(Commit {
             changed: !fixes.is_empty(),
@@ -460,77 +474,78 @@ impl Fixer<'_> {
     ) -> Result<Fixed, D::Error> {
         debug_assert!(first.is_none() || doc.roots() == 1);
         let mut out = Fixed::default();
-        // (root, rule, pointer) of fixes given up.
-        let mut given_up: HashSet<(usize, &'static str, String)> = HashSet::new();
+        // Fixes given up for the rest of the run.
+        let mut given_up: HashSet<FixKey> = HashSet::new();
         for pass in 0..self.options.max_passes {
-            let mut fixes: Vec<PassFix> = Vec::new();
-            let mut linted: Vec<Finding> = Vec::new();
-            for r in 0..doc.roots() {
-                let lints: Vec<(String, Vec<Finding>)> = match first.filter(|_| pass == 0) {
-                    Some(_) => Vec::new(),
-                    None => objects(doc.root(r))
-                        .into_iter()
-                        .map(|(prefix, o)| {
-                            let report = lint_object(o, self.config, self.context, self.operation);
-                            (prefix, report.findings)
-                        })
-                        .collect(),
-                };
-                let given: Vec<(String, &[Finding])> = match first.filter(|_| pass == 0) {
-                    Some(f) => vec![(String::new(), f)],
-                    None => lints
-                        .iter()
-                        .map(|(p, f)| (p.clone(), f.as_slice()))
-                        .collect(),
-                };
-                let working = doc.working(r);
-                for (prefix, findings) in &given {
-                    for f in findings
-                        .iter()
-                        .filter(|f| fix_allowed(f, self.config) && !skip.contains(&f.rule.id))
-                    {
-                        let key = (r, f.rule.id, format!("{prefix}{}", f.pointer));
-                        if given_up.contains(&key) {
-                            continue;
-                        }
-                        let Some(target) = working.pointer_mut(prefix) else {
-                            continue;
-                        };
-                        let fix = f.fix.as_ref().expect("fix_allowed implies a fix");
-                        let mut ops = Vec::new();
-                        if !apply_fix(target, &fix.ops, &mut ops, &mut out.rollback)
-                            || ops.is_empty()
-                        {
-                            if !self.options.retry_failed {
-                                given_up.insert(key);
-                            }
-                            continue;
-                        }
-                        fixes.push(PassFix {
-                            root: r,
-                            rule: f.rule,
-                            pointer: key.2,
-                            ops: ops.into_iter().map(|op| prefix_op(prefix, op)).collect(),
-                        });
+            // The lint of every object of every root, as the pass found them.
+            let mut lints: Vec<(usize, String, Vec<Finding>)> = Vec::new();
+            if first.is_none() || pass > 0 {
+                for r in 0..doc.roots() {
+                    for (prefix, o) in objects(doc.root(r)) {
+                        let report = lint_object(o, self.config, self.context, self.operation);
+                        lints.push((r, prefix, report.findings));
                     }
                 }
-                linted.extend(lints.into_iter().flat_map(|(_, f)| f));
+            }
+            let given: Vec<(usize, &str, &[Finding])> = match first.filter(|_| pass == 0) {
+                Some(f) => vec![(0, "", f)],
+                None => lints
+                    .iter()
+                    .map(|(r, p, f)| (*r, p.as_str(), f.as_slice()))
+                    .collect(),
+            };
+            let mut fixes: Vec<PassFix> = Vec::new();
+            for &(r, prefix, findings) in &given {
+                let working = doc.working(r);
+                for f in findings
+                    .iter()
+                    .filter(|f| fix_allowed(f, self.config) && !skip.contains(&f.rule.id))
+                {
+                    let mut fix = PassFix {
+                        root: r,
+                        prefix,
+                        finding: f,
+                        ops: Vec::new(),
+                    };
+                    if !given_up.is_empty() && given_up.contains(&fix.key()) {
+                        continue;
+                    }
+                    let Some(target) = working.pointer_mut(prefix) else {
+                        continue;
+                    };
+                    let ops = &f.fix.as_ref().expect("fix_allowed implies a fix").ops;
+                    if !apply_fix(target, ops, &mut fix.ops, &mut out.rollback)
+                        || fix.ops.is_empty()
+                    {
+                        if !self.options.retry_failed {
+                            given_up.insert(fix.key());
+                        }
+                        continue;
+                    }
+                    if !prefix.is_empty() {
+                        fix.ops = std::mem::take(&mut fix.ops)
+                            .into_iter()
+                            .map(|op| prefix_op(prefix, op))
+                            .collect();
+                    }
+                    fixes.push(fix);
+                }
             }
             if fixes.is_empty() {
                 out.converged = true;
                 if pass > 0 || first.is_none() {
-                    out.findings = Some(linted);
+                    out.findings = Some(lints.into_iter().flat_map(|(_, _, f)| f).collect());
                 }
                 return Ok(out);
             }
-            let commit = doc.commit(&fixes)?;
+            let commit = doc.commit(&mut fixes)?;
             for i in &commit.given_up {
-                let f = &fixes[*i];
-                given_up.insert((f.root, f.rule.id, f.pointer.clone()));
+                given_up.insert(fixes[*i].key());
             }
             for (i, f) in fixes.iter().enumerate() {
-                if !commit.given_up.contains(&i) && !out.applied.iter().any(|a| a.id == f.rule.id) {
-                    out.applied.push(f.rule);
+                let rule = f.finding.rule;
+                if !commit.given_up.contains(&i) && !out.applied.iter().any(|a| a.id == rule.id) {
+                    out.applied.push(rule);
                 }
             }
             if !commit.changed {

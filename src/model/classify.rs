@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::context::Context;
 use super::image::ImageInfo;
+use super::labels::{BUILD_LABEL, HYPERV_ANNOTATION, OS_LABEL, OS_LABELS};
 use super::target::Target;
 use super::workload::Lookup;
 use super::workload::PodSite;
@@ -103,9 +104,6 @@ impl Classification {
         Some(first)
     }
 }
-
-pub const OS_LABELS: [&str; 2] = ["kubernetes.io/os", "beta.kubernetes.io/os"];
-pub const BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
 
 /// The OS that a set of required node-affinity terms pins, if every term pins one and the same.
 /// Returns (os, pins_every_term); `None` when no term names an OS.
@@ -319,10 +317,7 @@ pub fn classify<'i>(
             );
         }
     }
-    if site
-        .annotation("experimental.windows.kubernetes.io/isolation-type")
-        .is_some()
-    {
+    if site.annotation(HYPERV_ANNOTATION).is_some() {
         push(
             Os::Windows,
             Strength::Probable,
@@ -331,7 +326,7 @@ pub fn classify<'i>(
             site.meta_ptr("/annotations"),
         );
     }
-    if let Some(v) = site.label("kubernetes.io/os") {
+    if let Some(v) = site.label(OS_LABEL) {
         push(
             Os::parse(v),
             Strength::Probable,

@@ -26,16 +26,19 @@ impl Severity {
     }
 }
 
+/// A severity that is not `info`, `warning` or `error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown severity {0:?} (expected info, warning or error)")]
+pub struct UnknownSeverity(pub String);
+
 impl std::str::FromStr for Severity {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownSeverity;
+    fn from_str(s: &str) -> Result<Self, UnknownSeverity> {
         match s.to_ascii_lowercase().as_str() {
             "info" => Ok(Severity::Info),
             "warning" | "warn" => Ok(Severity::Warning),
             "error" => Ok(Severity::Error),
-            other => Err(format!(
-                "unknown severity {other:?} (expected info, warning or error)"
-            )),
+            other => Err(UnknownSeverity(other.to_string())),
         }
     }
 }

@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::labels::{BETA_OS_LABEL, OS_LABEL};
 use super::windows::{self, Build, Isolation};
 
 /// A Kubernetes minor version.
@@ -54,23 +55,32 @@ pub struct Taint {
     pub effect: String,
 }
 
+/// A taint that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TaintError {
+    #[error("taint {0:?}: expected key=value:Effect")]
+    Format(String),
+    #[error("taint {0:?}: effect must be NoSchedule, PreferNoSchedule or NoExecute")]
+    Effect(String),
+    #[error("taint {0:?}: empty key")]
+    EmptyKey(String),
+}
+
 impl Taint {
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, TaintError> {
         let (kv, effect) = s
             .rsplit_once(':')
-            .ok_or_else(|| format!("taint {s:?}: expected key=value:Effect"))?;
+            .ok_or_else(|| TaintError::Format(s.to_string()))?;
         let effect = effect.trim();
         if !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute") {
-            return Err(format!(
-                "taint {s:?}: effect must be NoSchedule, PreferNoSchedule or NoExecute"
-            ));
+            return Err(TaintError::Effect(s.to_string()));
         }
         let (key, value) = match kv.split_once('=') {
             Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
             None => (kv.trim().to_string(), None),
         };
         if key.is_empty() {
-            return Err(format!("taint {s:?}: empty key"));
+            return Err(TaintError::EmptyKey(s.to_string()));
         }
         Ok(Taint {
             key,
@@ -169,9 +179,9 @@ impl Target {
     /// The OS label key the target's scheduler matches on.
     pub fn os_label_key(&self) -> &'static str {
         if self.kubernetes.at_least(1, 14) {
-            "kubernetes.io/os"
+            OS_LABEL
         } else {
-            "beta.kubernetes.io/os"
+            BETA_OS_LABEL
         }
     }
 }

@@ -5,10 +5,11 @@
 use serde_json::{Value, json};
 
 use super::Rule;
-use super::security::PSA_ENFORCE_LABEL;
 use crate::model::Eval;
 use crate::model::Runtime;
+use crate::model::labels::PSA_ENFORCE_LABEL;
 use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::paths::host_pipe_path;
 use crate::model::pod::{self, Effective};
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
@@ -467,12 +468,6 @@ fn hostprocess_user(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     out
 }
 
-/// `\\.\pipe\…` (either slash style, any case).
-pub fn is_named_pipe(path: &str) -> bool {
-    let p = path.replace('/', "\\").to_ascii_lowercase();
-    p.starts_with("\\\\.\\pipe\\")
-}
-
 fn is_unix_socket(path: &str, host_path_type: Option<&str>) -> bool {
     host_path_type == Some("Socket") || path.to_ascii_lowercase().ends_with(".sock")
 }
@@ -529,7 +524,7 @@ fn hostprocess_pipe_or_socket_mount(site: &PodSite, eval: &Eval) -> Vec<Finding>
             continue;
         };
         let ty = v.lookup("/hostPath/type").and_then(Value::as_str);
-        let what = if is_named_pipe(path) {
+        let what = if host_pipe_path(path) {
             "named pipe"
         } else if is_unix_socket(path, ty) {
             "Unix domain socket"
@@ -553,7 +548,7 @@ fn hostprocess_pipe_or_socket_mount(site: &PodSite, eval: &Eval) -> Vec<Finding>
                 continue;
             };
             let vol = m.get("name").and_then(Value::as_str).unwrap_or("");
-            if is_named_pipe(mp) && !reported_volumes.contains(&vol) {
+            if host_pipe_path(mp) && !reported_volumes.contains(&vol) {
                 out.push(Finding::new(
                     &WIN206,
                     site.ptr(&format!("{}/volumeMounts/{j}/mountPath", c.rel())),
@@ -746,34 +741,11 @@ mod tests {
     use crate::config::Config;
     use crate::engine::lint_object;
     use crate::model::Context;
-    use crate::model::KubeVersion;
     use crate::model::Operation;
-    use crate::rules::testutil::{cfg, findings, ids, set, unset, winok};
+    use crate::rules::testutil::{at, cfg, ids, ids_in, only, set, unset, winok};
 
-    fn only(obj: &Value, c: &Config, id: &str) -> Vec<Finding> {
-        findings(obj, c)
-            .into_iter()
-            .filter(|f| f.rule.id == id)
-            .collect()
-    }
-
-    /// The WIN2xx findings' IDs.
-    fn my_ids(obj: &Value, c: &Config) -> Vec<&'static str> {
-        let mut v: Vec<&str> = findings(obj, c)
-            .iter()
-            .map(|f| f.rule.id)
-            .filter(|id| id.starts_with("WIN2"))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    }
-
-    fn at(minor: u32) -> Config {
-        let mut c = cfg();
-        c.target.kubernetes = KubeVersion::new(1, minor);
-        c
-    }
+    /// The WIN2xx rules (other modules' rules are asserted by their tests).
+    const OWN: &[&str] = &["WIN2"];
 
     /// T14: HostProcess without hostNetwork.
     fn t14() -> Value {
@@ -905,7 +877,7 @@ mod tests {
         );
         assert!(f.message.contains("added in 1.22"), "{}", f.message);
         // The other HostProcess rules do not apply where the field is dropped.
-        assert_eq!(my_ids(&t14(), &at(21)), ["WIN203"]);
+        assert_eq!(ids_in(&t14(), &at(21), OWN), ["WIN203"]);
         let f = &only(&pod, &at(22), "WIN203")[0];
         assert!(
             f.message.contains("WindowsHostProcessContainers"),
@@ -918,7 +890,7 @@ mod tests {
             .feature_gates
             .insert("WindowsHostProcessContainers".into(), true);
         assert!(only(&pod, &gated, "WIN203").is_empty());
-        assert_eq!(my_ids(&t14(), &gated), ["WIN201"]);
+        assert_eq!(ids_in(&t14(), &gated, OWN), ["WIN201"]);
         assert!(only(&pod, &at(23), "WIN203").is_empty());
         let mut docker = at(23);
         docker.target.runtime = Runtime::Docker;
@@ -1009,7 +981,7 @@ mod tests {
             "/spec/containers/0/volumeMounts",
             json!([{"name":"containerd","mountPath":"\\\\.\\pipe\\containerd-containerd"}]),
         );
-        assert_eq!(my_ids(&pod, &cfg()), ["WIN206"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), ["WIN206"]);
         let fs = only(&pod, &cfg(), "WIN206");
         assert_eq!(fs.len(), 1);
         assert_eq!(fs[0].pointer, "/spec/volumes/0/hostPath/path");
@@ -1030,7 +1002,6 @@ mod tests {
             json!([{"name":"docker","hostPath":{"path":"\\\\.\\pipe\\docker_engine"}}]),
         );
         assert!(only(&pod, &cfg(), "WIN206").is_empty());
-        assert!(is_named_pipe("//./pipe/x") && !is_named_pipe("\\\\server\\share"));
     }
 
     fn lint_in_ns(obj: &Value, c: &Config, labels: Value) -> Vec<Finding> {
@@ -1151,9 +1122,9 @@ mod tests {
     fn no_hostprocess_rule_on_linux_pods() {
         let linux = json!({"kind":"Pod","metadata":{"name":"l"},"spec":{"os":{"name":"linux"},"hostNetwork":true,
             "dnsPolicy":"ClusterFirstWithHostNet","containers":[{"name":"a","image":"nginx:1.25"}]}});
-        assert!(my_ids(&linux, &cfg()).is_empty());
+        assert!(ids_in(&linux, &cfg(), OWN).is_empty());
         let unknown = unset(linux, "/spec/os");
-        assert!(my_ids(&unknown, &cfg()).is_empty());
+        assert!(ids_in(&unknown, &cfg(), OWN).is_empty());
     }
 
     #[test]

@@ -2,15 +2,13 @@
 //! the WIN508 row). The image facts come from [`crate::model::image::analyze`], computed once per
 //! container by the engine (`eval.images`).
 
-use serde_json::Value;
-
 use super::Rule;
 use crate::model::Eval;
 use crate::model::classify::Source;
 use crate::model::image::ImageInfo;
 use crate::model::meta::{Mutation, RuleOs};
+use crate::model::pod::is_host_process;
 use crate::model::windows::{self, Build, Channel, Isolation};
-use crate::model::workload::Lookup;
 use crate::model::workload::{ContainerRef, PodSite};
 use crate::model::{Finding, RuleMeta, Severity};
 
@@ -72,17 +70,6 @@ pub fn pod_isolation(site: &PodSite, eval: &Eval) -> Isolation {
         }
     }
     eval.target.isolation
-}
-
-/// Whether `c` is a HostProcess container: its own `windowsOptions.hostProcess`, else the
-/// pod's. HostProcess containers have no image build requirement (§1.3, K-HPC).
-pub fn host_process(site: &PodSite, c: &ContainerRef) -> bool {
-    const HP: &str = "/securityContext/windowsOptions/hostProcess";
-    c.value
-        .lookup(HP)
-        .and_then(Value::as_bool)
-        .or_else(|| site.get(HP).and_then(Value::as_bool))
-        == Some(true)
 }
 
 /// The containers with an image reference that parses, with their analyses.
@@ -270,7 +257,7 @@ fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
     for (c, img, i) in images(eval) {
         let Some(b) = i.build else { continue };
-        if host_process(site, c) || !windows::compatible_hosts(b, hosts, iso).is_empty() {
+        if is_host_process(site, c) || !windows::compatible_hosts(b, hosts, iso).is_empty() {
             continue;
         }
         let product = b.product();
@@ -346,7 +333,7 @@ fn image_build_unknown(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let token = &target_tokens(eval)[0];
     let hosts = describe_builds(&eval.target.windows_builds);
     images(eval)
-        .filter(|(c, _, i)| i.build.is_none() && !i.linux && !host_process(site, c))
+        .filter(|(c, _, i)| i.build.is_none() && !i.linux && !is_host_process(site, c))
         .map(|(c, img, i)| {
             let r = i.reference.as_ref().expect("parsed");
             let example = if i.ms_base {
@@ -736,7 +723,7 @@ nodes).
 
 fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let built: Vec<(&ContainerRef, &str, &ImageInfo, Build)> = images(eval)
-        .filter(|(c, ..)| !host_process(site, c))
+        .filter(|(c, ..)| !is_host_process(site, c))
         .filter_map(|(c, img, i)| Some((c, img, i, i.build?)))
         .collect();
     let mut builds: Vec<Build> = built.iter().map(|t| t.3).collect();
@@ -810,6 +797,7 @@ mod tests {
     use crate::model::Operation;
     use crate::model::windows::{WS2016, WS2019, WS2022, WS2025};
     use crate::rules::testutil::{cfg, findings, ids, set, winok};
+    use serde_json::Value;
     use serde_json::json;
 
     const IMG: &str = "/spec/containers/0/image";
@@ -1179,7 +1167,7 @@ mod tests {
         );
         let sites = crate::model::workload::pod_sites(&pod);
         let c = sites[0].containers().next().unwrap();
-        assert!(host_process(&sites[0], &c));
+        assert!(is_host_process(&sites[0], &c));
         let pod = set(
             pod,
             "/spec/securityContext/windowsOptions/hostProcess",
@@ -1192,7 +1180,7 @@ mod tests {
         );
         let sites = crate::model::workload::pod_sites(&pod);
         let c = sites[0].containers().next().unwrap();
-        assert!(!host_process(&sites[0], &c));
+        assert!(!is_host_process(&sites[0], &c));
     }
 
     #[test]

@@ -150,6 +150,50 @@ pub mod testutil {
         v.dedup();
         v
     }
+
+    /// [`ids`] of the rules whose IDs start with one of `prefixes` (`["WIN3", "WIN4"]`: a
+    /// module's own rules; other modules' rules are asserted by their tests).
+    pub fn ids_in(obj: &Value, cfg: &Config, prefixes: &[&str]) -> Vec<&'static str> {
+        ids(obj, cfg)
+            .into_iter()
+            .filter(|id| prefixes.iter().any(|p| id.starts_with(p)))
+            .collect()
+    }
+
+    /// The findings of one rule.
+    pub fn only(obj: &Value, cfg: &Config, id: &str) -> Vec<Finding> {
+        findings(obj, cfg)
+            .into_iter()
+            .filter(|f| f.rule.id == id)
+            .collect()
+    }
+
+    /// The [`cfg`] target at Kubernetes `1.minor`.
+    pub fn at(minor: u32) -> Config {
+        let mut c = cfg();
+        c.target.kubernetes = KubeVersion::new(1, minor);
+        c
+    }
+
+    /// `obj` with the fix of finding `f` applied.
+    pub fn apply(obj: &Value, f: &Finding) -> Value {
+        let mut out = obj.clone();
+        json_patch::patch(&mut out, &f.fix.as_ref().expect("a fix").ops).expect("fix applies");
+        out
+    }
+
+    /// `obj` with the fix of the first finding of rule `id` applied.
+    pub fn fixed(obj: &Value, cfg: &Config, id: &str) -> Value {
+        let f = only(obj, cfg, id).into_iter().next().expect("finding");
+        apply(obj, &f)
+    }
+
+    /// Whether a finding of rule `id` offers a fix.
+    pub fn has_fix(obj: &Value, cfg: &Config, id: &str) -> bool {
+        findings(obj, cfg)
+            .iter()
+            .any(|f| f.rule.id == id && f.fix.is_some())
+    }
 }
 
 #[cfg(test)]

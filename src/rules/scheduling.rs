@@ -3,7 +3,8 @@
 use serde_json::{Value, json};
 
 use super::Rule;
-use crate::model::classify::{self, BUILD_LABEL, OS_LABELS, Os, Source};
+use crate::model::classify::{self, Os, Source};
+use crate::model::labels::{BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABELS};
 use crate::model::meta::{Fact, Mutation, RuleOs};
 use crate::model::windows::{self, Build};
 use crate::model::workload::PodSite;
@@ -174,7 +175,7 @@ fn deprecated_beta_os_label(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for beta in ["beta.kubernetes.io/os", "beta.kubernetes.io/arch"] {
+    for beta in [BETA_OS_LABEL, BETA_ARCH_LABEL] {
         let stable = beta.trim_start_matches("beta.");
         if let Some(v) = site.node_selector(beta) {
             let p = site.ptr(&format!("/nodeSelector/{}", escape(beta)));
@@ -228,7 +229,7 @@ fn deprecated_beta_os_label(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 let exprs = term.and_then(|t| t.get(field)).and_then(Value::as_array);
                 for (j, e) in exprs.into_iter().flatten().enumerate() {
                     let key = e.get("key").and_then(Value::as_str).unwrap_or("");
-                    if key == "beta.kubernetes.io/os" || key == "beta.kubernetes.io/arch" {
+                    if key == BETA_OS_LABEL || key == BETA_ARCH_LABEL {
                         let stable = key.trim_start_matches("beta.");
                         let p = site.ptr(&format!("{term_rel}/{field}/{j}/key"));
                         out.push(

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::Rule;
 use crate::model::Eval;
 use crate::model::KubeVersion;
+use crate::model::labels::{PSA_ENFORCE_LABEL, PSA_ENFORCE_VERSION_LABEL};
 use crate::model::meta::{Fact, Mutation, RuleOs};
 use crate::model::pod::{self, FieldPlace, FieldValue, LinuxOnlyField};
 use crate::model::workload::Lookup;
@@ -686,11 +687,6 @@ fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
 // ---------------------------------------------------------------------------------------------
 // WIN107: Pod Security restricted
 
-/// Namespace label that sets the enforced Pod Security level.
-pub const PSA_ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
-/// Namespace label that pins the enforced policy version (`v1.24`, `latest`).
-pub const PSA_ENFORCE_VERSION_LABEL: &str = "pod-security.kubernetes.io/enforce-version";
-
 /// The namespace's labels, when the object names its namespace and the namespace is known.
 pub fn namespace_labels<'e>(
     site: &PodSite,
@@ -838,43 +834,11 @@ mod tests {
     use crate::config::Config;
     use crate::engine::lint_object;
     use crate::model::Context;
-    use crate::model::KubeVersion;
     use crate::model::Operation;
-    use crate::rules::testutil::{cfg, findings, ids, set, unset, winok};
+    use crate::rules::testutil::{apply, at, cfg, ids, ids_in, only, set, unset, winok};
 
-    /// The WIN1xx findings (other engineers' rules may fire beside them).
-    fn mine(obj: &Value, c: &Config) -> Vec<Finding> {
-        findings(obj, c)
-            .into_iter()
-            .filter(|f| f.rule.id.starts_with("WIN1"))
-            .collect()
-    }
-
-    fn my_ids(obj: &Value, c: &Config) -> Vec<&'static str> {
-        let mut v: Vec<&str> = mine(obj, c).iter().map(|f| f.rule.id).collect();
-        v.sort();
-        v.dedup();
-        v
-    }
-
-    fn only(obj: &Value, c: &Config, id: &str) -> Vec<Finding> {
-        findings(obj, c)
-            .into_iter()
-            .filter(|f| f.rule.id == id)
-            .collect()
-    }
-
-    fn apply(obj: &Value, f: &Finding) -> Value {
-        let mut out = obj.clone();
-        json_patch::patch(&mut out, &f.fix.as_ref().expect("a fix").ops).expect("fix applies");
-        out
-    }
-
-    fn at(minor: u32) -> Config {
-        let mut c = cfg();
-        c.target.kubernetes = KubeVersion::new(1, minor);
-        c
-    }
+    /// The WIN1xx rules (other modules' rules may fire beside them).
+    const OWN: &[&str] = &["WIN1"];
 
     fn with_container_sc(obj: Value, list: &str, sc: Value) -> Value {
         set(
@@ -886,7 +850,7 @@ mod tests {
 
     #[test]
     fn t04_winok_clean() {
-        assert!(mine(&winok(), &cfg()).is_empty());
+        assert!(ids_in(&winok(), &cfg(), OWN).is_empty());
     }
 
     #[test]
@@ -894,10 +858,10 @@ mod tests {
         let pod = json!({"kind":"Pod","metadata":{"name":"l"},"spec":{"os":{"name":"linux"},"nodeSelector":{"kubernetes.io/os":"linux"},
             "securityContext":{"runAsUser":1000,"runAsNonRoot":true,"seccompProfile":{"type":"RuntimeDefault"}},
             "containers":[{"name":"a","image":"nginx","securityContext":{"allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"]}}}]}});
-        assert!(mine(&pod, &cfg()).is_empty());
+        assert!(ids_in(&pod, &cfg(), OWN).is_empty());
         // Same without any OS evidence: still nothing.
         let pod = unset(unset(pod, "/spec/os"), "/spec/nodeSelector");
-        assert!(mine(&pod, &cfg()).is_empty());
+        assert!(ids_in(&pod, &cfg(), OWN).is_empty());
     }
 
     #[test]
@@ -928,7 +892,7 @@ mod tests {
             "/spec/securityContext/runAsUser",
             json!(1000),
         );
-        assert_eq!(my_ids(&pod, &cfg()), ["WIN101"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), ["WIN101"]);
         let f = &only(&pod, &cfg(), "WIN101")[0];
         assert_eq!(f.severity, Severity::Warning);
         assert!(
@@ -971,7 +935,7 @@ mod tests {
             "/spec/securityContext",
             json!({"sysctls":[],"runAsUser":null,"runAsNonRoot":true}),
         );
-        assert!(mine(&pod, &cfg()).is_empty());
+        assert!(ids_in(&pod, &cfg(), OWN).is_empty());
     }
 
     #[test]
@@ -1032,7 +996,7 @@ mod tests {
             "/spec/hostIPC",
             json!(false),
         );
-        assert!(mine(&pod, &cfg()).is_empty());
+        assert!(ids_in(&pod, &cfg(), OWN).is_empty());
         let pod = set(
             set(winok(), "/spec/hostPID", json!(true)),
             "/spec/hostIPC",
@@ -1121,7 +1085,7 @@ mod tests {
             "/spec/ephemeralContainers",
             json!([{"name":"debugger","image":"busybox:1.36","securityContext":{"privileged":true}}]),
         );
-        assert_eq!(my_ids(&pod, &cfg()), ["WIN103"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), ["WIN103"]);
         let f = &only(&pod, &cfg(), "WIN103")[0];
         assert_eq!(
             f.pointer,
@@ -1142,7 +1106,7 @@ mod tests {
             "/spec/containers/0/securityContext/readOnlyRootFilesystem",
             json!(true),
         );
-        assert_eq!(my_ids(&pod, &cfg()), ["WIN103"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), ["WIN103"]);
         let f = &only(&pod, &cfg(), "WIN103")[0];
         assert_eq!(f.severity, Severity::Warning);
         assert!(f.fix.is_none());
@@ -1206,7 +1170,7 @@ mod tests {
         let pod = json!({"kind":"Pod","metadata":{"name":"l"},"spec":{"os":{"name":"linux"},
             "securityContext":{"windowsOptions":{"runAsUserName":"ContainerUser"}},
             "containers":[{"name":"a","image":"nginx:1.25"}]}});
-        assert_eq!(my_ids(&pod, &cfg()), ["WIN104"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), ["WIN104"]);
         let f = &only(&pod, &cfg(), "WIN104")[0];
         assert_eq!(f.pointer, "/spec/securityContext/windowsOptions");
         assert_eq!(f.severity, Severity::Error);
@@ -1233,7 +1197,7 @@ mod tests {
             "/spec/securityContext/windowsOptions",
             json!({"runAsUserName":"ContainerUser"}),
         );
-        assert!(mine(&win, &cfg()).is_empty());
+        assert!(ids_in(&win, &cfg(), OWN).is_empty());
     }
 
     #[test]
