@@ -164,10 +164,22 @@ impl<'a> PodSite<'a> {
             .iter()
             .enumerate()
     }
+    /// Pointer to a path relative to container `c`: `site.container_ptr(&c, "/env/0/name")`.
+    pub fn container_ptr(&self, c: &ContainerRef, rel: &str) -> String {
+        format!("{}{}{rel}", self.spec_ptr, c.rel())
+    }
     /// `spec.nodeSelector[key]`.
     pub fn node_selector(&self, key: &str) -> Option<&'a str> {
         self.spec.get("nodeSelector")?.get(key)?.as_str()
     }
+}
+
+/// `v[key]` as a slice of values (empty when absent or not an array).
+pub fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|a| a.as_slice())
+        .unwrap_or(&[])
 }
 
 /// The pod sites of an object (none for kinds that carry no pod).

@@ -6,10 +6,13 @@
 
 use crate::model::{Eval, Finding, PodSite, RuleMeta};
 
-pub mod containers;
+pub mod env;
 pub mod hostprocess;
+pub mod identity;
 pub mod images;
 pub mod kinds;
+pub mod legacy;
+pub mod resources;
 pub mod scheduling;
 pub mod security;
 pub mod volumes;
@@ -32,7 +35,10 @@ pub fn all() -> &'static [Rule] {
         v.extend(security::rules());
         v.extend(hostprocess::rules());
         v.extend(volumes::rules());
-        v.extend(containers::rules());
+        v.extend(identity::rules());
+        v.extend(env::rules());
+        v.extend(resources::rules());
+        v.extend(legacy::rules());
         v.extend(images::rules());
         v.extend(kinds::rules());
         v.sort_by_key(|r| r.meta.id);
@@ -186,6 +192,23 @@ pub mod testutil {
     pub fn fixed(obj: &Value, cfg: &Config, id: &str) -> Value {
         let f = only(obj, cfg, id).into_iter().next().expect("finding");
         apply(obj, &f)
+    }
+
+    /// A [`hits`] result of one finding.
+    pub fn hit(
+        sev: crate::model::Severity,
+        pointer: &str,
+    ) -> Vec<(crate::model::Severity, String)> {
+        vec![(sev, pointer.to_string())]
+    }
+
+    /// `pod` with a second container running `image`.
+    pub fn second_container(pod: Value, image: &str) -> Value {
+        set(
+            pod,
+            "/spec/containers/1",
+            json!({"name":"side","image":image}),
+        )
     }
 
     /// Whether a finding of rule `id` offers a fix.

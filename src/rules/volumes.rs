@@ -1361,7 +1361,7 @@ mod tests {
         cfg, findings, fixed, hits, ids, ids_in, legacy, set, unset, winok,
     };
 
-    /// This module's rules and containers.rs' (other modules' rules are asserted by their tests).
+    /// The WIN3xx/WIN4xx rules (other modules' rules are asserted by their tests).
     const OWN: &[&str] = &["WIN3", "WIN4"];
 
     /// WINOK with one volume mounted by the container.
