@@ -5,15 +5,18 @@
 //! `cargo run --example equivalence -- corpus DIR [N] [SEED]` writes the generated corpus
 //! (`benches/support`, as `corpus gen` does) for the CLI part of the script.
 //!
-//! `cargo run --example equivalence -- webhook OUT [N] [SEED]`: the objects are the N (default
-//! 2 000) resources of the generated corpus (`benches/support`, the same generator as
-//! `corpus gen`) plus every object of every manifest under `testdata/` that loads; each is sent
-//! as an AdmissionReview (CREATE, and UPDATE with the previous object as `oldObject`) to
-//! `/validate`, `/validate/pss/restricted`, `/mutate` and `/mutate/windows-namespace` (the
-//! server's namespace facts) under each configuration of [`CONFIGS`]; the 41 captured reviews of
-//! `testdata/admission` are answered under each configuration too. For every answer the file
-//! holds a header line, the response body and what the server logs and counts about it
-//! ([`winlint::admission::Outcome`] without the body).
+//! `cargo run --example equivalence -- webhook OUTDIR [N] [SEED]`: the objects are the N
+//! (default 2 000) resources of the generated corpus (`benches/support`, the same generator as
+//! `corpus gen`), crafted objects for rare paths, and every object of every manifest under
+//! `testdata/` that loads; each is sent as an AdmissionReview (CREATE, and UPDATE with an
+//! `oldObject`) to `/validate`, `/validate/pss/restricted`, `/mutate` and
+//! `/mutate/windows-namespace` (the server's namespace facts) under each configuration of
+//! [`CONFIGS`]; the 41 captured reviews of `testdata/admission` are answered under each
+//! configuration too. For every answer the output holds a header line, the response body and
+//! what the server logs and counts about it ([`winlint::admission::Outcome`] without the body):
+//! `OUTDIR/answers.txt` for the corpus, crafted and captured reviews, and
+//! `OUTDIR/testdata/<content hash>.txt` for each testdata file (so a moved fixture keeps its
+//! baseline, and a new one is just new).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -74,36 +77,46 @@ fn endpoints() -> Vec<(&'static str, Endpoint, Labels)> {
     ]
 }
 
-/// Every object of every manifest under `dir` that loads, in path order: (label, object).
-fn testdata_objects(dir: &Path) -> Vec<(String, Value)> {
-    let mut paths: Vec<PathBuf> = walk(dir)
-        .into_iter()
-        .filter(|p| {
-            p.extension()
-                .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
-                && !p.starts_with(dir.join("admission"))
-        })
-        .collect();
-    paths.sort();
+/// Every manifest under `dir` that loads, as (key, objects): the key is a hash of the file's
+/// bytes, so a file keeps its key (and its baseline) when it is moved or renamed.
+fn testdata_files(dir: &Path) -> Vec<(String, Vec<Value>)> {
     let mut out = Vec::new();
-    for p in paths {
+    for p in walk(dir) {
+        if !p
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+            || p.starts_with(dir.join("admission"))
+        {
+            continue;
+        }
         let Ok(bytes) = std::fs::read(&p) else {
             continue;
         };
         let Ok(values) = winlint::source::load_bytes_values(&bytes) else {
             continue;
         };
-        let rel = p.strip_prefix(dir).unwrap_or(&p).display().to_string();
-        for (i, v) in values.into_iter().enumerate() {
-            for (j, (_, o)) in winlint::model::workload::objects(&v)
-                .into_iter()
-                .enumerate()
-            {
-                out.push((format!("testdata/{rel}#{i}.{j}"), o.clone()));
-            }
+        let objects: Vec<Value> = values
+            .iter()
+            .flat_map(|v| {
+                winlint::model::workload::objects(v)
+                    .into_iter()
+                    .map(|(_, o)| o.clone())
+            })
+            .collect();
+        if !objects.is_empty() {
+            out.push((format!("{:016x}", fnv1a(&bytes)), objects));
         }
     }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.dedup_by(|a, b| a.0 == b.0);
     out
+}
+
+/// FNV-1a, 64 bits: a stable content key (no dependency, same on every machine).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Objects made to reach the webhook's rarer paths: a fix set the API server would reject
@@ -302,28 +315,73 @@ fn write_outcome(
     }
 }
 
-fn webhook(out_path: &Path, n: usize, seed: u64) {
+/// An object to answer: (label, object, the `oldObject` of its UPDATE).
+type Subject = (String, Value, Value);
+
+/// Answer every object under every configuration on every endpoint, CREATE and UPDATE (whose
+/// `oldObject` is `old`), into `out`; returns the number of answers.
+fn answer_all(out: &mut impl Write, hook: &Webhook, cname: &str, objects: &[Subject]) -> usize {
+    let mut answers = 0;
+    for (i, (label, object, old)) in objects.iter().enumerate() {
+        for op in ["CREATE", "UPDATE"] {
+            let body = review(i, op, object, old);
+            for (path, ep, labels) in endpoints() {
+                let res = hook.review_with(&body, ep, labels.as_ref());
+                write_outcome(out, &format!("{cname} {path} {op} {label}"), res).expect("write");
+                answers += 1;
+            }
+        }
+    }
+    answers
+}
+
+fn webhook(out_dir: &Path, n: usize, seed: u64) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut objects = corpus_objects(n, seed);
+    // Corpus and crafted objects: an UPDATE's oldObject is the object before it.
+    let mut objects: Vec<(String, Value)> = corpus_objects(n, seed);
     objects.extend(crafted_objects());
-    objects.extend(testdata_objects(&root.join("testdata")));
+    let objects: Vec<Subject> = (0..objects.len())
+        .map(|i| {
+            let (label, o) = &objects[i];
+            (
+                label.clone(),
+                o.clone(),
+                objects[i.saturating_sub(1)].1.clone(),
+            )
+        })
+        .collect();
+    // Testdata files, one output each: an UPDATE's oldObject is the object itself.
+    let files: Vec<(String, Vec<Subject>)> = testdata_files(&root.join("testdata"))
+        .into_iter()
+        .map(|(key, objs)| {
+            let objs = objs
+                .into_iter()
+                .enumerate()
+                .map(|(i, o)| (format!("{key}#{i}"), o.clone(), o))
+                .collect();
+            (key, objs)
+        })
+        .collect();
     let captured = support::real_reviews();
-    let mut out = std::io::BufWriter::new(std::fs::File::create(out_path).expect("create OUT"));
-    let mut answers = 0usize;
+    std::fs::create_dir_all(out_dir.join("testdata")).expect("create OUT/testdata");
+    let mut out = std::io::BufWriter::new(
+        std::fs::File::create(out_dir.join("answers.txt")).expect("create OUT/answers.txt"),
+    );
+    let mut per_file: Vec<std::io::BufWriter<std::fs::File>> = files
+        .iter()
+        .map(|(key, _)| {
+            let f = std::fs::File::create(out_dir.join("testdata").join(format!("{key}.txt")))
+                .expect("create OUT/testdata/KEY.txt");
+            std::io::BufWriter::new(f)
+        })
+        .collect();
+    let (mut answers, mut file_answers) = (0usize, 0usize);
     for (cname, yaml) in CONFIGS {
         let config = Config::from_yaml(yaml, cname).expect("config");
         let hook = Webhook::new(config);
-        for (i, (label, object)) in objects.iter().enumerate() {
-            let old = &objects[i.saturating_sub(1)].1;
-            for op in ["CREATE", "UPDATE"] {
-                let body = review(i, op, object, old);
-                for (path, ep, labels) in endpoints() {
-                    let res = hook.review_with(&body, ep, labels.as_ref());
-                    write_outcome(&mut out, &format!("{cname} {path} {op} {label}"), res)
-                        .expect("write");
-                    answers += 1;
-                }
-            }
+        answers += answer_all(&mut out, &hook, cname, &objects);
+        for ((_, objs), w) in files.iter().zip(per_file.iter_mut()) {
+            file_answers += answer_all(w, &hook, cname, objs);
         }
         for (name, path, body) in &captured {
             let ep = if path.starts_with("/mutate") {
@@ -338,12 +396,17 @@ fn webhook(out_path: &Path, n: usize, seed: u64) {
         }
     }
     out.flush().expect("flush");
+    for w in &mut per_file {
+        w.flush().expect("flush");
+    }
+    let testdata_objects: usize = files.iter().map(|(_, o)| o.len()).sum();
     println!(
-        "{answers} answers ({} objects x 2 operations x 4 endpoints + {} captured reviews, x {} configurations) in {}",
+        "{answers} answers ({} corpus and crafted objects x 2 operations x 4 endpoints + {} captured reviews, x {} configurations) and {file_answers} answers for {testdata_objects} objects of {} testdata files in {}",
         objects.len(),
         captured.len(),
         CONFIGS.len(),
-        out_path.display()
+        files.len(),
+        out_dir.display()
     );
 }
 
@@ -351,7 +414,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("webhook") => {
-            let out = PathBuf::from(args.get(1).expect("webhook OUT [N] [SEED]"));
+            let out = PathBuf::from(args.get(1).expect("webhook OUTDIR [N] [SEED]"));
             let n = args.get(2).map_or(2_000, |s| s.parse().expect("N"));
             let seed = args.get(3).map_or(4, |s| s.parse().expect("SEED"));
             webhook(&out, n, seed);
@@ -367,7 +430,7 @@ fn main() {
             );
         }
         _ => {
-            eprintln!("usage: equivalence webhook OUT [N] [SEED] | corpus DIR [N] [SEED]");
+            eprintln!("usage: equivalence webhook OUTDIR [N] [SEED] | corpus DIR [N] [SEED]");
             std::process::exit(2);
         }
     }

@@ -6,11 +6,11 @@
 #   scripts/equivalence.sh compare DIR   # after a change: capture again into a temp dir, diff
 #
 # What is captured (debug build; a few minutes on 2 cores):
-# * webhook/answers.txt: the webhook's answers (response bodies byte for byte, plus the outcome
-#   the server logs and counts) for every object of a 2 000-resource generated corpus and of
-#   testdata/, CREATE and UPDATE, on /validate, /validate/pss/restricted, /mutate and
-#   /mutate/windows-namespace, plus the captured reviews of testdata/admission, under each
-#   configuration of examples/equivalence.rs;
+# * webhook/: the webhook's answers (response bodies byte for byte, plus the outcome the server
+#   logs and counts) for every object of a 2 000-resource generated corpus, crafted objects and
+#   testdata/ (one file per testdata file, keyed by content), CREATE and UPDATE, on /validate,
+#   /validate/pss/restricted, /mutate and /mutate/windows-namespace, plus the captured reviews
+#   of testdata/admission, under each configuration of examples/equivalence.rs;
 # * cli/corpus.*: the CLI's text and JSON reports and `--fix --diff` over the 10 000-resource
 #   corpus (`corpus gen`'s generator and seed), with and without every opt-in fix;
 # * cli/dir.*: text and JSON reports of each directory of testdata/ that does not move;
@@ -48,7 +48,7 @@ run() {
   { cat "$WORK/o"; echo "--- stderr"; cat "$WORK/e"; echo "--- exit $rc"; } >"$OUT/$name"
 }
 
-"$EQUIV" webhook "$OUT/webhook/answers.txt" 2000 4
+"$EQUIV" webhook "$OUT/webhook" 2000 4
 
 "$EQUIV" corpus "$WORK/corpus" 10000 4 >/dev/null
 OPT_IN=$("$WINLINT" rules -o json | python3 -c '
@@ -91,12 +91,12 @@ while IFS= read -r -d '' f; do
 done < <(find testdata -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) \
   -not -path 'testdata/admission/*' -print0 | sort -z)
 
-answers=$(grep -c '^== ' "$OUT/webhook/answers.txt")
+answers=$(cat "$OUT/webhook/answers.txt" "$OUT"/webhook/testdata/*.txt | grep -c '^== ')
 outputs=$(find "$OUT/cli" "$OUT/files" -type f | wc -l)
 echo "captured: $answers webhook answers, $outputs CLI outputs ($files testdata files)"
 
 if [ "$MODE" = compare ]; then
-  base_answers=$(grep -c '^== ' "$BASE/webhook/answers.txt")
+  base_answers=$(cat "$BASE/webhook/answers.txt" "$BASE"/webhook/testdata/*.txt | grep -c '^== ')
   differ=0
   if ! cmp -s "$BASE/webhook/answers.txt" "$OUT/webhook/answers.txt"; then
     differ=1
@@ -107,10 +107,12 @@ if [ "$MODE" = compare ]; then
     differ=1
     diff -r "$BASE/cli" "$OUT/cli" | head -60 || true
   fi
-  # Files: every baseline output must be reproduced; new files (new cases) are only counted.
-  missing=0 changed=0 compared=0
-  for b in "$BASE"/files/*; do
-    n=$OUT/files/$(basename "$b")
+  # Per-file outputs: every baseline output must be reproduced; new files (new cases) are only
+  # counted.
+  missing=0 changed=0 compared=0 new=0
+  for sub in files webhook/testdata; do
+  for b in "$BASE/$sub"/*; do
+    n=$OUT/$sub/$(basename "$b")
     if [ ! -f "$n" ]; then
       missing=$((missing + 1)); echo "missing: $(basename "$b")"
     elif ! cmp -s "$b" "$n"; then
@@ -119,8 +121,9 @@ if [ "$MODE" = compare ]; then
       compared=$((compared + 1))
     fi
   done
-  new=$(comm -13 <(ls "$BASE/files") <(ls "$OUT/files") | wc -l)
-  echo "compared: $answers webhook answers, $(find "$BASE/cli" -type f | wc -l) CLI corpus/dir outputs, $compared per-file outputs identical; $changed differ, $missing missing, $new new (not in the baseline)"
+  new=$((new + $(comm -13 <(ls "$BASE/$sub") <(ls "$OUT/$sub") | wc -l)))
+  done
+  echo "compared: $base_answers baseline webhook answers ($answers now), $(find "$BASE/cli" -type f | wc -l) CLI corpus/dir outputs; $compared per-file outputs (CLI and webhook) identical, $changed differ, $missing missing, $new new (not in the baseline)"
   if [ "$differ" = 1 ] || [ "$changed" != 0 ] || [ "$missing" != 0 ]; then
     exit 1
   fi
