@@ -91,9 +91,20 @@ pub fn effective_host_process(site: &PodSite, c: &ContainerRef) -> Option<Effect
     effective_bool(site, c, "/windowsOptions/hostProcess")
 }
 
-/// Whether container `c` is a HostProcess container (explicitly or inherited).
+/// Whether container `c` is a HostProcess container (explicitly or inherited): the value of
+/// [`effective_host_process`], without building its pointer (rules ask this for every
+/// container of every Windows pod).
 pub fn is_host_process(site: &PodSite, c: &ContainerRef) -> bool {
-    effective_host_process(site, c).is_some_and(|e| e.value)
+    fn field(holder: &Value) -> Option<&Value> {
+        holder
+            .get("securityContext")
+            .and_then(|sc| lookup(sc, "/windowsOptions/hostProcess"))
+            .filter(|v| !v.is_null())
+    }
+    match field(c.value) {
+        Some(v) => v.as_bool() == Some(true),
+        None => field(site.spec).and_then(Value::as_bool) == Some(true),
+    }
 }
 
 /// Whether the pod contains any HostProcess container (init, regular or ephemeral). A pod-level
@@ -378,6 +389,39 @@ mod tests {
             dotted("/spec/nodeSelector/kubernetes.io~1os"),
             "spec.nodeSelector.kubernetes.io/os"
         );
+    }
+
+    /// `is_host_process` is `effective_host_process` without the pointer: same answer for every
+    /// combination of pod and container values (unset, null, true, false, not a boolean).
+    #[test]
+    fn is_host_process_is_the_effective_value() {
+        let values = [
+            None,
+            Some(json!(null)),
+            Some(json!(true)),
+            Some(json!(false)),
+            Some(json!("true")),
+        ];
+        for pod_v in &values {
+            for c_v in &values {
+                let mut spec = json!({"containers": [{"name": "a"}]});
+                if let Some(v) = pod_v {
+                    spec["securityContext"] = json!({"windowsOptions": {"hostProcess": v}});
+                }
+                if let Some(v) = c_v {
+                    spec["containers"][0]["securityContext"] =
+                        json!({"windowsOptions": {"hostProcess": v}});
+                }
+                let obj = pod(spec);
+                let s = &pod_sites(&obj)[0];
+                let c = s.containers().next().unwrap();
+                assert_eq!(
+                    is_host_process(s, &c),
+                    effective_host_process(s, &c).is_some_and(|e| e.value),
+                    "pod {pod_v:?}, container {c_v:?}"
+                );
+            }
+        }
     }
 
     #[test]
