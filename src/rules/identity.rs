@@ -1,4 +1,4 @@
-//! WIN105, WIN106, WIN409: who the containers run as (shared/rules.md §2.2, §2.5):
+//! WIN105, WIN106, WIN108, WIN409: who the containers run as (shared/rules.md §2.2, §2.5):
 //! `windowsOptions.runAsUserName` and gMSA credential specs as the API server validates them
 //! (`validateWindowsSecurityContextOptions`), and `runAsNonRoot` with an administrator user.
 
@@ -24,6 +24,10 @@ pub fn rules() -> Vec<Rule> {
             check: gmsa_spec_invalid,
         },
         Rule {
+            meta: &WIN108,
+            check: gmsa_webhook_required,
+        },
+        Rule {
             meta: &WIN409,
             check: runasnonroot_admin,
         },
@@ -33,17 +37,24 @@ pub fn rules() -> Vec<Rule> {
 // ---------------------------------------------------------------------------------------------
 // WIN105/WIN106: validateWindowsSecurityContextOptions
 
-/// Every `windowsOptions` of the pod: (pointer to the windowsOptions object, value).
-fn windows_options<'a>(site: &PodSite<'a>) -> Vec<(String, &'a Value)> {
+/// The `windowsOptions` of the pod and its containers that `wanted` accepts: (pointer to the
+/// windowsOptions object, value).
+fn windows_options<'a>(
+    site: &PodSite<'a>,
+    wanted: impl Fn(&Value) -> bool,
+) -> Vec<(String, &'a Value)> {
     let mut out = Vec::new();
-    if let Some(w) = site.get("/securityContext/windowsOptions") {
+    if let Some(w) = site
+        .get("/securityContext/windowsOptions")
+        .filter(|w| wanted(w))
+    {
         out.push((site.ptr("/securityContext/windowsOptions"), w));
     }
     for c in site.containers() {
         if let Some(w) = c
             .value
             .lookup("/securityContext/windowsOptions")
-            .filter(|v| !v.is_null())
+            .filter(|v| !v.is_null() && wanted(v))
         {
             out.push((
                 site.ptr(&format!("{}/securityContext/windowsOptions", c.rel())),
@@ -52,6 +63,11 @@ fn windows_options<'a>(site: &PodSite<'a>) -> Vec<(String, &'a Value)> {
         }
     }
     out
+}
+
+/// Whether a `windowsOptions` sets `field` (the pointers of the others are not built).
+fn sets(field: &'static str) -> impl Fn(&Value) -> bool {
+    move |w| w.get(field).is_some_and(|v| !v.is_null())
 }
 
 /// `maxRunAsUserNameDomainLength` of VAL: the domain must be shorter than this (bytes).
@@ -193,7 +209,7 @@ fn runasusername_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (p, w) in windows_options(site) {
+    for (p, w) in windows_options(site, sets("runAsUserName")) {
         let Some(v) = w.get("runAsUserName").filter(|v| !v.is_null()) else {
             continue;
         };
@@ -242,18 +258,15 @@ pub static WIN106: RuleMeta = RuleMeta {
     id: "WIN106",
     name: "gmsa-spec-invalid",
     severity: Severity::Error,
-    summary: "Invalid GMSA credential spec name or content; info: GMSA needs the windows-gmsa webhook and domain-joined nodes",
+    summary: "Invalid GMSA credential spec name or content",
     docs: r#"## What it does
 Validates the GMSA fields of every `windowsOptions` as the API server does:
 `gmsaCredentialSpecName` must be a DNS-1123 subdomain (it names a `GMSACredentialSpec` custom
-resource), and an inlined `gmsaCredentialSpec` must not be empty nor 64 KiB or more (error). A valid
-`gmsaCredentialSpecName` whose spec is not inlined yet is reported as **info**: the pod depends on the
-windows-gmsa admission webhook to inline the credential spec, and on domain-joined Windows nodes (or
-a CCG plugin).
+resource), and an inlined `gmsaCredentialSpec` must not be empty nor 64 KiB or more. (What a valid
+reference still needs is WIN108.)
 
 ## Why is this bad?
-An invalid name or spec makes the API server reject the pod. A GMSA reference without the webhook
-starts containers without the domain identity, and authentication fails at run time.
+An invalid name or spec makes the API server reject the pod.
 
 ## Example
 ```yaml
@@ -263,8 +276,7 @@ securityContext:
 ```
 
 ## Fix
-Name the credential spec resource in lower case (`webapp1-credspec`); install the windows-gmsa
-webhook (kubernetes-sigs/windows-gmsa) and grant the service account `use` on the credential spec.
+Name the credential spec resource in lower case (`webapp1-credspec`).
 "#,
     fix: None,
     source: "VAL",
@@ -279,7 +291,9 @@ fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (p, w) in windows_options(site) {
+    for (p, w) in windows_options(site, |w| {
+        sets("gmsaCredentialSpecName")(w) || sets("gmsaCredentialSpec")(w)
+    }) {
         let spec = w.get("gmsaCredentialSpec").and_then(Value::as_str);
         if let Some(name) = w.get("gmsaCredentialSpecName").and_then(Value::as_str) {
             let np = format!("{p}/gmsaCredentialSpecName");
@@ -295,18 +309,6 @@ fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                         name.to_ascii_lowercase().replace('_', "-")
                     ),
                 ));
-            } else if spec.is_none() {
-                out.push(
-                    Finding::new(
-                        &WIN106,
-                        np.clone(),
-                        format!(
-                            "{} {name:?} needs the windows-gmsa admission webhook to inline the credential spec, and domain-joined Windows nodes (or a CCG plugin); without them the containers run without the domain identity",
-                            pod::dotted(&np)
-                        ),
-                    )
-                    .severity(Severity::Info),
-                );
             }
         }
         if let Some(s) = spec {
@@ -332,6 +334,72 @@ fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 ));
             }
         }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// WIN108
+
+pub static WIN108: RuleMeta = RuleMeta {
+    id: "WIN108",
+    name: "gmsa-webhook-required",
+    severity: Severity::Info,
+    summary: "A gMSA credential spec name needs the gMSA admission webhook and domain-joined nodes (or a ccg plugin)",
+    docs: r#"## What it does
+Reports every valid `windowsOptions.gmsaCredentialSpecName` whose credential spec is not inlined
+yet (`gmsaCredentialSpec` unset) on a Windows pod.
+
+## Why is this bad?
+Nothing is wrong with the manifest, but the name alone does nothing: the gMSA admission webhook
+(kubernetes-sigs/windows-gmsa) resolves it and inlines the `GMSACredentialSpec` resource into the
+pod, and the Windows nodes must be joined to the domain or use a ccg plugin. Without them the
+containers start without the domain identity and authentication fails at run time.
+
+## Example
+```yaml
+securityContext:
+  windowsOptions:
+    gmsaCredentialSpecName: webapp1-credspec
+```
+
+## Fix
+Install the gMSA webhook, create the `GMSACredentialSpec` resource and grant the pod's service
+account `use` on it; join the Windows nodes to the domain (or configure a ccg plugin).
+"#,
+    fix: None,
+    source: "VAL",
+    applies: "K>=1.16 (1.14 with WindowsGMSA)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
+};
+
+fn gmsa_webhook_required(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    if !gmsa_available(eval) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (p, w) in windows_options(site, sets("gmsaCredentialSpecName")) {
+        let Some(name) = w.get("gmsaCredentialSpecName").and_then(Value::as_str) else {
+            continue;
+        };
+        if w.get("gmsaCredentialSpec")
+            .and_then(Value::as_str)
+            .is_some()
+            || !dns1123_subdomain_errors(name).is_empty()
+        {
+            continue;
+        }
+        let np = format!("{p}/gmsaCredentialSpecName");
+        out.push(Finding::new(
+            &WIN108,
+            np.clone(),
+            format!(
+                "{} {name:?} is resolved by the gMSA admission webhook, which inlines the credential spec; the Windows nodes must be domain-joined or use a ccg plugin, or the containers run without the domain identity",
+                pod::dotted(&np)
+            ),
+        ));
     }
     out
 }
@@ -643,17 +711,8 @@ mod tests {
         assert_eq!(f.pointer, name);
         assert_eq!(f.severity, Severity::Error);
         assert!(f.message.contains("RFC 1123 subdomain"), "{}", f.message);
-        // Valid name, spec not inlined yet: info.
+        // A valid name is not WIN106's concern (WIN108 says what it needs).
         let pod = set(winok(), name, json!("webapp1-credspec"));
-        let f = &only(&pod, &cfg(), "WIN106")[0];
-        assert_eq!(f.severity, Severity::Info);
-        assert!(f.message.contains("windows-gmsa"));
-        // Inlined by the webhook: nothing.
-        let pod = set(
-            pod,
-            "/spec/securityContext/windowsOptions/gmsaCredentialSpec",
-            json!("{\"CmsPlugins\":[\"ActiveDirectory\"]}"),
-        );
         assert!(only(&pod, &cfg(), "WIN106").is_empty());
         // Empty and oversized specs.
         let spec = "/spec/containers/0/securityContext/windowsOptions/gmsaCredentialSpec";
@@ -672,6 +731,43 @@ mod tests {
         );
         let pod = set(winok(), spec, json!("x".repeat(64 * 1024)));
         assert!(only(&pod, &cfg(), "WIN106").is_empty());
+    }
+
+    #[test]
+    fn win108_gmsa_webhook_required() {
+        let name = "/spec/securityContext/windowsOptions/gmsaCredentialSpecName";
+        // Valid name, spec not inlined yet: info, at the name.
+        let pod = set(winok(), name, json!("webapp1-credspec"));
+        assert_eq!(hits(&pod, &cfg(), "WIN108"), hit(Severity::Info, name));
+        let f = &only(&pod, &cfg(), "WIN108")[0];
+        assert!(
+            f.message.contains("gMSA admission webhook"),
+            "{}",
+            f.message
+        );
+        assert!(f.message.contains("domain-joined or use a ccg plugin"));
+        // Per container too.
+        let c = "/spec/containers/0/securityContext/windowsOptions/gmsaCredentialSpecName";
+        let pod2 = set(winok(), c, json!("webapp1-credspec"));
+        assert_eq!(hits(&pod2, &cfg(), "WIN108"), hit(Severity::Info, c));
+        // Inlined by the webhook: nothing left to say.
+        let inlined = set(
+            pod,
+            "/spec/securityContext/windowsOptions/gmsaCredentialSpec",
+            json!("{\"CmsPlugins\":[\"ActiveDirectory\"]}"),
+        );
+        assert!(only(&inlined, &cfg(), "WIN108").is_empty());
+        // An invalid name is WIN106's error alone; no gMSA fields before 1.14.
+        let bad = set(winok(), name, json!("WebApp1_CredSpec"));
+        assert!(only(&bad, &cfg(), "WIN108").is_empty());
+        let pod = set(winok(), name, json!("webapp1-credspec"));
+        assert!(only(&pod, &at(13), "WIN108").is_empty());
+        // Linux pods: never.
+        let linux = json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"l"},"spec":{
+            "securityContext":{"windowsOptions":{"gmsaCredentialSpecName":"webapp1-credspec"}},
+            "nodeSelector":{"kubernetes.io/os":"linux"},
+            "containers":[{"name":"a","image":"nginx:1.25"}]}});
+        assert!(only(&linux, &cfg(), "WIN108").is_empty());
     }
 
     #[test]
