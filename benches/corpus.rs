@@ -20,8 +20,9 @@ use std::time::Instant;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use winlint::config::Config;
-use winlint::engine::{self, Operation};
-use winlint::workload::Context;
+use winlint::engine;
+use winlint::model::Context;
+use winlint::model::Operation;
 
 mod support;
 

@@ -20,8 +20,9 @@ use serde_json::{Value, json};
 
 use winlint::admission::{Endpoint, Webhook};
 use winlint::config::Config;
-use winlint::engine::{self, Operation};
-use winlint::workload::Context;
+use winlint::engine;
+use winlint::model::Context;
+use winlint::model::Operation;
 
 mod support;
 
@@ -234,7 +235,7 @@ fn bench_image(c: &mut Criterion) {
         .collect();
     report_allocs(&format!("image/parse ({} refs)", refs.len()), 1000, || {
         for r in &refs {
-            black_box(winlint::image::parse(black_box(r)));
+            black_box(winlint::model::image::parse(black_box(r)));
         }
     });
     report_allocs(
@@ -242,7 +243,7 @@ fn bench_image(c: &mut Criterion) {
         1000,
         || {
             for r in &refs {
-                black_box(winlint::image::analyze(black_box(r)));
+                black_box(winlint::model::image::analyze(black_box(r)));
             }
         },
     );
@@ -253,14 +254,14 @@ fn bench_image(c: &mut Criterion) {
     g.bench_function("parse", |b| {
         b.iter(|| {
             for r in &refs {
-                black_box(winlint::image::parse(black_box(r)));
+                black_box(winlint::model::image::parse(black_box(r)));
             }
         })
     });
     g.bench_function("analyze", |b| {
         b.iter(|| {
             for r in &refs {
-                black_box(winlint::image::analyze(black_box(r)));
+                black_box(winlint::model::image::analyze(black_box(r)));
             }
         })
     });

@@ -9,16 +9,11 @@
 //!   pod keeps working.
 //! * `/mutate` ([`Endpoint::Mutate`]): CREATE of Pods (workloads only with
 //!   `mutation.workloads`), never UPDATE (`spec.os` and `nodeSelector` are immutable) and never a
-//!   subresource (`pods/ephemeralcontainers`). Mutation is fixing (shared/rules.md §3): the
-//!   allowed fixes of the findings are applied (M1 = WIN001, M3 = WIN007, M4 = WIN003, M2 =
-//!   WIN005 when `target.clusterMixedBuilds`), then M5 (Hyper-V), M6 (pod OS label) and M7 (the
-//!   `winlint.io/mutated` audit annotation). A patch that would add an error the object did not
-//!   have (a pod the API server would reject) is retried without `spec.os`, then dropped.
-//! * Which pods are mutated: Windows-definite pods; Windows-probable pods when the evidence is a
-//!   Windows-only image (such a pod cannot run anywhere else; MV1), when `mutation.probable`, or
-//!   in namespaces labelled `winlint.io/default-os=windows` (their own mutating webhook calls
-//!   `/mutate/windows-namespace`).
-//!   OS-unknown pods get `kubernetes.io/os=linux` only with `mutation.linuxGuard`.
+//!   subresource (`pods/ephemeralcontainers`). Mutation is fixing (shared/rules.md §3):
+//!   [`engine::mutation`] says which pods, applies the allowed fixes through the one fixer and
+//!   the mutation steps (Hyper-V, pod OS label, Linux guard) and records what changed. Pods
+//!   only probably Windows are mutated in namespaces labelled `winlint.io/default-os=windows`
+//!   too (their own mutating webhook calls `/mutate/windows-namespace`).
 //! * Exemptions: the `winlint.io/ignore` annotation is honoured by the engine. An
 //!   AdmissionReview carries no namespace labels, so namespace exemption is the
 //!   namespaceSelector of the webhook configurations (chart / `winlint manifests`), and the
@@ -36,22 +31,17 @@ use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use base64::Engine as _;
-use json_patch::PatchOperation;
 use serde::de::value::SeqAccessDeserializer;
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
-use crate::classify::{Os, Source, Strength};
 use crate::config::{Config, OnError};
-use crate::engine::{self, Operation};
-use crate::rules::{Finding, Severity, ops};
-use crate::workload::Lookup;
-use crate::workload::{self, Context};
+use crate::engine::{self, mutation};
+use crate::model::labels::DEFAULT_OS_LABEL;
+use crate::model::workload::{self, Lookup};
+use crate::model::{Context, Finding, Operation, Severity};
+use crate::rules;
 
-/// The audit annotation M7 writes.
-pub const MUTATED_ANNOTATION: &str = "winlint.io/mutated";
-/// The (pre-K1.21) Hyper-V isolation annotation (M5).
-pub const HYPERV_ANNOTATION: &str = "experimental.windows.kubernetes.io/isolation-type";
 /// The most characters a warning may have (kubectl prints them one per line; the API server
 /// truncates long ones).
 pub const MAX_WARNING_CHARS: usize = 119;
@@ -149,17 +139,20 @@ pub struct Webhook {
     mutate_probable_config: Config,
 }
 
-/// Namespace label by which a namespace declares its pods Windows by default; pods probably
-/// Windows are then mutated (the webhook learns it from the path `/mutate/windows-namespace`).
-pub const DEFAULT_OS_LABEL: &str = "winlint.io/default-os";
-
 impl Webhook {
     pub fn new(config: Config) -> Self {
         let mut mutate_config = config.clone();
-        if config.target.cluster_mixed_builds {
-            // M2: the windows-build pin (WIN005's opt-in fix) is part of the mutation set
-            // when the cluster runs several Windows builds.
-            mutate_config.policy.fix_opt_in.insert("WIN005".into());
+        // M2: opt-in fixes the mutation applies for this target (the Windows-build pin in a
+        // cluster of several builds).
+        for rule in rules::all() {
+            if rule
+                .meta
+                .mutation
+                .opt_in_when
+                .is_some_and(|f| f(&config.target))
+            {
+                mutate_config.policy.fix_opt_in.insert(rule.meta.id.into());
+            }
         }
         let mut mutate_probable_config = mutate_config.clone();
         mutate_probable_config.policy.mutation.probable = true;
@@ -366,7 +359,7 @@ impl Webhook {
             Ok(None) => return resp,
             Err(e) => return self.on_error(resp, out, e),
         };
-        let result = catch_unwind(AssertUnwindSafe(|| mutate_object(object, cfg)));
+        let result = catch_unwind(AssertUnwindSafe(|| mutation::mutate(object, cfg)));
         let Ok(m) = result else {
             return self.on_error(resp, out, "the engine failed on this object".into());
         };
@@ -682,287 +675,10 @@ fn denial_message(out: &Outcome, errors: &[&Finding]) -> String {
     msg
 }
 
-/// The result of planning a mutation.
-#[derive(Debug, Default)]
-pub struct Mutation {
-    pub patch: Vec<PatchOperation>,
-    pub changed: Vec<String>,
-    pub rules: Vec<&'static str>,
-    pub findings: Vec<(&'static str, Severity)>,
-}
-
-/// Mutation name for the audit annotation (shared/rules.md §3 M7).
-fn mutation_name(rule_id: &str) -> String {
-    match rule_id {
-        "WIN001" => "nodeSelector".into(),
-        "WIN003" | "WIN107" => "os".into(),
-        "WIN005" => "windowsBuild".into(),
-        "WIN007" => "tolerations".into(),
-        other => other.to_string(),
-    }
-}
-
-/// Plan the patch for `object` (a pod-bearing kind) under `config` (the mutation config).
-pub fn mutation(object: &Value, config: &Config) -> Mutation {
-    mutate_object(&mut object.clone(), config)
-}
-
-/// [`mutation`], patching `object` in place on the way (the webhook owns the request's copy):
-/// no copy of the object is made.
-fn mutate_object(object: &mut Value, config: &Config) -> Mutation {
-    let report = engine::lint_object(object, config, &Context::default(), Operation::Create);
-    let mut m = Mutation {
-        findings: report
-            .findings
-            .iter()
-            .map(|f| (f.rule.id, f.severity))
-            .collect(),
-        ..Mutation::default()
-    };
-    let (spec_ptr, meta_ptr) = match workload::pod_sites(object).first() {
-        Some(site) => (site.spec_ptr.clone(), site.meta_ptr.clone()),
-        None => return m,
-    };
-    // lint_object classified the site already (same images, same context).
-    let Some(class) = report.classes.first() else {
-        return m;
-    };
-    let policy = &config.policy.mutation;
-    let image_evidence = class.signals.iter().any(|s| {
-        s.os == Os::Windows && s.source == Source::Image && s.strength >= Strength::Probable
-    });
-    let mutate_windows = class.os == Os::Windows
-        && (class.strength == Strength::Definite
-            || (class.strength == Strength::Probable && (image_evidence || policy.probable)));
-    // From here on `object` is the object as patched so far.
-    let mut changed: Vec<String> = Vec::new();
-    if mutate_windows {
-        let before: Vec<&'static str> = errors_of(&report.findings);
-        let mut excluded: Vec<&str> = Vec::new();
-        // Try all allowed fixes; if the result has an error the object did not have (the API
-        // server would reject it), take them back and retry without spec.os (M4), then give
-        // up on fixes.
-        for attempt in 0..3 {
-            let fixed = engine::fix_object(
-                object,
-                &report.findings,
-                config,
-                &Context::default(),
-                Operation::Create,
-                &excluded,
-            );
-            // fix_object's last pass linted the patched object already: reuse its findings.
-            let accept = fixed.patch.is_empty()
-                || match &fixed.findings {
-                    Some(after) => errors_of(after).iter().all(|id| before.contains(id)),
-                    None => lint_errors(object, config)
-                        .iter()
-                        .all(|id| before.contains(id)),
-                };
-            if accept {
-                m.patch = fixed.patch;
-                m.rules = fixed.applied;
-                break;
-            }
-            fixed.rollback.apply(object);
-            excluded = if attempt == 0 {
-                vec!["WIN003", "WIN107"]
-            } else {
-                report.findings.iter().map(|f| f.rule.id).collect()
-            };
-        }
-        for id in &m.rules {
-            let n = mutation_name(id);
-            if !changed.contains(&n) {
-                changed.push(n);
-            }
-        }
-        // M5: Hyper-V isolation.
-        if policy.hyperv {
-            hyperv(
-                object,
-                &mut m.patch,
-                &mut changed,
-                config,
-                &spec_ptr,
-                &meta_ptr,
-            );
-        }
-        // M6: the pod OS label (kubelet refuses a pod whose label differs from the node OS).
-        if policy.pod_os_label {
-            let has = object
-                .lookup(&format!("{meta_ptr}/labels/kubernetes.io~1os"))
-                .is_some();
-            if !has {
-                add_entry(
-                    object,
-                    &mut m.patch,
-                    &format!("{meta_ptr}/labels"),
-                    "kubernetes.io/os",
-                    "windows".into(),
-                );
-                changed.push("osLabel".into());
-            }
-        }
-    } else if policy.linux_guard && class.os == Os::Unknown {
-        // linux-guard: pin OS-unknown pods to Linux nodes.
-        let pinned = object
-            .lookup(&format!("{spec_ptr}/nodeSelector/kubernetes.io~1os"))
-            .is_some();
-        if !pinned {
-            add_entry(
-                object,
-                &mut m.patch,
-                &format!("{spec_ptr}/nodeSelector"),
-                "kubernetes.io/os",
-                "linux".into(),
-            );
-            changed.push("linuxGuard".into());
-        }
-    }
-    if !m.patch.is_empty() {
-        // M7: the audit annotation, merged with what an earlier invocation recorded.
-        let ptr = format!(
-            "/metadata/annotations/{}",
-            engine::escape(MUTATED_ANNOTATION)
-        );
-        let mut all: Vec<String> = object
-            .lookup(&ptr)
-            .and_then(Value::as_str)
-            .map(|s| s.split(',').map(str::to_string).collect())
-            .unwrap_or_default();
-        for c in &changed {
-            if !all.contains(c) {
-                all.push(c.clone());
-            }
-        }
-        add_entry(
-            object,
-            &mut m.patch,
-            "/metadata/annotations",
-            MUTATED_ANNOTATION,
-            all.join(",").into(),
-        );
-    }
-    m.changed = changed;
-    m
-}
-
-fn errors_of(findings: &[Finding]) -> Vec<&'static str> {
-    findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .map(|f| f.rule.id)
-        .collect()
-}
-
-fn lint_errors(object: &Value, config: &Config) -> Vec<&'static str> {
-    errors_of(&engine::lint_object(object, config, &Context::default(), Operation::Create).findings)
-}
-
-/// M5 (shared/rules.md §3): never for HostProcess or hostNetwork pods.
-fn hyperv(
-    working: &mut Value,
-    patch: &mut Vec<PatchOperation>,
-    changed: &mut Vec<String>,
-    config: &Config,
-    spec_ptr: &str,
-    meta_ptr: &str,
-) {
-    let spec = working.lookup(spec_ptr).cloned().unwrap_or(Value::Null);
-    let host_network = spec.get("hostNetwork").and_then(Value::as_bool) == Some(true);
-    let host_process = spec
-        .lookup("/securityContext/windowsOptions/hostProcess")
-        .and_then(Value::as_bool)
-        == Some(true)
-        || workload::CONTAINER_LISTS.iter().any(|l| {
-            spec.get(*l)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .any(|c| {
-                    c.lookup("/securityContext/windowsOptions/hostProcess")
-                        .and_then(Value::as_bool)
-                        == Some(true)
-                })
-        });
-    let linux_pinned = spec
-        .lookup("/nodeSelector/kubernetes.io~1os")
-        .and_then(Value::as_str)
-        == Some("linux");
-    if host_network || host_process || linux_pinned {
-        return;
-    }
-    let k = config.target.kubernetes;
-    if k.at_least(1, 21) {
-        if spec.get("runtimeClassName").is_none_or(Value::is_null) {
-            let op = ops::add(
-                &format!("{spec_ptr}/runtimeClassName"),
-                config.target.hyperv_runtime_class.clone().into(),
-            );
-            if json_patch::patch(working, std::slice::from_ref(&op)).is_ok() {
-                patch.push(op);
-                changed.push("runtimeClassName".into());
-            }
-        }
-    } else if k.at_least(1, 10) {
-        let containers = spec
-            .get("containers")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        let has = working
-            .lookup(&format!(
-                "{meta_ptr}/annotations/{}",
-                engine::escape(HYPERV_ANNOTATION)
-            ))
-            .is_some();
-        if containers == 1 && !has {
-            add_entry(
-                working,
-                patch,
-                &format!("{meta_ptr}/annotations"),
-                HYPERV_ANNOTATION,
-                "hyperv".into(),
-            );
-            changed.push("isolation".into());
-        }
-    }
-}
-
-/// Set `map_ptr[key] = value` in `working` and record the operation: a member add when the map
-/// exists, else an add of the whole map (creating its parent map too if needed).
-fn add_entry(
-    working: &mut Value,
-    patch: &mut Vec<PatchOperation>,
-    map_ptr: &str,
-    key: &str,
-    value: Value,
-) {
-    let op = match working.lookup(map_ptr) {
-        Some(Value::Object(m)) if m.get(key) == Some(&value) => return,
-        Some(Value::Object(_)) => ops::add(&format!("{map_ptr}/{}", engine::escape(key)), value),
-        _ => {
-            let mut m = Map::new();
-            m.insert(key.to_string(), value);
-            let (parent, last) = map_ptr.rsplit_once('/').unwrap_or(("", map_ptr));
-            if !parent.is_empty() && !matches!(working.lookup(parent), Some(Value::Object(_))) {
-                let mut outer = Map::new();
-                outer.insert(last.replace("~1", "/").replace("~0", "~"), Value::Object(m));
-                let (pp, plast) = parent.rsplit_once('/').unwrap_or(("", parent));
-                ops::add(&format!("{pp}/{plast}"), Value::Object(outer))
-            } else {
-                ops::add(map_ptr, Value::Object(m))
-            }
-        }
-    };
-    if json_patch::patch(working, std::slice::from_ref(&op)).is_ok() {
-        patch.push(op);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::labels::{HYPERV_ANNOTATION, MUTATED_ANNOTATION};
 
     #[test]
     fn parse_review_skips_only_managed_fields_and_rejects_as_before() {
@@ -1126,40 +842,6 @@ mod tests {
         assert_eq!(a["response"]["status"]["code"], 403);
     }
 
-    #[test]
-    fn add_entry_creates_missing_maps() {
-        let mut obj = json!({"metadata": {"name": "x"}});
-        let mut patch = Vec::new();
-        add_entry(
-            &mut obj,
-            &mut patch,
-            "/metadata/annotations",
-            "a/b~c",
-            "v".into(),
-        );
-        add_entry(
-            &mut obj,
-            &mut patch,
-            "/metadata/annotations",
-            "d",
-            "w".into(),
-        );
-        assert_eq!(obj["metadata"]["annotations"]["a/b~c"], "v");
-        let ser = serde_json::to_value(&patch).unwrap();
-        assert_eq!(ser[0]["path"], "/metadata/annotations");
-        assert_eq!(ser[1]["path"], "/metadata/annotations/d");
-        let mut tpl = json!({"spec": {"template": {"spec": {}}}});
-        let mut patch = Vec::new();
-        add_entry(
-            &mut tpl,
-            &mut patch,
-            "/spec/template/metadata/labels",
-            "k",
-            "v".into(),
-        );
-        assert_eq!(tpl["spec"]["template"]["metadata"]["labels"]["k"], "v");
-    }
-
     fn mutated(cfg: Config, pod: Value) -> Option<Value> {
         let w = Webhook::new(cfg);
         let a = answer(&w, &review("CREATE", pod.clone()), Endpoint::Mutate);
@@ -1239,8 +921,8 @@ mod tests {
     #[test]
     fn mv7_legacy_hyperv_annotation_and_beta_selector() {
         let mut cfg = Config::default();
-        cfg.target.kubernetes = crate::config::KubeVersion::new(1, 12);
-        cfg.target.windows_builds = vec![crate::windows::parse_build("1803").unwrap()];
+        cfg.target.kubernetes = crate::model::KubeVersion::new(1, 12);
+        cfg.target.windows_builds = vec![crate::model::windows::parse_build("1803").unwrap()];
         cfg.target.windows_taints = vec![];
         cfg.policy.mutation.hyperv = true;
         let p = mutated(cfg, win_pod("mcr.microsoft.com/windows/servercore:1803")).unwrap();
@@ -1255,7 +937,7 @@ mod tests {
     #[test]
     fn mv8_hyperv_runtime_class() {
         let mut cfg = Config::default();
-        cfg.target.kubernetes = crate::config::KubeVersion::new(1, 30);
+        cfg.target.kubernetes = crate::model::KubeVersion::new(1, 30);
         cfg.policy.mutation.hyperv = true;
         let p = mutated(
             cfg.clone(),

@@ -7,18 +7,21 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
-use crate::config::{Config, KubeVersion, Runtime, Taint, bad_build, rule_id};
-use crate::engine::{self, Operation};
+use crate::config::{Config, ConfigError, rule_id};
+use crate::engine::fix::{Commit, FixOptions, Fixer, PassFix, fix_allowed, prefix_op};
+use crate::engine::{self};
+use crate::model::Context;
+use crate::model::FixSafety;
+use crate::model::Operation;
+use crate::model::windows::{self, Isolation};
+use crate::model::workload::{self, objects};
+use crate::model::{KubeVersion, Runtime, Taint};
 use crate::report::{self, FixState, InputError, Located, Report, Summary};
-use crate::rules::{self, FixSafety};
+use crate::rules;
 use crate::source::{self, Document};
-use crate::windows::{self, Isolation};
-use crate::workload::{self, Context};
 
 /// Exit codes CI can trust.
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_FINDINGS: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
+pub use crate::process::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -85,7 +88,7 @@ enum ColorChoice {
     Never,
 }
 
-/// Target and policy flags, shared by `lint` and `serve`.
+/// Target and policy flags of `lint` (`serve` reads its target and policy from `--config`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct TargetArgs {
     /// winlint.yaml with target, rule severities, disabled rules and fix policy.
@@ -122,19 +125,15 @@ pub struct TargetArgs {
 
 impl TargetArgs {
     /// Defaults, then `--config`, then flags.
-    pub fn to_config(&self) -> Result<Config, String> {
+    pub fn to_config(&self) -> Result<Config, ConfigError> {
         let mut cfg = match &self.config {
-            Some(p) => {
-                let text =
-                    std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-                Config::from_yaml(&text, &p.display().to_string())?
-            }
+            Some(p) => Config::from_file(p)?,
             None => Config::default(),
         };
         let t = &mut cfg.target;
         if let Some(v) = &self.kubernetes_version {
             t.kubernetes = KubeVersion::parse(v)
-                .ok_or_else(|| format!("--kubernetes-version {v:?}: expected e.g. 1.34"))?;
+                .ok_or_else(|| ConfigError::KubernetesVersionFlag(v.clone()))?;
         }
         if !self.windows_builds.is_empty() {
             t.windows_builds = self
@@ -143,7 +142,7 @@ impl TargetArgs {
                 .flat_map(|s| s.split(','))
                 .map(|s| {
                     windows::parse_build(s)
-                        .ok_or_else(|| format!("--windows-build: {}", bad_build(s)))
+                        .ok_or_else(|| ConfigError::WindowsBuildFlag(s.to_string()))
                 })
                 .collect::<Result<_, _>>()?;
         }
@@ -164,10 +163,10 @@ impl TargetArgs {
         for g in &self.feature_gates {
             let (name, val) = g
                 .split_once('=')
-                .ok_or_else(|| format!("--feature-gate {g:?}: expected Name=true"))?;
+                .ok_or_else(|| ConfigError::FeatureGateFormat(g.clone()))?;
             let val: bool = val
                 .parse()
-                .map_err(|_| format!("--feature-gate {g:?}: value must be true or false"))?;
+                .map_err(|_| ConfigError::FeatureGateValue(g.clone()))?;
             t.feature_gates.insert(name.to_string(), val);
         }
         if !self.windows_taints.is_empty() {
@@ -459,11 +458,11 @@ fn collect_inputs(
         if let Some(walk) = walk {
             for f in walk.files.into_iter().filter(|f| !plan.is_used(f)) {
                 if seen.insert(std::fs::canonicalize(&f).unwrap_or_else(|_| f.clone())) {
-                    read_file(&f, &mut out, errors);
+                    read_file(&f, &mut out);
                 }
             }
         } else if seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())) {
-            read_file(p, &mut out, errors);
+            read_file(p, &mut out);
         }
     }
     out.extend(
@@ -486,38 +485,13 @@ fn is_manifest(p: &Path) -> bool {
     )
 }
 
-fn read_file(p: &Path, out: &mut Vec<Input>, _errors: &mut Vec<InputError>) {
+fn read_file(p: &Path, out: &mut Vec<Input>) {
     out.push(Input {
         name: p.display().to_string(),
         path: Some(p.to_path_buf()),
         bytes: None,
         rendered: None,
     });
-}
-
-/// The objects of a document: the document itself, or the items of a `List`, with the pointer
-/// prefix that locates each in the document.
-pub fn objects(doc: &Value) -> Vec<(String, &Value)> {
-    match doc.get("kind").and_then(Value::as_str) {
-        Some(k)
-            if k == "List"
-                || (k.ends_with("List") && doc.get("items").is_some_and(Value::is_array)) =>
-        {
-            doc.get("items")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .enumerate()
-                .flat_map(|(i, item)| {
-                    objects(item)
-                        .into_iter()
-                        .map(move |(p, v)| (format!("/items/{i}{p}"), v))
-                })
-                .collect()
-        }
-        _ if doc.is_object() => vec![(String::new(), doc)],
-        _ => Vec::new(),
-    }
 }
 
 fn object_label(v: &Value) -> String {
@@ -584,7 +558,7 @@ fn lint_docs(
                     None => (name.to_string(), doc.map.locate(&pointer)),
                     Some((_, files)) => (files[di].clone(), (0, 0)),
                 };
-                let fix = match (engine::fix_allowed(&f, cfg), fixed) {
+                let fix = match (fix_allowed(&f, cfg), fixed) {
                     (false, _) => FixState::None,
                     // --fix cannot edit rendered output.
                     (true, false) if rendered.is_some() => FixState::None,
@@ -614,10 +588,8 @@ enum Sink {
     Json(report::JsonReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
     /// SARIF lists the invocation's errors before the results: written at the end.
     Sarif(Vec<Located>),
-    Github(crate::report_formats::GithubReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
-    Codequality(
-        crate::report_formats::CodeQualityReport<std::io::BufWriter<std::io::StdoutLock<'static>>>,
-    ),
+    Github(crate::report::GithubReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
+    Codequality(crate::report::CodeQualityReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
 }
 
 impl Sink {
@@ -670,7 +642,7 @@ fn lint_input(
     out.summary.files += 1;
     let mut docs = match source::load_bytes_warned(&bytes) {
         Ok((d, warnings)) => {
-            // YAML that kubectl accepts and YAML 1.2 does not (crate::yaml_compat).
+            // YAML that kubectl accepts and YAML 1.2 does not (crate::source::kubectl).
             for w in warnings {
                 match &input.rendered {
                     Some(r) => eprintln!(
@@ -735,10 +707,11 @@ fn lint_input(
                 }
             }
             Ok(None) => {
-                if input.path.is_none() && !args.diff {
-                    if let Err(e) = crate::process::print_stdout(text) {
-                        out.errors.push((idx, error(format!("cannot write: {e}"))));
-                    }
+                if input.path.is_none()
+                    && !args.diff
+                    && let Err(e) = crate::process::print_stdout(text)
+                {
+                    out.errors.push((idx, error(format!("cannot write: {e}"))));
                 }
             }
             Err(e) => out
@@ -788,12 +761,12 @@ fn write_styled<S: anstream::stream::RawStream + anstream::stream::AsLockedWrite
     styled: &[u8],
 ) -> std::io::Result<()> {
     let mut o = anstream::AutoStream::new(raw, choice);
-    if o.current_choice() == anstream::ColorChoice::Never {
-        if let Some(plain) = report::strip_styles(styled) {
-            let mut raw = o.into_inner();
-            raw.write_all(&plain)?;
-            return raw.flush();
-        }
+    if o.current_choice() == anstream::ColorChoice::Never
+        && let Some(plain) = report::strip_styles(styled)
+    {
+        let mut raw = o.into_inner();
+        raw.write_all(&plain)?;
+        return raw.flush();
     }
     o.write_all(styled)?;
     o.flush()
@@ -864,14 +837,12 @@ fn lint(args: LintArgs) -> i32 {
                 std::io::stdout().lock(),
             ))),
             Format::Sarif => Sink::Sarif(Vec::new()),
-            Format::Github => Sink::Github(crate::report_formats::GithubReport::new(
+            Format::Github => Sink::Github(crate::report::GithubReport::new(
                 std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
             )),
-            Format::Codequality => {
-                Sink::Codequality(crate::report_formats::CodeQualityReport::new(
-                    std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
-                ))
-            }
+            Format::Codequality => Sink::Codequality(crate::report::CodeQualityReport::new(
+                std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+            )),
         }
     };
     let mut order: Vec<usize> = (0..inputs.len()).collect();
@@ -964,10 +935,10 @@ fn lint(args: LintArgs) -> i32 {
                 .and_then(|()| o.flush())
         }
     };
-    if let Err(e) = res {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("winlint: {e}");
-        }
+    if let Err(e) = res
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("winlint: {e}");
     }
     if !errors.is_empty() {
         return EXIT_USAGE;
@@ -981,83 +952,130 @@ fn lint(args: LintArgs) -> i32 {
     if failing > 0 { EXIT_FINDINGS } else { EXIT_OK }
 }
 
-/// A fix's identity across passes: (document index, rule, pointer).
-type FixKey = (usize, &'static str, String);
-
-/// Apply the allowed fixes to a file's text, surgically. Each pass plans every fix of every
-/// document at once (the planner applies the operations one after another, each against the
-/// text the previous one left), then re-parses: a fix that only appears once another is applied
-/// (WIN003 after a strip) is picked up by the next pass. A fix the planner cannot express (an
-/// edit under an aliased node) is left out and the others still apply. `Ok(None)` when nothing
+/// Apply the allowed fixes to a file's text, surgically: the [`Fixer`] lints and applies the
+/// fixes, [`TextDocument`] turns each pass's fixes into text edits. `Ok(None)` when nothing
 /// changed.
-pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>, String> {
-    use json_patch::PatchOperation;
-    const MAX_PASSES: usize = 16;
-    // (document, rule, pointer) of fixes that cannot be planned.
-    let mut stuck: BTreeSet<FixKey> = BTreeSet::new();
-    let mut cur = text.to_string();
-    for _ in 0..MAX_PASSES {
-        let docs = source::load(&cur).map_err(|e| format!("line {}: {}", e.line, e.message))?;
+pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>, FixError> {
+    let fixer = Fixer {
+        config: cfg,
+        context: cx,
+        operation: Operation::Lint,
+        options: FixOptions::CLI,
+    };
+    let mut doc = TextDocument::new(text)?;
+    let fixed = fixer.fix(&mut doc, None, &[])?;
+    if !fixed.converged {
+        return Err(FixError::NotConverged(FixOptions::CLI.max_passes));
+    }
+    Ok((doc.text != text).then_some(doc.text))
+}
+
+/// Why `--fix` could not fix a file.
+#[derive(Debug, thiserror::Error)]
+pub enum FixError {
+    /// The text as fixed so far does not load.
+    #[error("line {line}: {message}")]
+    Load { line: usize, message: String },
+    #[error(transparent)]
+    Plan(#[from] crate::textedit::EditError),
+    #[error("fixes did not converge after {0} passes")]
+    NotConverged(usize),
+}
+
+/// A YAML file as the fixer's [`Document`]: its roots are the file's documents. A pass's fixes
+/// become surgical text edits ([`crate::textedit::plan`]), all of a document's at once; the
+/// text is then loaded again for the next pass. A fix the planner cannot express (an edit under
+/// an aliased node) is given up and the others still apply.
+struct TextDocument {
+    text: String,
+    docs: Vec<Document>,
+    /// Each root's scratch copy for the pass (the fixer applies fixes there to normalize them).
+    working: Vec<Option<Value>>,
+}
+
+impl TextDocument {
+    fn new(text: &str) -> Result<Self, FixError> {
+        let mut doc = TextDocument {
+            text: text.to_string(),
+            docs: Vec::new(),
+            working: Vec::new(),
+        };
+        doc.load()?;
+        Ok(doc)
+    }
+
+    fn load(&mut self) -> Result<(), FixError> {
+        self.docs = source::load(&self.text).map_err(|e| FixError::Load {
+            line: e.line,
+            message: e.message,
+        })?;
+        self.working = vec![None; self.docs.len()];
+        Ok(())
+    }
+}
+
+impl engine::fix::Document for TextDocument {
+    type Error = FixError;
+
+    fn roots(&self) -> usize {
+        self.docs.len()
+    }
+
+    fn root(&self, i: usize) -> &Value {
+        &self.docs[i].value
+    }
+
+    fn working(&mut self, i: usize) -> &mut Value {
+        let docs = &self.docs;
+        self.working[i].get_or_insert_with(|| docs[i].value.clone())
+    }
+
+    fn commit(&mut self, fixes: &mut [PassFix]) -> Result<Commit, FixError> {
+        use json_patch::PatchOperation;
+        let mut commit = Commit::default();
         let mut edits = Vec::new();
-        for (di, doc) in docs.iter().enumerate() {
-            let mut working = doc.value.clone();
-            let mut candidates: Vec<(FixKey, Vec<PatchOperation>)> = Vec::new();
-            for (prefix, obj) in objects(&doc.value) {
-                let rep = engine::lint_object(obj, cfg, cx, Operation::Lint);
-                for f in rep.findings.iter().filter(|f| engine::fix_allowed(f, cfg)) {
-                    let key = (di, f.rule.id, format!("{prefix}{}", f.pointer));
-                    if stuck.contains(&key) {
-                        continue;
-                    }
-                    // Normalise against the object with the earlier fixes applied.
-                    let Some(target) = working.pointer_mut(&prefix) else {
-                        continue;
-                    };
-                    let (ops, applied) = engine::apply_fixes(target, std::slice::from_ref(f), cfg);
-                    if applied.is_empty() {
-                        stuck.insert(key);
-                        continue;
-                    }
-                    candidates.push((
-                        key,
-                        ops.into_iter().map(|op| prefix_op(&prefix, op)).collect(),
-                    ));
-                }
-            }
-            if candidates.is_empty() {
+        for (di, doc) in self.docs.iter().enumerate() {
+            let mine: Vec<(usize, &PassFix)> = fixes
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.root == di)
+                .collect();
+            if mine.is_empty() {
                 continue;
             }
-            let all: Vec<PatchOperation> = candidates
+            let all: Vec<PatchOperation> = mine
                 .iter()
-                .flat_map(|(_, ops)| ops.iter().cloned())
+                .flat_map(|(_, f)| f.ops.iter().cloned())
                 .collect();
-            if let Ok(e) = crate::textedit::plan(&cur, doc, &all) {
+            if let Ok(e) = crate::textedit::plan(&self.text, doc, &all) {
                 edits.extend(e);
                 continue;
             }
             // Keep the fixes that plan together; a fix that cannot be planned even on its own
             // is given up, the others are retried in the next pass.
             let mut kept: Vec<PatchOperation> = Vec::new();
-            for (key, ops) in candidates {
+            for (i, f) in mine {
                 let mut trial = kept.clone();
-                trial.extend(ops.iter().cloned());
-                if crate::textedit::plan(&cur, doc, &trial).is_ok() {
+                trial.extend(f.ops.iter().cloned());
+                if crate::textedit::plan(&self.text, doc, &trial).is_ok() {
                     kept = trial;
-                } else if crate::textedit::plan(&cur, doc, &ops).is_err() {
-                    stuck.insert(key);
+                } else if crate::textedit::plan(&self.text, doc, &f.ops).is_err() {
+                    commit.given_up.push(i);
                 }
             }
             if !kept.is_empty() {
-                edits.extend(crate::textedit::plan(&cur, doc, &kept).map_err(|e| e.to_string())?);
+                edits.extend(crate::textedit::plan(&self.text, doc, &kept)?);
             }
         }
         if edits.is_empty() {
-            return Ok((cur != text).then_some(cur));
+            return Ok(commit);
         }
         edits.sort_by_key(|e| e.start);
-        cur = crate::textedit::apply(&cur, &edits);
+        self.text = crate::textedit::apply(&self.text, &edits);
+        commit.changed = true;
+        self.load()?;
+        Ok(commit)
     }
-    Err(format!("fixes did not converge after {MAX_PASSES} passes"))
 }
 
 /// The fixed text, with the original's byte-order mark kept.
@@ -1076,32 +1094,6 @@ fn diff_name(side: &str, name: &str) -> String {
         name.to_string()
     } else {
         format!("{side}/{name}")
-    }
-}
-
-fn prefix_op(prefix: &str, op: json_patch::PatchOperation) -> json_patch::PatchOperation {
-    use json_patch::PatchOperation as P;
-    if prefix.is_empty() {
-        return op;
-    }
-    let pre = |p: &json_patch::jsonptr::PointerBuf| {
-        json_patch::jsonptr::PointerBuf::parse(format!("{prefix}{p}"))
-            .expect("prefixed pointer is valid")
-    };
-    match op {
-        P::Add(mut o) => {
-            o.path = pre(&o.path);
-            P::Add(o)
-        }
-        P::Remove(mut o) => {
-            o.path = pre(&o.path);
-            P::Remove(o)
-        }
-        P::Replace(mut o) => {
-            o.path = pre(&o.path);
-            P::Replace(o)
-        }
-        other => other,
     }
 }
 

@@ -4,180 +4,16 @@
 //! ConfigMap), overridable by flags. Same file, same meaning.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::rules::Severity;
-use crate::windows::{self, Build, Isolation};
-
-/// A Kubernetes minor version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct KubeVersion {
-    pub major: u32,
-    pub minor: u32,
-}
-
-impl KubeVersion {
-    pub const fn new(major: u32, minor: u32) -> Self {
-        KubeVersion { major, minor }
-    }
-    /// `1.30`, `v1.30`, `1.30.2`, `v1.30.2-eks-1234`.
-    pub fn parse(s: &str) -> Option<Self> {
-        let s = s.trim().trim_start_matches('v');
-        let mut it = s.split(['.', '-', '+']);
-        let major = it.next()?.parse().ok()?;
-        let minor = it.next()?.trim_end_matches('+').parse().ok()?;
-        Some(KubeVersion { major, minor })
-    }
-    /// `self >= major.minor`
-    pub fn at_least(self, major: u32, minor: u32) -> bool {
-        self >= KubeVersion::new(major, minor)
-    }
-}
-
-impl fmt::Display for KubeVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Runtime {
-    Containerd,
-    Docker,
-}
-
-/// A node taint, `key=value:Effect` or `key:Effect`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Taint {
-    pub key: String,
-    pub value: Option<String>,
-    pub effect: String,
-}
-
-impl Taint {
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let (kv, effect) = s
-            .rsplit_once(':')
-            .ok_or_else(|| format!("taint {s:?}: expected key=value:Effect"))?;
-        let effect = effect.trim();
-        if !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute") {
-            return Err(format!(
-                "taint {s:?}: effect must be NoSchedule, PreferNoSchedule or NoExecute"
-            ));
-        }
-        let (key, value) = match kv.split_once('=') {
-            Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
-            None => (kv.trim().to_string(), None),
-        };
-        if key.is_empty() {
-            return Err(format!("taint {s:?}: empty key"));
-        }
-        Ok(Taint {
-            key,
-            value,
-            effect: effect.to_string(),
-        })
-    }
-
-    /// The toleration that tolerates exactly this taint.
-    pub fn toleration(&self) -> serde_json::Value {
-        let mut t = serde_json::Map::new();
-        t.insert("key".into(), self.key.clone().into());
-        match &self.value {
-            Some(v) => {
-                t.insert("operator".into(), "Equal".into());
-                t.insert("value".into(), v.clone().into());
-            }
-            None => {
-                t.insert("operator".into(), "Exists".into());
-            }
-        }
-        t.insert("effect".into(), self.effect.clone().into());
-        serde_json::Value::Object(t)
-    }
-}
-
-impl fmt::Display for Taint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.value {
-            Some(v) => write!(f, "{}={}:{}", self.key, v, self.effect),
-            None => write!(f, "{}:{}", self.key, self.effect),
-        }
-    }
-}
-
-/// The cluster a manifest is evaluated against (shared/rules.md §1).
-#[derive(Debug, Clone)]
-pub struct Target {
-    pub kubernetes: KubeVersion,
-    pub windows_builds: Vec<Build>,
-    pub isolation: Isolation,
-    pub runtime: Runtime,
-    pub feature_gates: BTreeMap<String, bool>,
-    pub windows_taints: Vec<Taint>,
-    /// The cluster runs Windows nodes of more than one build (enables WIN005 and M2).
-    pub cluster_mixed_builds: bool,
-    /// Report end-of-support builds (WIN506).
-    pub check_eol: bool,
-    /// Name of the Hyper-V RuntimeClass (M5, WIN402 fix).
-    pub hyperv_runtime_class: String,
-    /// Today's date for WIN506 (`YYYY-MM-DD`); defaults to the system clock.
-    pub today: Option<String>,
-}
-
-impl Default for Target {
-    fn default() -> Self {
-        Target {
-            kubernetes: KubeVersion::new(1, 34),
-            windows_builds: vec![windows::WS2022],
-            isolation: Isolation::Process,
-            runtime: Runtime::Containerd,
-            feature_gates: BTreeMap::new(),
-            windows_taints: vec![
-                Taint::parse("os=windows:NoSchedule").expect("valid default taint"),
-            ],
-            cluster_mixed_builds: false,
-            check_eol: false,
-            hyperv_runtime_class: "runhcs-wcow-hypervisor".into(),
-            today: None,
-        }
-    }
-}
-
-impl Target {
-    /// A feature gate's value: explicit setting, else its default for the target version.
-    pub fn gate(&self, name: &str) -> bool {
-        if let Some(v) = self.feature_gates.get(name) {
-            return *v;
-        }
-        let k = self.kubernetes;
-        match name {
-            "RelaxedEnvironmentVariableValidation" => k.at_least(1, 32),
-            "IdentifyPodOS" => k.at_least(1, 24),
-            "WindowsHostProcessContainers" => k.at_least(1, 23),
-            "WindowsHostNetwork" => false,
-            "HyperVContainer" => false,
-            _ => false,
-        }
-    }
-
-    /// Whether several Windows builds are in play (configured mixed, or more than one listed).
-    pub fn mixed_builds(&self) -> bool {
-        self.cluster_mixed_builds || self.windows_builds.len() > 1
-    }
-
-    /// The OS label key the target's scheduler matches on.
-    pub fn os_label_key(&self) -> &'static str {
-        if self.kubernetes.at_least(1, 14) {
-            "kubernetes.io/os"
-        } else {
-            "beta.kubernetes.io/os"
-        }
-    }
-}
+use crate::model::Severity;
+use crate::model::labels::EXEMPT_NAMESPACE_LABEL;
+use crate::model::meta::UnknownSeverity;
+use crate::model::target::TaintError;
+/// The target's types, at the path they had before [`crate::model`] held them.
+pub use crate::model::target::{KubeVersion, Runtime, Taint, Target};
+use crate::model::windows::{self, Isolation};
 
 /// What the webhook may change (shared/rules.md §3).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -234,7 +70,7 @@ impl Default for Config {
             target: Target::default(),
             policy: Policy {
                 safe_fixes: true,
-                exempt_namespace_label: "winlint.io/ignore".into(),
+                exempt_namespace_label: EXEMPT_NAMESPACE_LABEL.into(),
                 ..Policy::default()
             },
         }
@@ -284,34 +120,94 @@ pub struct WebhookFile {
     pub exempt_namespace_label: Option<String>,
 }
 
-/// Resolve a rule key (ID or name) to its ID.
-pub fn rule_id(key: &str) -> Result<&'static str, String> {
+/// What the builds of `target.windowsBuilds` and `--windows-build` may be.
+const BUILD_HINT: &str =
+    "expected ltsc2016|ltsc2019|ltsc2022|ltsc2025, 1709, 1803, 20H2, … or 10.0.NNNNN";
+
+/// A configuration (file or flags) that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("unknown rule {0:?} (see `winlint rules`)")]
+    UnknownRule(String),
+    #[error("target.kubernetesVersion {0:?}: expected e.g. \"1.34\"")]
+    KubernetesVersion(String),
+    #[error(
+        "target.kubernetesVersion {0}: quote it, e.g. \"1.30\" (unquoted, YAML reads 1.30 as the number 1.3)"
+    )]
+    UnquotedKubernetesVersion(serde_json::Value),
+    #[error("Windows build {0:?}: {hint}", hint = BUILD_HINT)]
+    WindowsBuild(String),
+    #[error(transparent)]
+    Taint(#[from] TaintError),
+    #[error("rules.{key}: {source}")]
+    RuleSeverity {
+        key: String,
+        source: UnknownSeverity,
+    },
+    #[error("rules.{key}: {value} is not a severity (error, warning, info or off)")]
+    RuleValue {
+        key: String,
+        value: serde_json::Value,
+    },
+    /// The file is not YAML.
+    #[error("{file}:{line}: {message}")]
+    Syntax {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    /// The file is YAML but not a `winlint.yaml`.
+    #[error("{file}: {source}")]
+    Schema {
+        file: String,
+        source: serde_json::Error,
+    },
+    /// An error in the named file.
+    #[error("{file}: {source}")]
+    InFile {
+        file: String,
+        source: Box<ConfigError>,
+    },
+    #[error("{path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("--kubernetes-version {0:?}: expected e.g. 1.34")]
+    KubernetesVersionFlag(String),
+    #[error("--windows-build: Windows build {0:?}: {hint}", hint = BUILD_HINT)]
+    WindowsBuildFlag(String),
+    #[error("--feature-gate {0:?}: expected Name=true")]
+    FeatureGateFormat(String),
+    #[error("--feature-gate {0:?}: value must be true or false")]
+    FeatureGateValue(String),
+}
+
+/// Resolve a rule key (ID or name) to its ID, through the registry.
+pub fn rule_id(key: &str) -> Result<&'static str, ConfigError> {
     crate::rules::find(key)
         .map(|r| r.meta.id)
-        .ok_or_else(|| format!("unknown rule {key:?} (see `winlint rules`)"))
+        .ok_or_else(|| ConfigError::UnknownRule(key.to_string()))
 }
 
 impl Config {
     /// Apply a config file on top of `self`.
-    pub fn apply_file(&mut self, f: &ConfigFile) -> Result<(), String> {
+    pub fn apply_file(&mut self, f: &ConfigFile) -> Result<(), ConfigError> {
         let t = &f.target;
         match &t.kubernetes_version {
             None => {}
             Some(serde_json::Value::String(v)) => {
-                self.target.kubernetes = KubeVersion::parse(v).ok_or_else(|| {
-                    format!("target.kubernetesVersion {v:?}: expected e.g. \"1.34\"")
-                })?;
+                self.target.kubernetes = KubeVersion::parse(v)
+                    .ok_or_else(|| ConfigError::KubernetesVersion(v.clone()))?;
             }
-            Some(v) => {
-                return Err(format!(
-                    "target.kubernetesVersion {v}: quote it, e.g. \"1.30\" (unquoted, YAML reads 1.30 as the number 1.3)"
-                ));
-            }
+            Some(v) => return Err(ConfigError::UnquotedKubernetesVersion(v.clone())),
         }
         if let Some(b) = &t.windows_builds {
             self.target.windows_builds = b
                 .iter()
-                .map(|s| windows::parse_build(s).ok_or_else(|| bad_build(s)))
+                .map(|s| {
+                    windows::parse_build(s).ok_or_else(|| ConfigError::WindowsBuild(s.clone()))
+                })
                 .collect::<Result<_, _>>()?;
         }
         if let Some(i) = t.isolation {
@@ -350,17 +246,20 @@ impl Config {
                 serde_json::Value::String(s) => {
                     let sev = match s.to_ascii_lowercase().as_str() {
                         "off" | "disabled" | "false" | "none" => None,
-                        s => Some(
-                            s.parse::<Severity>()
-                                .map_err(|e| format!("rules.{k}: {e}"))?,
-                        ),
+                        s => Some(s.parse::<Severity>().map_err(|source| {
+                            ConfigError::RuleSeverity {
+                                key: k.clone(),
+                                source,
+                            }
+                        })?),
                     };
                     self.policy.overrides.insert(id.to_string(), sev);
                 }
                 other => {
-                    return Err(format!(
-                        "rules.{k}: {other} is not a severity (error, warning, info or off)"
-                    ));
+                    return Err(ConfigError::RuleValue {
+                        key: k.clone(),
+                        value: other.clone(),
+                    });
                 }
             }
         }
@@ -381,25 +280,37 @@ impl Config {
     }
 
     /// Parse `winlint.yaml` text (YAML or JSON).
-    pub fn from_yaml(text: &str, name: &str) -> Result<Config, String> {
-        let docs =
-            crate::source::load(text).map_err(|e| format!("{name}:{}: {}", e.line, e.message))?;
+    pub fn from_yaml(text: &str, name: &str) -> Result<Config, ConfigError> {
+        let docs = crate::source::load(text).map_err(|e| ConfigError::Syntax {
+            file: name.to_string(),
+            line: e.line,
+            message: e.message,
+        })?;
         let mut cfg = Config::default();
-        if let Some(doc) = docs.into_iter().next() {
-            if !doc.value.is_null() {
-                let f: ConfigFile =
-                    serde_json::from_value(doc.value).map_err(|e| format!("{name}: {e}"))?;
-                cfg.apply_file(&f).map_err(|e| format!("{name}: {e}"))?;
-            }
+        if let Some(doc) = docs.into_iter().next()
+            && !doc.value.is_null()
+        {
+            let f: ConfigFile =
+                serde_json::from_value(doc.value).map_err(|source| ConfigError::Schema {
+                    file: name.to_string(),
+                    source,
+                })?;
+            cfg.apply_file(&f).map_err(|e| ConfigError::InFile {
+                file: name.to_string(),
+                source: Box::new(e),
+            })?;
         }
         Ok(cfg)
     }
-}
 
-pub fn bad_build(s: &str) -> String {
-    format!(
-        "Windows build {s:?}: expected ltsc2016|ltsc2019|ltsc2022|ltsc2025, 1709, 1803, 20H2, … or 10.0.NNNNN"
-    )
+    /// Defaults, then the file at `path`.
+    pub fn from_file(path: &std::path::Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Config::from_yaml(&text, &path.display().to_string())
+    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use std::io::Write;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
+use crate::model::labels::{EXEMPT_NAMESPACE_LABEL, OS_LABEL};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
@@ -91,14 +92,40 @@ pub struct GeneratedTls {
     pub key_pem: String,
 }
 
+/// Why the manifests cannot be produced.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestsError {
+    #[error("generating certificates: {0}")]
+    Certificates(rcgen::Error),
+    #[error("name {name:?}: {source}")]
+    Name { name: String, source: rcgen::Error },
+    #[error("--url {0:?}: must start with https:// (the API server only calls webhooks over TLS)")]
+    UrlScheme(String),
+    #[error("--url {0:?}: no host")]
+    UrlHost(String),
+    /// A file (named by its flag).
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+}
+
+/// `map_err` for an I/O error on `what`.
+fn io(what: String) -> impl FnOnce(std::io::Error) -> ManifestsError {
+    move |source| ManifestsError::Io { what, source }
+}
+
 /// Generate a CA and a serving certificate for `names` (DNS names or IP addresses), valid for
 /// `days` days from yesterday.
-pub fn generate_tls(names: &[String], days: u32) -> Result<GeneratedTls, String> {
+pub fn generate_tls(names: &[String], days: u32) -> Result<GeneratedTls, ManifestsError> {
     use rcgen::{
         BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
         KeyPair, KeyUsagePurpose, SanType,
     };
-    let err = |e: rcgen::Error| format!("generating certificates: {e}");
+    let err = ManifestsError::Certificates;
     let today = days_since_epoch();
     let (nb, na) = (today - 1, today + i64::from(days.max(1)));
     let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
@@ -116,14 +143,16 @@ pub fn generate_tls(names: &[String], days: u32) -> Result<GeneratedTls, String>
 
     let mut leaf = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
     for n in names {
-        let san = match n.parse::<IpAddr>() {
-            Ok(ip) => SanType::IpAddress(ip),
-            Err(_) => SanType::DnsName(
-                n.clone()
-                    .try_into()
-                    .map_err(|e: rcgen::Error| format!("name {n:?}: {e}"))?,
-            ),
-        };
+        let san =
+            match n.parse::<IpAddr>() {
+                Ok(ip) => SanType::IpAddress(ip),
+                Err(_) => SanType::DnsName(n.clone().try_into().map_err(|source| {
+                    ManifestsError::Name {
+                        name: n.clone(),
+                        source,
+                    }
+                })?),
+            };
         leaf.subject_alt_names.push(san);
     }
     if let Some(first) = names.first() {
@@ -184,7 +213,7 @@ pub fn namespace_selector(namespace: &str) -> Value {
     json!({"matchExpressions": [
         {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
          "values": ["kube-system", namespace]},
-        {"key": "winlint.io/ignore", "operator": "NotIn", "values": ["true"]},
+        {"key": EXEMPT_NAMESPACE_LABEL, "operator": "NotIn", "values": ["true"]},
     ]})
 }
 
@@ -287,9 +316,9 @@ pub fn webhook_configurations(
 }
 
 /// Namespace label that makes probably-Windows pods mutated (`/mutate/windows-namespace`).
-pub const DEFAULT_OS_LABEL: &str = crate::admission::DEFAULT_OS_LABEL;
+pub use crate::model::labels::DEFAULT_OS_LABEL;
 /// The namespace label of the enforced Pod Security level.
-pub const PSA_ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
+pub use crate::model::labels::PSA_ENFORCE_LABEL;
 /// Pod Security levels with their own validating webhook (`/validate/pss/{level}`).
 pub const PSS_LEVELS: [&str; 2] = ["restricted", "baseline"];
 
@@ -303,8 +332,8 @@ pub fn in_cluster(args: &ManifestsArgs, config_yaml: &str, tls: &GeneratedTls) -
     let mut out = vec![
         json!({"apiVersion": "v1", "kind": "Namespace",
                "metadata": {"name": ns, "labels": {
-                   "winlint.io/ignore": "true",
-                   "pod-security.kubernetes.io/enforce": "restricted"}}}),
+                   EXEMPT_NAMESPACE_LABEL: "true",
+                   PSA_ENFORCE_LABEL: "restricted"}}}),
         json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(NAME),
                "automountServiceAccountToken": false}),
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(NAME),
@@ -342,7 +371,7 @@ fn deployment(args: &ManifestsArgs, labels: &Value) -> Value {
                 "spec": {
                     "serviceAccountName": NAME,
                     "automountServiceAccountToken": false,
-                    "nodeSelector": {"kubernetes.io/os": "linux"},
+                    "nodeSelector": {OS_LABEL: "linux"},
                     "affinity": {"podAntiAffinity": {
                         "preferredDuringSchedulingIgnoredDuringExecution": [{
                             "weight": 100,
@@ -406,12 +435,10 @@ pub fn out_of_cluster(
 }
 
 /// The host of an `https://host:port[/…]` URL (IPv6 in brackets allowed).
-pub fn url_host(url: &str) -> Result<String, String> {
-    let rest = url.strip_prefix("https://").ok_or_else(|| {
-        format!(
-            "--url {url:?}: must start with https:// (the API server only calls webhooks over TLS)"
-        )
-    })?;
+pub fn url_host(url: &str) -> Result<String, ManifestsError> {
+    let rest = url
+        .strip_prefix("https://")
+        .ok_or_else(|| ManifestsError::UrlScheme(url.to_string()))?;
     let authority = rest.split('/').next().unwrap_or("");
     let host = if let Some(v6) = authority.strip_prefix('[') {
         v6.split(']').next().unwrap_or("").to_string()
@@ -419,7 +446,7 @@ pub fn url_host(url: &str) -> Result<String, String> {
         authority.split(':').next().unwrap_or("").to_string()
     };
     if host.is_empty() {
-        return Err(format!("--url {url:?}: no host"));
+        return Err(ManifestsError::UrlHost(url.to_string()));
     }
     Ok(host)
 }
@@ -542,23 +569,22 @@ target: {}\n\
 webhook:\n  onError: allow\n";
 
 /// Produce the manifests as a YAML string; with `--url`, writes the generated certificate files.
-pub fn render(args: &ManifestsArgs) -> Result<String, String> {
+pub fn render(args: &ManifestsArgs) -> Result<String, ManifestsError> {
     let days = args.cert_validity_days;
     if let Some(url) = &args.url {
         let host = url_host(url)?;
         let (ca, note) = match &args.ca_bundle {
             Some(p) => (
-                std::fs::read_to_string(p)
-                    .map_err(|e| format!("--ca-bundle {}: {e}", p.display()))?,
+                std::fs::read_to_string(p).map_err(io(format!("--ca-bundle {}", p.display())))?,
                 format!("# caBundle from {}\n", p.display()),
             ),
             None => {
                 let tls = generate_tls(std::slice::from_ref(&host), days)?;
                 std::fs::create_dir_all(&args.cert_dir)
-                    .map_err(|e| format!("--cert-dir {}: {e}", args.cert_dir.display()))?;
+                    .map_err(io(format!("--cert-dir {}", args.cert_dir.display())))?;
                 let write = |name: &str, text: &str| {
                     let p = args.cert_dir.join(name);
-                    std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
+                    std::fs::write(&p, text).map_err(io(p.display().to_string()))
                 };
                 write("ca.crt", &tls.ca_pem)?;
                 write("tls.crt", &tls.cert_pem)?;
@@ -582,7 +608,7 @@ pub fn render(args: &ManifestsArgs) -> Result<String, String> {
     let config = match &args.config {
         Some(p) => {
             let text =
-                std::fs::read_to_string(p).map_err(|e| format!("--config {}: {e}", p.display()))?;
+                std::fs::read_to_string(p).map_err(io(format!("--config {}", p.display())))?;
             crate::config::Config::from_yaml(&text, &p.display().to_string())?;
             text
         }

@@ -9,7 +9,7 @@
 //! for before the report was written: `winlint k8s/ | head` under `set -o pipefail` fails
 //! exactly when the manifests do.
 //!
-//! **Signals during a write.** [`write_atomic`](crate::cli::write_atomic) writes a temporary
+//! **Signals during a write.** `cli::write_atomic` writes a temporary
 //! file beside the target and renames it over the target. Between the two, a default-action
 //! signal (Ctrl-C, `kill`) would end the process before the temporary file is removed: the
 //! target is intact, but a stray `.tmpXXXXXX` stays behind. [`without_interruption`] holds
@@ -21,8 +21,15 @@
 
 use std::io;
 
+/// Exit codes: no error findings.
+pub const EXIT_OK: i32 = 0;
+/// Error findings (or warnings with `--fail-on warning`).
+pub const EXIT_FINDINGS: i32 = 1;
+/// Usage error, unreadable input, invalid YAML/JSON, an output that could not be written.
+pub const EXIT_USAGE: i32 = 2;
+
 /// The exit code for a command whose output was written with result `res`: `ok` when it was
-/// written or the reader went away (quietly), [`crate::cli::EXIT_USAGE`] with a message for any
+/// written or the reader went away (quietly), [`EXIT_USAGE`] with a message for any
 /// other write error (a full disk, a closed descriptor).
 pub fn finish_output(res: io::Result<()>, ok: i32) -> i32 {
     match res {
@@ -30,7 +37,7 @@ pub fn finish_output(res: io::Result<()>, ok: i32) -> i32 {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ok,
         Err(e) => {
             eprintln!("winlint: cannot write output: {e}");
-            crate::cli::EXIT_USAGE
+            EXIT_USAGE
         }
     }
 }
@@ -102,7 +109,7 @@ mod tests {
         );
         assert_eq!(
             finish_output(Err(io::Error::from(io::ErrorKind::StorageFull)), 0),
-            crate::cli::EXIT_USAGE
+            EXIT_USAGE
         );
     }
 

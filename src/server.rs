@@ -51,7 +51,7 @@ use tokio::sync::{Semaphore, watch};
 use tower::Service;
 
 use crate::admission::{Endpoint, Webhook};
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 
 /// Log output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -351,25 +351,59 @@ fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
+/// Why the server cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A file or a socket (named by its flag).
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    /// The listener's address.
+    #[error("{0}")]
+    Listener(std::io::Error),
+    /// Certificates and keys (named by their flag), and the TLS setup.
+    #[error("{what}: {message}")]
+    Tls { what: String, message: String },
+}
+
+impl ServeError {
+    fn tls(what: impl Into<String>, e: impl std::fmt::Display) -> Self {
+        ServeError::Tls {
+            what: what.into(),
+            message: e.to_string(),
+        }
+    }
+}
+
 /// Read a cert/key pair: (certified key, content hash).
-fn load_pair(cert: &Path, key: &Path) -> Result<(CertifiedKey, u64), String> {
-    let cert_pem =
-        std::fs::read(cert).map_err(|e| format!("--tls-cert {}: {e}", cert.display()))?;
-    let key_pem = std::fs::read(key).map_err(|e| format!("--tls-key {}: {e}", key.display()))?;
+fn load_pair(cert: &Path, key: &Path) -> Result<(CertifiedKey, u64), ServeError> {
+    let flag = |name: &str, p: &Path| format!("{name} {}", p.display());
+    let read = |name: &str, p: &Path| {
+        std::fs::read(p).map_err(|source| ServeError::Io {
+            what: flag(name, p),
+            source,
+        })
+    };
+    let cert_pem = read("--tls-cert", cert)?;
+    let key_pem = read("--tls-key", key)?;
     let hash = content_hash(&cert_pem, &key_pem);
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("--tls-cert {}: {e}", cert.display()))?;
+        .map_err(|e| ServeError::tls(flag("--tls-cert", cert), e))?;
     if certs.is_empty() {
-        return Err(format!(
-            "--tls-cert {}: no CERTIFICATE in the file",
-            cert.display()
+        return Err(ServeError::tls(
+            flag("--tls-cert", cert),
+            "no CERTIFICATE in the file",
         ));
     }
     let key_der = PrivateKeyDer::from_pem_slice(&key_pem)
-        .map_err(|e| format!("--tls-key {}: {e}", key.display()))?;
+        .map_err(|e| ServeError::tls(flag("--tls-key", key), e))?;
     let ck = CertifiedKey::from_der(certs, key_der, &provider())
-        .map_err(|e| format!("certificate and key: {e}"))?;
+        .map_err(|e| ServeError::tls("certificate and key", e))?;
     Ok((ck, hash))
 }
 
@@ -380,24 +414,23 @@ fn content_hash(a: &[u8], b: &[u8]) -> u64 {
     h.finish()
 }
 
-fn tls_config(args: &ServeArgs, store: Arc<CertStore>) -> Result<rustls::ServerConfig, String> {
+fn tls_config(args: &ServeArgs, store: Arc<CertStore>) -> Result<rustls::ServerConfig, ServeError> {
     let builder = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-        .map_err(|e| format!("TLS: {e}"))?;
+        .map_err(|e| ServeError::tls("TLS", e))?;
     let builder = match &args.client_ca {
         Some(path) => {
+            let client_ca = || format!("--client-ca {}", path.display());
             let mut roots = rustls::RootCertStore::empty();
             let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
                 .and_then(|it| it.collect::<Result<_, _>>())
-                .map_err(|e| format!("--client-ca {}: {e}", path.display()))?;
+                .map_err(|e| ServeError::tls(client_ca(), e))?;
             for c in certs {
-                roots
-                    .add(c)
-                    .map_err(|e| format!("--client-ca {}: {e}", path.display()))?;
+                roots.add(c).map_err(|e| ServeError::tls(client_ca(), e))?;
             }
             let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
                 .build()
-                .map_err(|e| format!("--client-ca {}: {e}", path.display()))?;
+                .map_err(|e| ServeError::tls(client_ca(), e))?;
             builder.with_client_cert_verifier(verifier)
         }
         None => builder.with_no_client_auth(),
@@ -407,19 +440,22 @@ fn tls_config(args: &ServeArgs, store: Arc<CertStore>) -> Result<rustls::ServerC
     Ok(config)
 }
 
-fn load_config(args: &ServeArgs) -> Result<Config, String> {
+fn load_config(args: &ServeArgs) -> Result<Config, ServeError> {
     match &args.config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("--config {}: {e}", path.display()))?;
-            Config::from_yaml(&text, &path.display().to_string())
-        }
+        Some(path) => match Config::from_file(path) {
+            // The read error names the flag too.
+            Err(ConfigError::Read { source, .. }) => Err(ServeError::Io {
+                what: format!("--config {}", path.display()),
+                source,
+            }),
+            other => Ok(other?),
+        },
         None => Ok(Config::default()),
     }
 }
 
 /// Bind the listeners and start serving in the background.
-pub async fn start(args: ServeArgs) -> Result<Server, String> {
+pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
     let config = load_config(&args)?;
     let (ck, hash) = load_pair(&args.tls_cert, &args.tls_key)?;
     let store = Arc::new(CertStore {
@@ -428,13 +464,19 @@ pub async fn start(args: ServeArgs) -> Result<Server, String> {
     let tls = Arc::new(tls_config(&args, store.clone())?);
     let listener = TcpListener::bind(args.listen)
         .await
-        .map_err(|e| format!("--listen {}: {e}", args.listen))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|source| ServeError::Io {
+            what: format!("--listen {}", args.listen),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(ServeError::Listener)?;
     let metrics_listener = match args.metrics_listen {
         Some(a) => Some(
             TcpListener::bind(a)
                 .await
-                .map_err(|e| format!("--metrics-listen {a}: {e}"))?,
+                .map_err(|source| ServeError::Io {
+                    what: format!("--metrics-listen {a}"),
+                    source,
+                })?,
         ),
         None => None,
     };
@@ -766,7 +808,7 @@ async fn mutate_windows_namespace(
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
     let labels = std::collections::BTreeMap::from([(
-        crate::admission::DEFAULT_OS_LABEL.to_string(),
+        crate::model::labels::DEFAULT_OS_LABEL.to_string(),
         "windows".to_string(),
     )]);
     admit_with(state, Endpoint::Mutate, body, Some(labels)).await

@@ -139,11 +139,6 @@ pub fn apply(text: &str, edits: &[Edit]) -> String {
     out
 }
 
-/// `apply(text, plan(text, doc, ops)?)`.
-pub fn fix(text: &str, doc: &Document, ops: &[PatchOperation]) -> Result<String, EditError> {
-    Ok(apply(text, &plan(text, doc, ops)?))
-}
-
 // ---------------------------------------------------------------------------------------------
 
 fn reload(text: &str, pointer: &str) -> Result<Document, EditError> {
@@ -162,10 +157,12 @@ fn reload(text: &str, pointer: &str) -> Result<Document, EditError> {
 fn normalize(v: &mut Value) {
     match v {
         Value::Number(n) => {
-            if let Some(f) = n.as_f64() {
-                if n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
-                    *v = Value::from(f as i64);
-                }
+            if let Some(f) = n.as_f64()
+                && n.is_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9_007_199_254_740_992.0
+            {
+                *v = Value::from(f as i64);
             }
         }
         Value::Array(a) => a.iter_mut().for_each(normalize),

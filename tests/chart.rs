@@ -56,39 +56,38 @@ fn validate(v: &Value, s: &Value, at: &str, out: &mut Vec<String>) {
             return;
         }
     }
-    if let Some(e) = s.get("enum").and_then(Value::as_array) {
-        if !e.contains(v) {
-            out.push(format!("{at}: {v} not in {e:?}"));
-        }
+    if let Some(e) = s.get("enum").and_then(Value::as_array)
+        && !e.contains(v)
+    {
+        out.push(format!("{at}: {v} not in {e:?}"));
     }
-    if let (Some(n), Some(min)) = (v.as_f64(), s.get("minimum").and_then(Value::as_f64)) {
-        if n < min {
-            out.push(format!("{at}: {n} < {min}"));
-        }
+    if let (Some(n), Some(min)) = (v.as_f64(), s.get("minimum").and_then(Value::as_f64))
+        && n < min
+    {
+        out.push(format!("{at}: {n} < {min}"));
     }
-    if let (Some(n), Some(max)) = (v.as_f64(), s.get("maximum").and_then(Value::as_f64)) {
-        if n > max {
-            out.push(format!("{at}: {n} > {max}"));
-        }
+    if let (Some(n), Some(max)) = (v.as_f64(), s.get("maximum").and_then(Value::as_f64))
+        && n > max
+    {
+        out.push(format!("{at}: {n} > {max}"));
     }
     if let (Some(n), Some(min)) = (
         v.as_f64(),
         s.get("exclusiveMinimum").and_then(Value::as_f64),
-    ) {
-        if n <= min {
-            out.push(format!("{at}: {n} <= {min}"));
-        }
+    ) && n <= min
+    {
+        out.push(format!("{at}: {n} <= {min}"));
     }
     if let Some(st) = v.as_str() {
-        if let Some(min) = s.get("minLength").and_then(Value::as_u64) {
-            if (st.chars().count() as u64) < min {
-                out.push(format!("{at}: shorter than {min}"));
-            }
+        if let Some(min) = s.get("minLength").and_then(Value::as_u64)
+            && (st.chars().count() as u64) < min
+        {
+            out.push(format!("{at}: shorter than {min}"));
         }
-        if let Some(p) = s.get("pattern").and_then(Value::as_str) {
-            if !regex::Regex::new(p).unwrap().is_match(st) {
-                out.push(format!("{at}: {st:?} does not match {p}"));
-            }
+        if let Some(p) = s.get("pattern").and_then(Value::as_str)
+            && !regex::Regex::new(p).unwrap().is_match(st)
+        {
+            out.push(format!("{at}: {st:?} does not match {p}"));
         }
     }
     if let Some(m) = v.as_object() {

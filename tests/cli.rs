@@ -492,7 +492,7 @@ fn exit_2_on_unreadable_file_and_other_files_still_linted() {
 /// Service and a ConfigMap, still tells the pod in this file which Windows build it lands on.
 #[test]
 fn context_from_another_file_applies() {
-    let case = fixture("testdata/cases/T52/input.yaml");
+    let case = fixture("testdata/rules/WIN006/runtimeclass-build/input.yaml");
     let (runtime_class, pod) = case.split_once("\n---\n").expect("T52 has two documents");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -842,27 +842,23 @@ fn sarif_reports_input_errors_as_notifications() {
 // ---------------------------------------------------------------------------------------------
 // 5. rules / explain
 
-const CATALOGUE: &[(u32, u32)] = &[
-    (1, 9),
-    (101, 107),
-    (201, 209),
-    (301, 314),
-    (401, 411),
-    (501, 508),
-    (601, 603),
-];
-
+/// The rule IDs of the catalogue (`testdata/rules/catalogue.txt`).
 fn catalogue() -> BTreeSet<String> {
-    CATALOGUE
-        .iter()
-        .flat_map(|&(a, b)| (a..=b).map(|n| format!("WIN{n:03}")))
-        .collect()
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules/catalogue.txt"),
+    )
+    .expect("testdata/rules/catalogue.txt")
+    .lines()
+    .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    .filter_map(|l| l.split_whitespace().next())
+    .map(String::from)
+    .collect()
 }
 
 #[test]
 fn rules_lists_the_whole_catalogue() {
     let want = catalogue();
-    assert_eq!(want.len(), 61);
+    assert!(want.len() >= 61, "{want:?}");
     let out = winlint(&["rules"]);
     out.assert_code(0);
     let listed: BTreeSet<String> = out

@@ -1,6 +1,10 @@
-//! Golden cases: `testdata/cases/<ID>/` holds `input.yaml`, `case.txt` (title, target flags, the
-//! rule IDs rules.md §6 expects, whether to check `--fix`), `expected.txt` (the exact text report)
-//! and, for fix cases, `fixed.yaml` (the manifest after `--fix`).
+//! Golden cases by rule: `testdata/rules/<RULE-ID>/<case>/` holds `input.yaml`, `case.txt`
+//! (title, the test vector of shared/rules.md §6 it comes from if any, target flags, the rule IDs
+//! the catalogue expects, whether to check `--fix`), `expected.txt` (the exact text report) and,
+//! for fix cases, `fixed.yaml` (the manifest after `--fix`).
+//!
+//! Every rule has a directory with at least one failing case (its ID is expected) and one
+//! passing case (its ID is not: the near miss the rule must not flag).
 //!
 //! The expected rule IDs come from the catalogue, not from the tool: a case fails when the report
 //! names other rules, whatever `expected.txt` says. `WINLINT_BLESS=1 cargo test --test golden`
@@ -12,19 +16,35 @@ use std::process::Command;
 
 struct Case {
     dir: PathBuf,
+    /// The rule whose directory holds the case.
+    rule: String,
+    /// The test vector of shared/rules.md §6 (`T06`), if the case is one.
+    vector: Option<String>,
     args: Vec<String>,
     expect: BTreeSet<String>,
     fix: bool,
 }
 
-fn cases() -> Vec<Case> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cases");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("testdata/cases")
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.join("case.txt").exists())
+        .filter(|p| p.is_dir())
         .collect();
     dirs.sort();
+    dirs
+}
+
+fn cases() -> Vec<Case> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules");
+    let dirs: Vec<PathBuf> = subdirs(&root).iter().flat_map(|d| subdirs(d)).collect();
+    for d in &dirs {
+        assert!(
+            d.join("case.txt").exists(),
+            "{}: a case directory without case.txt",
+            d.display()
+        );
+    }
     dirs.into_iter()
         .map(|dir| {
             let text = std::fs::read_to_string(dir.join("case.txt")).expect("case.txt");
@@ -34,7 +54,16 @@ fn cases() -> Vec<Case> {
                     .map(|s| s.trim().to_string())
                     .unwrap_or_default()
             };
+            let rule = dir
+                .parent()
+                .and_then(Path::file_name)
+                .expect("testdata/rules/<RULE-ID>/<case>")
+                .to_string_lossy()
+                .into_owned();
+            let vector = Some(field("vector")).filter(|v| !v.is_empty());
             Case {
+                rule,
+                vector,
                 args: field("args").split_whitespace().map(String::from).collect(),
                 expect: field("expect")
                     .split_whitespace()
@@ -90,10 +119,11 @@ fn rel(p: &Path) -> String {
 fn golden_cases() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let cases = cases();
+    let vectors: BTreeSet<&str> = cases.iter().filter_map(|c| c.vector.as_deref()).collect();
     assert!(
-        cases.len() >= 58,
-        "expected every vector of rules.md §6, found {} cases",
-        cases.len()
+        vectors.len() >= 64,
+        "expected every vector of rules.md §6, found {}",
+        vectors.len()
     );
     let mut failures = Vec::new();
     for case in &cases {
@@ -185,6 +215,40 @@ fn golden_cases() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+/// Every rule has a directory of cases with a failing and a passing one; every directory is a
+/// rule.
+#[test]
+fn every_rule_has_a_failing_and_a_passing_case() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = winlint(&["rules", "-o", "json"], root);
+    let rules: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("rules json");
+    let ids: BTreeSet<String> = rules
+        .iter()
+        .map(|r| r["id"].as_str().expect("id").to_string())
+        .collect();
+    let cases = cases();
+    let mut missing = Vec::new();
+    for id in &ids {
+        let mine: Vec<&Case> = cases.iter().filter(|c| &c.rule == id).collect();
+        if !mine.iter().any(|c| c.expect.contains(id)) {
+            missing.push(format!(
+                "{id}: no failing case (one whose expect names {id})"
+            ));
+        }
+        if !mine.iter().any(|c| !c.expect.contains(id)) {
+            missing.push(format!(
+                "{id}: no passing case (one whose expect does not name {id})"
+            ));
+        }
+    }
+    for c in &cases {
+        if !ids.contains(&c.rule) {
+            missing.push(format!("{}: {} is not a rule", c.dir.display(), c.rule));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
 }
 
 /// The README's rule table is `winlint rules -o markdown`, never written by hand.

@@ -26,13 +26,17 @@ use proptest::test_runner::Config as PtConfig;
 use serde_json::{Map, Value, json};
 
 use winlint::admission::{Endpoint, Webhook};
-use winlint::classify;
 use winlint::config::{Config, KubeVersion};
-use winlint::engine::{self, ANY_OS_RULES, Operation};
-use winlint::image;
-use winlint::rules::util::linux_only_fields;
-use winlint::rules::{self, Finding};
-use winlint::workload::{self, Context};
+use winlint::engine::fix::{self, FixOptions, Fixer, InPlace};
+use winlint::engine::{self, mutation};
+use winlint::model::Context;
+use winlint::model::classify;
+use winlint::model::image;
+use winlint::model::meta::RuleOs;
+use winlint::model::pod::linux_only_fields;
+use winlint::model::workload;
+use winlint::model::{Finding, Operation};
+use winlint::rules;
 
 fn pt_config() -> PtConfig {
     let mut c = PtConfig {
@@ -629,7 +633,7 @@ fn fingerprint(findings: &[Finding]) -> Vec<String> {
 fn allowed_fixes(findings: &[Finding], config: &Config) -> Vec<String> {
     findings
         .iter()
-        .filter(|f| engine::fix_allowed(f, config))
+        .filter(|f| fix::fix_allowed(f, config))
         .map(|f| {
             format!(
                 "{} at {}: {}",
@@ -798,7 +802,7 @@ proptest! {
             let b = fingerprint(&lint(&obj, &cfg, op));
             prop_assert_eq!(a, b);
         }
-        let _ = winlint::admission::mutation(&obj, &cfg);
+        let _ = mutation::mutate(&mut obj.clone(), &cfg);
     }
 
     /// 2. Fixes converge (within 3 passes: see `fixes_converge_in_one_pass` for the strict,
@@ -811,7 +815,7 @@ proptest! {
         for _pass in 0..3 {
             let findings = lint(&current, &cfg, Operation::Lint);
             let mut fixed = current.clone();
-            let (patch, _) = engine::apply_fixes(&mut fixed, &findings, &cfg);
+            let (patch, _) = fix::apply_fixes(&mut fixed, &findings, &cfg);
             let mut replay = current.clone();
             prop_assert!(json_patch::patch(&mut replay, &patch).is_ok(), "patch does not apply to the original");
             prop_assert_eq!(&replay, &fixed, "patch does not reproduce the fixed object");
@@ -836,7 +840,7 @@ proptest! {
         }
         let findings = lint(&obj, &cfg, Operation::Lint);
         let mut fixed = obj.clone();
-        engine::apply_fixes(&mut fixed, &findings, &cfg);
+        fix::apply_fixes(&mut fixed, &findings, &cfg);
         if os_windows(&fixed) {
             let left = forbidden_left(&fixed, &cfg);
             prop_assert!(left.is_empty(), "spec.os.name=windows added with Linux-only fields {:?}\n{}", left, fixed);
@@ -864,7 +868,7 @@ proptest! {
         }
         for op in [Operation::Lint, Operation::Create] {
             for f in lint(&obj, &cfg, op) {
-                prop_assert!(ANY_OS_RULES.contains(&f.rule.id),
+                prop_assert!(f.rule.os == RuleOs::Any,
                     "{} on a pod classified {:?}/{:?}: {}", f.rule.id, class.os, class.strength, f.message);
             }
         }
@@ -930,13 +934,13 @@ proptest! {
 proptest! {
     #![proptest_config(pt_config())]
 
-    /// 2 (strict). One `fix_object` call leaves no finding whose fix is allowed (it re-lints
+    /// 2 (strict). One run of the fixer leaves no finding whose fix is allowed (it re-lints
     /// between passes; see `regression_win003_appears_after_win102_fix`).
     #[test]
-    fn fixes_converge_in_one_fix_object_call(obj in object(), cfg in config()) {
+    fn fixes_converge_in_one_fixer_run(obj in object(), cfg in config()) {
         let findings = lint(&obj, &cfg, Operation::Lint);
         let mut fixed = obj.clone();
-        engine::fix_object(&mut fixed, &findings, &cfg, &Context::default(), Operation::Lint, &[]);
+        fix_in_place(&mut fixed, &findings, &cfg);
         let left = allowed_fixes(&lint(&fixed, &cfg, Operation::Lint), &cfg);
         prop_assert!(left.is_empty(), "fixable findings left after one pass: {:?}\n{}", left, fixed);
     }
@@ -972,18 +976,26 @@ fn real_reviews_are_answered_well_formed() {
     }
 }
 
-/// One `apply_fixes` pass then re-lint: the allowed fixes still offered.
+/// The fixer on `object` in place (lint operation, the webhook's 4 passes).
+fn fix_in_place(object: &mut Value, findings: &[Finding], cfg: &Config) {
+    let fixer = Fixer {
+        config: cfg,
+        context: &Context::default(),
+        operation: Operation::Lint,
+        options: FixOptions::WEBHOOK,
+    };
+    let mut doc = InPlace {
+        object,
+        patch: Vec::new(),
+    };
+    let Ok(_) = fixer.fix(&mut doc, Some(findings), &[]);
+}
+
+/// One run of the fixer then re-lint: the allowed fixes still offered.
 fn left_after_one_pass(obj: &Value, cfg: &Config) -> Vec<String> {
     let findings = lint(obj, cfg, Operation::Lint);
     let mut fixed = obj.clone();
-    engine::fix_object(
-        &mut fixed,
-        &findings,
-        cfg,
-        &Context::default(),
-        Operation::Lint,
-        &[],
-    );
+    fix_in_place(&mut fixed, &findings, cfg);
     allowed_fixes(&lint(&fixed, cfg, Operation::Lint), cfg)
 }
 
@@ -1010,8 +1022,8 @@ fn pod_with_paths(mount_path: &str, host_path: &str) -> Value {
                                  "volumeMounts": [{"name": "data", "mountPath": mount_path}]}]}})
 }
 
-/// Found by the `admission_review` fuzz target (fuzz/, 2026-11-23): `rules::volumes::is_named_pipe`
-/// slices `p[..9]` by bytes, so a path whose 9th byte falls inside a multi-byte character
+/// Found by the `admission_review` fuzz target (fuzz/, 2026-11-23): `model::paths::kubelet_pipe_path`
+/// (then `rules::volumes::is_named_pipe`) sliced `p[..9]` by bytes, so a path whose 9th byte falls inside a multi-byte character
 /// (`/var/runц…`, a damaged service-account mount path) panics ("byte index 9 is not a char
 /// boundary"). The webhook's catch_unwind turns it into an onError answer; `winlint FILE` dies.
 /// Expected: no panic (the path is simply not a named pipe).
@@ -1030,7 +1042,7 @@ fn regression_named_pipe_check_on_non_ascii_path() {
 fn regression_unc_check_on_non_ascii_path() {
     let cfg = Config::default();
     let path = "\\\\?\\UNCц\\server\\share";
-    let _ = winlint::rules::volumes::is_smb_unc(path);
+    let _ = winlint::model::paths::is_smb_unc(path);
     let obj = pod_with_paths(path, path);
     for op in [Operation::Lint, Operation::Create] {
         let _ = lint(&obj, &cfg, op);

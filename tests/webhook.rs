@@ -104,12 +104,12 @@ fn summarize(request: &Value, path: &str, answer: &Value) -> Value {
             winlint::engine::lint_object(
                 o,
                 &cfg,
-                &winlint::workload::Context::default(),
-                winlint::engine::Operation::Create,
+                &winlint::model::Context::default(),
+                winlint::model::Operation::Create,
             )
             .findings
             .iter()
-            .filter(|f| f.severity == winlint::rules::Severity::Error)
+            .filter(|f| f.severity == winlint::model::Severity::Error)
             .map(|f| f.rule.id)
             .collect()
         };

@@ -518,11 +518,11 @@ async fn idle_h2_connections_are_closed_after_the_idle_timeout() {
     let mut closed = false;
     for _ in 0..300 {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        if let Client::H2(s) = &client {
-            if s.is_closed() {
-                closed = true;
-                break;
-            }
+        if let Client::H2(s) = &client
+            && s.is_closed()
+        {
+            closed = true;
+            break;
         }
     }
     assert!(closed, "idle h2 connection never closed");

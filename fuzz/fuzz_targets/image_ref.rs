@@ -7,8 +7,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(s) = std::str::from_utf8(data) else {
         return;
     };
-    let info = winlint::image::analyze(s);
-    if let Some(r) = winlint::image::parse(s) {
+    let info = winlint::model::image::analyze(s);
+    if let Some(r) = winlint::model::image::parse(s) {
         assert!(
             !r.repository.is_empty(),
             "{s:?} parsed without a repository"

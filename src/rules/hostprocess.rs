@@ -4,13 +4,16 @@
 
 use serde_json::{Value, json};
 
-use super::security::PSA_ENFORCE_LABEL;
-use super::util::{self, Effective};
-use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
-use crate::config::Runtime;
-use crate::engine::Eval;
-use crate::workload::Lookup;
-use crate::workload::PodSite;
+use super::Rule;
+use crate::model::Eval;
+use crate::model::Runtime;
+use crate::model::labels::PSA_ENFORCE_LABEL;
+use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::paths::host_pipe_path;
+use crate::model::pod::{self, Effective};
+use crate::model::workload::Lookup;
+use crate::model::workload::PodSite;
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -54,9 +57,9 @@ pub fn rules() -> Vec<Rule> {
 }
 
 /// A HostProcess pod on a target whose API server keeps the field (see
-/// [`util::host_process_available`]; elsewhere WIN203 reports the request instead).
+/// [`pod::host_process_available`]; elsewhere WIN203 reports the request instead).
 fn host_process_pod(site: &PodSite, eval: &Eval) -> bool {
-    util::host_process_available(eval.target) && util::is_host_process_pod(site)
+    pod::host_process_available(eval.target) && pod::is_host_process_pod(site)
 }
 
 fn host_network(site: &PodSite) -> bool {
@@ -100,6 +103,9 @@ Safe: set `spec.hostNetwork: true` — it only states what a HostProcess pod get
     fix: Some(FixSafety::Safe),
     source: "VAL, K-HPC",
     applies: "K>=1.22 (where the HostProcess field is kept)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_requires_hostnetwork(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -116,7 +122,7 @@ fn hostprocess_requires_hostnetwork(site: &PodSite, eval: &Eval) -> Vec<Finding>
         pointer,
         "hostNetwork must be true if pod contains any hostProcess containers (the API server rejects the pod); set spec.hostNetwork: true, HostProcess containers always use the host network",
     );
-    if util::fix_possible(site, eval) {
+    if eval.fix_possible(site) {
         f = f.with_fix(Fix {
             safety: FixSafety::Safe,
             description: "set spec.hostNetwork=true".into(),
@@ -164,16 +170,19 @@ isolated containers to their own pod.
     fix: None,
     source: "VAL",
     applies: "K>=1.22 (where the HostProcess field is kept)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_mixed(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if !util::host_process_available(eval.target) {
+    if !pod::host_process_available(eval.target) {
         return Vec::new();
     }
     let pod_hp = site
         .get("/securityContext/windowsOptions/hostProcess")
         .and_then(Value::as_bool);
-    let any_hp = util::is_host_process_pod(site);
+    let any_hp = pod::is_host_process_pod(site);
     let mut out = Vec::new();
     for c in site.containers() {
         let own_rel = format!("{}/securityContext/windowsOptions/hostProcess", c.rel());
@@ -194,7 +203,7 @@ fn hostprocess_mixed(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             ));
             continue;
         }
-        if any_hp && !util::is_host_process(site, &c) {
+        if any_hp && !pod::is_host_process(site, &c) {
             let pointer = if own.is_some() {
                 site.ptr(&own_rel)
             } else {
@@ -248,10 +257,13 @@ or enable the gate on 1.22.
     fix: None,
     source: "K-HPC, VAL",
     applies: "K<1.23 or runtime docker",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_unavailable(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    let requests = util::host_process_requests(site);
+    let requests = pod::host_process_requests(site);
     if requests.is_empty() {
         return Vec::new();
     }
@@ -262,8 +274,8 @@ fn hostprocess_unavailable(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         causes.push(format!(
             "Kubernetes {k} has no HostProcess containers (added in 1.22): the API server drops the field and the pod runs as an ordinary container"
         ));
-    } else if !util::host_process_available(t) {
-        if k == crate::config::KubeVersion::new(1, 22) {
+    } else if !pod::host_process_available(t) {
+        if k == crate::model::KubeVersion::new(1, 22) {
             causes.push("HostProcess containers are alpha in Kubernetes 1.22: enable the feature gate WindowsHostProcessContainers on the API server and the kubelets, or the field is dropped".to_string());
         } else {
             causes.push(format!(
@@ -285,7 +297,7 @@ fn hostprocess_unavailable(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 p.clone(),
                 format!(
                     "{}: true cannot be honoured by the target: {}",
-                    util::dotted(&p),
+                    pod::dotted(&p),
                     causes.join("; ")
                 ),
             )
@@ -321,6 +333,9 @@ Remove `runAsNonRoot` (or set it to `false`) for HostProcess pods.
     fix: None,
     source: "K-HPC",
     applies: "K>=1.22 (where the HostProcess field is kept)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_runasnonroot(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -328,12 +343,12 @@ fn hostprocess_runasnonroot(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for c in site.containers().filter(|c| util::is_host_process(site, c)) {
+    for c in site.containers().filter(|c| pod::is_host_process(site, c)) {
         if let Some(Effective {
             value: true,
             pointer,
             inherited,
-        }) = util::effective_run_as_non_root(site, &c)
+        }) = pod::effective_run_as_non_root(site, &c)
         {
             let who = if inherited {
                 "the pod".to_string()
@@ -348,7 +363,7 @@ fn hostprocess_runasnonroot(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     format!(
                         "{} sets runAsNonRoot: true for HostProcess containers, which must leave it undefined or false (they run as a host service account); remove {}",
                         who,
-                        util::dotted(&pointer)
+                        pod::dotted(&pointer)
                     ),
                 ),
             );
@@ -398,6 +413,9 @@ Set `runAsUserName` to the least-privileged account that works, usually
     fix: None,
     source: "K-HPC",
     applies: "K>=1.22 (where the HostProcess field is kept)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_user(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -405,10 +423,10 @@ fn hostprocess_user(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for c in site.containers().filter(|c| util::is_host_process(site, c)) {
-        match util::effective_run_as_user_name(site, &c) {
+    for c in site.containers().filter(|c| pod::is_host_process(site, c)) {
+        match pod::effective_run_as_user_name(site, &c) {
             None => {
-                let Some(hp) = util::effective_host_process(site, &c) else {
+                let Some(hp) = pod::effective_host_process(site, &c) else {
                     continue;
                 };
                 let who = if hp.inherited {
@@ -448,12 +466,6 @@ fn hostprocess_user(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         }
     }
     out
-}
-
-/// `\\.\pipe\…` (either slash style, any case).
-pub fn is_named_pipe(path: &str) -> bool {
-    let p = path.replace('/', "\\").to_ascii_lowercase();
-    p.starts_with("\\\\.\\pipe\\")
 }
 
 fn is_unix_socket(path: &str, host_path_type: Option<&str>) -> bool {
@@ -496,6 +508,9 @@ path from the container.
     fix: None,
     source: "K-HPC",
     applies: "K>=1.22 (where the HostProcess field is kept)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_pipe_or_socket_mount(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -509,7 +524,7 @@ fn hostprocess_pipe_or_socket_mount(site: &PodSite, eval: &Eval) -> Vec<Finding>
             continue;
         };
         let ty = v.lookup("/hostPath/type").and_then(Value::as_str);
-        let what = if is_named_pipe(path) {
+        let what = if host_pipe_path(path) {
             "named pipe"
         } else if is_unix_socket(path, ty) {
             "Unix domain socket"
@@ -533,7 +548,7 @@ fn hostprocess_pipe_or_socket_mount(site: &PodSite, eval: &Eval) -> Vec<Finding>
                 continue;
             };
             let vol = m.get("name").and_then(Value::as_str).unwrap_or("");
-            if is_named_pipe(mp) && !reported_volumes.contains(&vol) {
+            if host_pipe_path(mp) && !reported_volumes.contains(&vol) {
                 out.push(Finding::new(
                     &WIN206,
                     site.ptr(&format!("{}/volumeMounts/{j}/mountPath", c.rel())),
@@ -578,6 +593,9 @@ Run HostProcess pods in a namespace labelled `pod-security.kubernetes.io/enforce
     fix: None,
     source: "K-PSS, K-HPC",
     applies: "K>=1.25",
+    os: RuleOs::Windows,
+    context: &[Fact::NamespaceLabels],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostprocess_needs_privileged_pss(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -596,7 +614,7 @@ fn hostprocess_needs_privileged_pss(site: &PodSite, eval: &Eval) -> Vec<Finding>
     else {
         return Vec::new();
     };
-    util::host_process_requests(site)
+    pod::host_process_requests(site)
         .into_iter()
         .map(|p| {
             Finding::new(
@@ -641,6 +659,9 @@ pod if it must run on the host.
     fix: None,
     source: "K-NET, KEP3503",
     applies: "all (K 1.26-1.32: unless the WindowsHostNetwork gate is on)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hostnetwork_without_hostprocess(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -698,6 +719,9 @@ Use `dnsPolicy: ClusterFirst` (the default) or `Default`.
     fix: None,
     source: "K-INTRO",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn dns_clusterfirstwithhostnet(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -714,35 +738,14 @@ fn dns_clusterfirstwithhostnet(site: &PodSite, eval: &Eval) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, KubeVersion};
-    use crate::engine::{Operation, lint_object};
-    use crate::rules::testutil::{cfg, findings, ids, set, unset, winok};
-    use crate::workload::Context;
+    use crate::config::Config;
+    use crate::engine::lint_object;
+    use crate::model::Context;
+    use crate::model::Operation;
+    use crate::rules::testutil::{at, cfg, ids, ids_in, only, set, unset, winok};
 
-    fn only(obj: &Value, c: &Config, id: &str) -> Vec<Finding> {
-        findings(obj, c)
-            .into_iter()
-            .filter(|f| f.rule.id == id)
-            .collect()
-    }
-
-    /// The WIN2xx findings' IDs.
-    fn my_ids(obj: &Value, c: &Config) -> Vec<&'static str> {
-        let mut v: Vec<&str> = findings(obj, c)
-            .iter()
-            .map(|f| f.rule.id)
-            .filter(|id| id.starts_with("WIN2"))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    }
-
-    fn at(minor: u32) -> Config {
-        let mut c = cfg();
-        c.target.kubernetes = KubeVersion::new(1, minor);
-        c
-    }
+    /// The WIN2xx rules (other modules' rules are asserted by their tests).
+    const OWN: &[&str] = &["WIN2"];
 
     /// T14: HostProcess without hostNetwork.
     fn t14() -> Value {
@@ -874,7 +877,7 @@ mod tests {
         );
         assert!(f.message.contains("added in 1.22"), "{}", f.message);
         // The other HostProcess rules do not apply where the field is dropped.
-        assert_eq!(my_ids(&t14(), &at(21)), ["WIN203"]);
+        assert_eq!(ids_in(&t14(), &at(21), OWN), ["WIN203"]);
         let f = &only(&pod, &at(22), "WIN203")[0];
         assert!(
             f.message.contains("WindowsHostProcessContainers"),
@@ -887,7 +890,7 @@ mod tests {
             .feature_gates
             .insert("WindowsHostProcessContainers".into(), true);
         assert!(only(&pod, &gated, "WIN203").is_empty());
-        assert_eq!(my_ids(&t14(), &gated), ["WIN201"]);
+        assert_eq!(ids_in(&t14(), &gated, OWN), ["WIN201"]);
         assert!(only(&pod, &at(23), "WIN203").is_empty());
         let mut docker = at(23);
         docker.target.runtime = Runtime::Docker;
@@ -978,7 +981,7 @@ mod tests {
             "/spec/containers/0/volumeMounts",
             json!([{"name":"containerd","mountPath":"\\\\.\\pipe\\containerd-containerd"}]),
         );
-        assert_eq!(my_ids(&pod, &cfg()), ["WIN206"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), ["WIN206"]);
         let fs = only(&pod, &cfg(), "WIN206");
         assert_eq!(fs.len(), 1);
         assert_eq!(fs[0].pointer, "/spec/volumes/0/hostPath/path");
@@ -999,7 +1002,6 @@ mod tests {
             json!([{"name":"docker","hostPath":{"path":"\\\\.\\pipe\\docker_engine"}}]),
         );
         assert!(only(&pod, &cfg(), "WIN206").is_empty());
-        assert!(is_named_pipe("//./pipe/x") && !is_named_pipe("\\\\server\\share"));
     }
 
     fn lint_in_ns(obj: &Value, c: &Config, labels: Value) -> Vec<Finding> {
@@ -1120,16 +1122,16 @@ mod tests {
     fn no_hostprocess_rule_on_linux_pods() {
         let linux = json!({"kind":"Pod","metadata":{"name":"l"},"spec":{"os":{"name":"linux"},"hostNetwork":true,
             "dnsPolicy":"ClusterFirstWithHostNet","containers":[{"name":"a","image":"nginx:1.25"}]}});
-        assert!(my_ids(&linux, &cfg()).is_empty());
+        assert!(ids_in(&linux, &cfg(), OWN).is_empty());
         let unknown = unset(linux, "/spec/os");
-        assert!(my_ids(&unknown, &cfg()).is_empty());
+        assert!(ids_in(&unknown, &cfg(), OWN).is_empty());
     }
 
     #[test]
     fn mv5_hostprocess_pod_has_no_linux_only_fields() {
         // The M4 guard lets the webhook add spec.os to a HostProcess pod without Linux-only fields.
         let pod = unset(hpc(), "/spec/os");
-        let s = &crate::workload::pod_sites(&pod)[0];
-        assert!(util::linux_only_fields(s, &cfg().target).is_empty());
+        let s = &crate::model::workload::pod_sites(&pod)[0];
+        assert!(pod::linux_only_fields(s, &cfg().target).is_empty());
     }
 }

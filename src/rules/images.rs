@@ -1,16 +1,16 @@
 //! WIN5xx: container images against the target's Windows builds (shared/rules.md §2.6, §5 and
-//! the WIN508 row). The image facts come from [`crate::image::analyze`], computed once per
+//! the WIN508 row). The image facts come from [`crate::model::image::analyze`], computed once per
 //! container by the engine (`eval.images`).
 
-use serde_json::Value;
-
-use super::{Finding, Rule, RuleMeta, Severity};
-use crate::classify::Source;
-use crate::engine::Eval;
-use crate::image::ImageInfo;
-use crate::windows::{self, Build, Channel, Isolation};
-use crate::workload::Lookup;
-use crate::workload::{ContainerRef, PodSite};
+use super::Rule;
+use crate::model::Eval;
+use crate::model::classify::Source;
+use crate::model::image::ImageInfo;
+use crate::model::meta::{Mutation, RuleOs};
+use crate::model::pod::is_host_process;
+use crate::model::windows::{self, Build, Channel, Isolation};
+use crate::model::workload::{ContainerRef, PodSite};
+use crate::model::{Finding, RuleMeta, Severity};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -70,17 +70,6 @@ pub fn pod_isolation(site: &PodSite, eval: &Eval) -> Isolation {
         }
     }
     eval.target.isolation
-}
-
-/// Whether `c` is a HostProcess container: its own `windowsOptions.hostProcess`, else the
-/// pod's. HostProcess containers have no image build requirement (§1.3, K-HPC).
-pub fn host_process(site: &PodSite, c: &ContainerRef) -> bool {
-    const HP: &str = "/securityContext/windowsOptions/hostProcess";
-    c.value
-        .lookup(HP)
-        .and_then(Value::as_bool)
-        .or_else(|| site.get(HP).and_then(Value::as_bool))
-        == Some(true)
 }
 
 /// The containers with an image reference that parses, with their analyses.
@@ -173,6 +162,9 @@ Use a tag that names the Windows build of your nodes:
     fix: None,
     source: "MS-COMPAT, seed",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn image_untagged_or_latest(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -249,6 +241,9 @@ Use the image variant built for the nodes' build (`:ltsc2022`), or add nodes of 
     fix: None,
     source: "MS-COMPAT, MS-PORT",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -262,7 +257,7 @@ fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
     for (c, img, i) in images(eval) {
         let Some(b) = i.build else { continue };
-        if host_process(site, c) || !windows::compatible_hosts(b, hosts, iso).is_empty() {
+        if is_host_process(site, c) || !windows::compatible_hosts(b, hosts, iso).is_empty() {
             continue;
         }
         let product = b.product();
@@ -329,13 +324,16 @@ keep it next to a digest (`…:ltsc2022@sha256:…`) when you pin by digest.
     fix: None,
     source: "IIS, DNF",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn image_build_unknown(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let token = &target_tokens(eval)[0];
     let hosts = describe_builds(&eval.target.windows_builds);
     images(eval)
-        .filter(|(c, _, i)| i.build.is_none() && !i.linux && !host_process(site, c))
+        .filter(|(c, _, i)| i.build.is_none() && !i.linux && !is_host_process(site, c))
         .map(|(c, img, i)| {
             let r = i.reference.as_ref().expect("parsed");
             let example = if i.ms_base {
@@ -403,6 +401,9 @@ Use the MCR name: `mcr.microsoft.com/windows/servercore` (for `microsoft/windows
     fix: None,
     source: "MS-COMPAT, seed",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn legacy_dockerhub_microsoft(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -458,6 +459,9 @@ Spell the token as published: `mcr.microsoft.com/windows/servercore:20H2`.
     fix: None,
     source: "MS-LIFE, IIS",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn tag_case(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -520,6 +524,9 @@ Move to a supported LTSC image and nodes (`ltsc2022`, `ltsc2025`).
     fix: None,
     source: "MS-LIFE",
     applies: "date-based (--check-eol)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 /// Why `b` is past end of support on `today` (`YYYY-MM-DD`), if it is.
@@ -636,6 +643,9 @@ Use a Windows image of the node's build, e.g. `mcr.microsoft.com/windows/nanoser
     fix: None,
     source: "K-INTRO",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -706,11 +716,14 @@ nodes).
     fix: None,
     source: "MS-COMPAT",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let built: Vec<(&ContainerRef, &str, &ImageInfo, Build)> = images(eval)
-        .filter(|(c, ..)| !host_process(site, c))
+        .filter(|(c, ..)| !is_host_process(site, c))
         .filter_map(|(c, img, i)| Some((c, img, i, i.build?)))
         .collect();
     let mut builds: Vec<Build> = built.iter().map(|t| t.3).collect();
@@ -777,11 +790,14 @@ fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, KubeVersion};
-    use crate::engine::{Operation, lint_object};
+    use crate::config::Config;
+    use crate::engine::lint_object;
+    use crate::model::Context;
+    use crate::model::KubeVersion;
+    use crate::model::Operation;
+    use crate::model::windows::{WS2016, WS2019, WS2022, WS2025};
     use crate::rules::testutil::{cfg, findings, ids, set, winok};
-    use crate::windows::{WS2016, WS2019, WS2022, WS2025};
-    use crate::workload::Context;
+    use serde_json::Value;
     use serde_json::json;
 
     const IMG: &str = "/spec/containers/0/image";
@@ -1149,9 +1165,9 @@ mod tests {
             "/spec/containers/0/securityContext/windowsOptions/hostProcess",
             json!(true),
         );
-        let sites = crate::workload::pod_sites(&pod);
+        let sites = crate::model::workload::pod_sites(&pod);
         let c = sites[0].containers().next().unwrap();
-        assert!(host_process(&sites[0], &c));
+        assert!(is_host_process(&sites[0], &c));
         let pod = set(
             pod,
             "/spec/securityContext/windowsOptions/hostProcess",
@@ -1162,9 +1178,9 @@ mod tests {
             "/spec/containers/0/securityContext/windowsOptions/hostProcess",
             json!(false),
         );
-        let sites = crate::workload::pod_sites(&pod);
+        let sites = crate::model::workload::pod_sites(&pod);
         let c = sites[0].containers().next().unwrap();
-        assert!(!host_process(&sites[0], &c));
+        assert!(!is_host_process(&sites[0], &c));
     }
 
     #[test]

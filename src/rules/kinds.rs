@@ -2,10 +2,12 @@
 
 use serde_json::Value;
 
-use super::{Finding, Rule, RuleMeta, Severity};
-use crate::classify::{self, Os};
-use crate::engine::Eval;
-use crate::workload::PodSite;
+use super::Rule;
+use crate::model::Eval;
+use crate::model::classify::{self, Os};
+use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::workload::PodSite;
+use crate::model::{Finding, RuleMeta, Severity};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -51,6 +53,9 @@ Use a Deployment, or target Kubernetes 1.14 or newer.
     fix: None,
     source: "seed, K-OLD11",
     applies: "K<=1.13",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn statefulset_legacy(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -92,6 +97,9 @@ Scale manually, or target Kubernetes 1.14 or newer.
     fix: None,
     source: "seed, K-OLD11",
     applies: "K<=1.13",
+    os: RuleOs::Windows,
+    context: &[Fact::HpaTargets],
+    mutation: Mutation::DEFAULT,
 };
 
 fn hpa_legacy(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -145,6 +153,9 @@ Add `nodeSelector: {kubernetes.io/os: linux}` (or `windows` for a Windows agent)
     fix: None,
     source: "K-UG",
     applies: "all",
+    os: RuleOs::Any,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn os_unpinned_daemonset(site: &PodSite, eval: &Eval) -> Vec<Finding> {

@@ -1,137 +1,21 @@
-//! Rule metadata, findings and fixes: the vocabulary every front end shares.
+//! The rule registry and the rule modules.
 //!
-//! A rule is a pure function of a [`PodSite`](crate::workload::PodSite) and an
-//! [`Eval`](crate::engine::Eval) context that returns [`Finding`]s. Its documentation
-//! ([`RuleMeta::docs`]) lives next to its code and is the single source for `winlint rules`,
-//! `winlint explain` and the SARIF rule descriptions.
+//! A rule is a pure function of a [`PodSite`] and an [`Eval`] context that returns [`Finding`]s,
+//! plus its [`RuleMeta`]: documentation (the single source for `winlint rules`, `winlint
+//! explain` and the SARIF rule descriptions) and everything a front end needs to know about it.
 
-use serde::Serialize;
+use crate::model::{Eval, Finding, PodSite, RuleMeta};
 
-use crate::engine::Eval;
-use crate::workload::PodSite;
-
-pub mod containers;
+pub mod env;
 pub mod hostprocess;
+pub mod identity;
 pub mod images;
 pub mod kinds;
+pub mod legacy;
+pub mod resources;
 pub mod scheduling;
 pub mod security;
-pub mod util;
 pub mod volumes;
-
-/// How bad a finding is. Ordered: `Info < Warning < Error`.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Info,
-    Warning,
-    Error,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
-impl std::str::FromStr for Severity {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "info" => Ok(Severity::Info),
-            "warning" | "warn" => Ok(Severity::Warning),
-            "error" => Ok(Severity::Error),
-            other => Err(format!(
-                "unknown severity {other:?} (expected info, warning or error)"
-            )),
-        }
-    }
-}
-
-/// Whether a fix may be applied without asking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FixSafety {
-    /// The webhook may apply it silently and `winlint --fix` applies it by default.
-    Safe,
-    /// Applied only when the policy (`fix.optIn` / `--fix-opt-in`) names the rule.
-    OptIn,
-}
-
-/// A fix: RFC 6902 operations against the *object* (pointers start at the object root).
-///
-/// Every operation's parent path must exist in the object the finding was computed on, so the
-/// same operations can be applied as a JSONPatch (webhook) or as text edits (`--fix`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fix {
-    pub safety: FixSafety,
-    /// One line, imperative: "add nodeSelector kubernetes.io/os=windows".
-    pub description: String,
-    pub ops: Vec<json_patch::PatchOperation>,
-}
-
-/// Static description of a rule.
-#[derive(Debug)]
-pub struct RuleMeta {
-    /// Stable ID, e.g. `WIN403`.
-    pub id: &'static str,
-    /// Stable kebab-case name, e.g. `env-name-invalid`.
-    pub name: &'static str,
-    /// Default severity (some rules pick another one per target; the finding carries the real one).
-    pub severity: Severity,
-    /// One line: what the rule checks.
-    pub summary: &'static str,
-    /// Markdown: `## What it does`, `## Why is this bad?`, `## Example`, `## Fix` sections.
-    pub docs: &'static str,
-    /// The fix the rule offers, if any.
-    pub fix: Option<FixSafety>,
-    /// Where the rule comes from (keys of shared/rules.md §0).
-    pub source: &'static str,
-    /// When the rule applies, in words ("K≥1.23", "W≤1709", "all").
-    pub applies: &'static str,
-}
-
-/// One problem found at one place.
-#[derive(Debug, Clone)]
-pub struct Finding {
-    pub rule: &'static RuleMeta,
-    pub severity: Severity,
-    /// JSON pointer into the object (e.g. `/spec/template/spec/containers/0/env/1/name`).
-    pub pointer: String,
-    /// What is wrong and what to do about it.
-    pub message: String,
-    pub fix: Option<Fix>,
-}
-
-impl Finding {
-    pub fn new(
-        rule: &'static RuleMeta,
-        pointer: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
-        Finding {
-            rule,
-            severity: rule.severity,
-            pointer: pointer.into(),
-            message: message.into(),
-            fix: None,
-        }
-    }
-    pub fn severity(mut self, severity: Severity) -> Self {
-        self.severity = severity;
-        self
-    }
-    pub fn with_fix(mut self, fix: Fix) -> Self {
-        self.fix = Some(fix);
-        self
-    }
-}
 
 /// A rule's check function.
 pub type CheckFn = for<'a> fn(&PodSite<'a>, &Eval<'a>) -> Vec<Finding>;
@@ -151,7 +35,10 @@ pub fn all() -> &'static [Rule] {
         v.extend(security::rules());
         v.extend(hostprocess::rules());
         v.extend(volumes::rules());
-        v.extend(containers::rules());
+        v.extend(identity::rules());
+        v.extend(env::rules());
+        v.extend(resources::rules());
+        v.extend(legacy::rules());
         v.extend(images::rules());
         v.extend(kinds::rules());
         v.sort_by_key(|r| r.meta.id);
@@ -166,42 +53,17 @@ pub fn find(key: &str) -> Option<&'static Rule> {
         .find(|r| r.meta.id.eq_ignore_ascii_case(key) || r.meta.name == key)
 }
 
-/// Fix-building helpers: RFC 6902 operations from pointer strings.
-pub mod ops {
-    use json_patch::jsonptr::PointerBuf;
-    use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
-    use serde_json::Value;
-
-    fn ptr(path: &str) -> PointerBuf {
-        PointerBuf::parse(path)
-            .unwrap_or_else(|e| panic!("invalid JSON pointer {path:?} built by a rule: {e}"))
-    }
-    pub fn add(path: &str, value: Value) -> PatchOperation {
-        PatchOperation::Add(AddOperation {
-            path: ptr(path),
-            value,
-        })
-    }
-    pub fn remove(path: &str) -> PatchOperation {
-        PatchOperation::Remove(RemoveOperation { path: ptr(path) })
-    }
-    pub fn replace(path: &str, value: Value) -> PatchOperation {
-        PatchOperation::Replace(ReplaceOperation {
-            path: ptr(path),
-            value,
-        })
-    }
-}
-
 /// Test helpers for rule modules: lint a JSON object and list what fired.
 #[cfg(test)]
 pub mod testutil {
     use serde_json::{Value, json};
 
-    use crate::config::{Config, KubeVersion};
-    use crate::engine::{Operation, lint_object};
-    use crate::rules::Finding;
-    use crate::workload::Context;
+    use crate::config::Config;
+    use crate::engine::lint_object;
+    use crate::model::Context;
+    use crate::model::Finding;
+    use crate::model::KubeVersion;
+    use crate::model::Operation;
 
     /// The test-vector target of rules.md §6: kubernetes 1.30, otherwise the defaults.
     pub fn cfg() -> Config {
@@ -215,14 +77,14 @@ pub mod testutil {
     pub fn legacy() -> Config {
         let mut c = cfg();
         c.target.kubernetes = KubeVersion::new(1, 9);
-        c.target.windows_builds = vec![crate::windows::V1709];
+        c.target.windows_builds = vec![crate::model::windows::V1709];
         c.target.windows_taints = Vec::new();
-        c.target.runtime = crate::config::Runtime::Docker;
+        c.target.runtime = crate::model::Runtime::Docker;
         c
     }
 
     /// (severity, pointer) of the findings of one rule.
-    pub fn hits(obj: &Value, cfg: &Config, id: &str) -> Vec<(crate::rules::Severity, String)> {
+    pub fn hits(obj: &Value, cfg: &Config, id: &str) -> Vec<(crate::model::Severity, String)> {
         findings(obj, cfg)
             .into_iter()
             .filter(|f| f.rule.id == id)
@@ -294,74 +156,80 @@ pub mod testutil {
         v.dedup();
         v
     }
+
+    /// [`ids`] of the rules whose IDs start with one of `prefixes` (`["WIN3", "WIN4"]`: a
+    /// module's own rules; other modules' rules are asserted by their tests).
+    pub fn ids_in(obj: &Value, cfg: &Config, prefixes: &[&str]) -> Vec<&'static str> {
+        ids(obj, cfg)
+            .into_iter()
+            .filter(|id| prefixes.iter().any(|p| id.starts_with(p)))
+            .collect()
+    }
+
+    /// The findings of one rule.
+    pub fn only(obj: &Value, cfg: &Config, id: &str) -> Vec<Finding> {
+        findings(obj, cfg)
+            .into_iter()
+            .filter(|f| f.rule.id == id)
+            .collect()
+    }
+
+    /// The [`cfg`] target at Kubernetes `1.minor`.
+    pub fn at(minor: u32) -> Config {
+        let mut c = cfg();
+        c.target.kubernetes = KubeVersion::new(1, minor);
+        c
+    }
+
+    /// `obj` with the fix of finding `f` applied.
+    pub fn apply(obj: &Value, f: &Finding) -> Value {
+        let mut out = obj.clone();
+        json_patch::patch(&mut out, &f.fix.as_ref().expect("a fix").ops).expect("fix applies");
+        out
+    }
+
+    /// `obj` with the fix of the first finding of rule `id` applied.
+    pub fn fixed(obj: &Value, cfg: &Config, id: &str) -> Value {
+        let f = only(obj, cfg, id).into_iter().next().expect("finding");
+        apply(obj, &f)
+    }
+
+    /// A [`hits`] result of one finding.
+    pub fn hit(
+        sev: crate::model::Severity,
+        pointer: &str,
+    ) -> Vec<(crate::model::Severity, String)> {
+        vec![(sev, pointer.to_string())]
+    }
+
+    /// `pod` with a second container running `image`.
+    pub fn second_container(pod: Value, image: &str) -> Value {
+        set(
+            pod,
+            "/spec/containers/1",
+            json!({"name":"side","image":image}),
+        )
+    }
+
+    /// Whether a finding of rule `id` offers a fix.
+    pub fn has_fix(obj: &Value, cfg: &Config, id: &str) -> bool {
+        findings(obj, cfg)
+            .iter()
+            .any(|f| f.rule.id == id && f.fix.is_some())
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    /// The catalogue (shared/rules.md §2 and the "Rules added" table): every ID with its name.
-    const CATALOGUE: &[(&str, &str)] = &[
-        ("WIN001", "missing-os-selector"),
-        ("WIN002", "deprecated-beta-os-label"),
-        ("WIN003", "missing-spec-os"),
-        ("WIN004", "os-signal-conflict"),
-        ("WIN005", "missing-windows-build-selector"),
-        ("WIN006", "windows-build-selector-mismatch"),
-        ("WIN007", "missing-windows-toleration"),
-        ("WIN008", "mixed-os-images"),
-        ("WIN009", "runtimeclass-selector-conflict"),
-        ("WIN101", "pod-securitycontext-linux-only"),
-        ("WIN102", "host-namespaces"),
-        ("WIN103", "container-securitycontext-linux-only"),
-        ("WIN104", "windowsoptions-on-linux-pod"),
-        ("WIN105", "runasusername-invalid"),
-        ("WIN106", "gmsa-spec-invalid"),
-        ("WIN107", "psa-restricted-windows"),
-        ("WIN201", "hostprocess-requires-hostnetwork"),
-        ("WIN202", "hostprocess-mixed"),
-        ("WIN203", "hostprocess-unavailable"),
-        ("WIN204", "hostprocess-runasnonroot"),
-        ("WIN205", "hostprocess-user"),
-        ("WIN206", "hostprocess-pipe-or-socket-mount"),
-        ("WIN207", "hostprocess-needs-privileged-pss"),
-        ("WIN208", "hostnetwork-without-hostprocess"),
-        ("WIN209", "dns-clusterfirstwithhostnet"),
-        ("WIN301", "unsupported-volume-type"),
-        ("WIN302", "configmap-secret-volume-legacy"),
-        ("WIN303", "emptydir-memory"),
-        ("WIN304", "mount-propagation"),
-        ("WIN305", "volume-devices"),
-        ("WIN306", "subpath"),
-        ("WIN307", "file-mode-ignored"),
-        ("WIN308", "mountpath-not-windows-style"),
-        ("WIN309", "mountpath-case-collision"),
-        ("WIN310", "unc-path"),
-        ("WIN311", "named-pipe-mismatch"),
-        ("WIN312", "linux-hostpath"),
-        ("WIN313", "termination-message-file"),
-        ("WIN314", "secret-volume-cleartext"),
-        ("WIN401", "multi-container-ws2016"),
-        ("WIN402", "hyperv-annotation"),
-        ("WIN403", "env-name-invalid"),
-        ("WIN404", "envfrom-prefix-or-keys"),
-        ("WIN405", "env-case-collision"),
-        ("WIN406", "resources-ignored-legacy"),
-        ("WIN407", "hugepages"),
-        ("WIN408", "memory-request-limit"),
-        ("WIN409", "runasnonroot-admin"),
-        ("WIN410", "udp-userspace-proxy"),
-        ("WIN411", "termination-grace-docker"),
-        ("WIN501", "image-untagged-or-latest"),
-        ("WIN502", "image-build-incompatible"),
-        ("WIN503", "image-build-unknown"),
-        ("WIN504", "legacy-dockerhub-microsoft"),
-        ("WIN505", "tag-case"),
-        ("WIN506", "eol-windows-build"),
-        ("WIN507", "linux-image-in-windows-pod"),
-        ("WIN508", "pod-mixed-windows-builds"),
-        ("WIN601", "statefulset-legacy"),
-        ("WIN602", "hpa-legacy"),
-        ("WIN603", "os-unpinned-daemonset"),
-    ];
+    /// The catalogue (shared/rules.md §2 and the "Rules added" table): every ID with its name,
+    /// from `testdata/rules/catalogue.txt`.
+    fn catalogue() -> Vec<(&'static str, &'static str)> {
+        include_str!("../../testdata/rules/catalogue.txt")
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| l.split_once(' ').expect("ID name"))
+            .collect()
+    }
 
     #[test]
     fn registry_is_the_catalogue() {
@@ -369,8 +237,9 @@ mod tests {
             .iter()
             .map(|r| (r.meta.id, r.meta.name))
             .collect();
-        assert_eq!(got, CATALOGUE);
-        for (id, name) in CATALOGUE {
+        let catalogue = catalogue();
+        assert_eq!(got, catalogue);
+        for (id, name) in &catalogue {
             assert_eq!(super::find(id).map(|r| r.meta.name), Some(*name));
             assert_eq!(super::find(name).map(|r| r.meta.id), Some(*id));
             assert_eq!(

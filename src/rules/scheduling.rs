@@ -2,11 +2,14 @@
 
 use serde_json::{Value, json};
 
-use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
-use crate::classify::{self, BUILD_LABEL, OS_LABELS, Os, Source};
-use crate::engine::{Eval, escape};
-use crate::windows::{self, Build};
-use crate::workload::PodSite;
+use super::Rule;
+use crate::model::classify::{self, Os, Source};
+use crate::model::labels::{BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABELS};
+use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::windows::{self, Build};
+use crate::model::workload::PodSite;
+use crate::model::{Eval, escape};
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -104,6 +107,12 @@ The webhook applies the same fix as mutation M1.
     fix: Some(FixSafety::Safe),
     source: "K-UG, KEP116, seed",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation {
+        recorded_as: Some("nodeSelector"),
+        ..Mutation::DEFAULT
+    },
 };
 
 fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -156,6 +165,9 @@ Safe: rename the key to `kubernetes.io/os` (`kubernetes.io/arch`).
     fix: Some(FixSafety::Safe),
     source: "WARN, KL-LBL",
     applies: "K>=1.14",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn deprecated_beta_os_label(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -163,7 +175,7 @@ fn deprecated_beta_os_label(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for beta in ["beta.kubernetes.io/os", "beta.kubernetes.io/arch"] {
+    for beta in [BETA_OS_LABEL, BETA_ARCH_LABEL] {
         let stable = beta.trim_start_matches("beta.");
         if let Some(v) = site.node_selector(beta) {
             let p = site.ptr(&format!("/nodeSelector/{}", escape(beta)));
@@ -217,7 +229,7 @@ fn deprecated_beta_os_label(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 let exprs = term.and_then(|t| t.get(field)).and_then(Value::as_array);
                 for (j, e) in exprs.into_iter().flatten().enumerate() {
                     let key = e.get("key").and_then(Value::as_str).unwrap_or("");
-                    if key == "beta.kubernetes.io/os" || key == "beta.kubernetes.io/arch" {
+                    if key == BETA_OS_LABEL || key == BETA_ARCH_LABEL {
                         let stable = key.trim_start_matches("beta.");
                         let p = site.ptr(&format!("{term_rel}/{field}/{j}/key"));
                         out.push(
@@ -272,10 +284,17 @@ server would reject the pod, and a Deployment would loop on `FailedCreate`): add
     fix: Some(FixSafety::Safe),
     source: "K-UG, VAL",
     applies: "K>=1.24 (1.23 with IdentifyPodOS)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation {
+        recorded_as: Some("os"),
+        adds_spec_os: true,
+        ..Mutation::DEFAULT
+    },
 };
 
 fn missing_spec_os<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
-    if !super::util::spec_os_available(eval.target) || site.get("/os").is_some() {
+    if !crate::model::pod::spec_os_available(eval.target) || site.get("/os").is_some() {
         return Vec::new();
     }
     let blockers: Vec<String> = eval
@@ -297,7 +316,10 @@ fn missing_spec_os<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
             }),
         ]
     } else {
-        let names: Vec<String> = blockers.iter().map(|p| super::util::dotted(p)).collect();
+        let names: Vec<String> = blockers
+            .iter()
+            .map(|p| crate::model::pod::dotted(p))
+            .collect();
         vec![Finding::new(
             &WIN003,
             site.spec_ptr.clone(),
@@ -338,6 +360,9 @@ Make the evidence agree: fix the selector, the label or the image.
     fix: None,
     source: "VAL, KL-PRED",
     applies: "all (label check K>=1.24)",
+    os: RuleOs::Any,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn os_signal_conflict(_site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -365,13 +390,13 @@ fn os_signal_conflict(_site: &PodSite, eval: &Eval) -> Vec<Finding> {
             ),
         ));
     }
-    if eval.target.kubernetes.at_least(1, 24) {
-        if let Some(s) = class
+    if eval.target.kubernetes.at_least(1, 24)
+        && let Some(s) = class
             .signals
             .iter()
             .find(|s| s.source == Source::Label && s.os != Os::Unknown && s.os != decl.os)
-        {
-            out.push(Finding::new(
+    {
+        out.push(Finding::new(
                 &WIN004,
                 s.pointer.clone(),
                 format!(
@@ -381,7 +406,6 @@ fn os_signal_conflict(_site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     decl.os.as_str()
                 ),
             ));
-        }
     }
     if decl.os == Os::Linux {
         for s in class
@@ -468,17 +492,24 @@ term instead. The webhook applies it as mutation M2 when the cluster has mixed b
     fix: Some(FixSafety::OptIn),
     source: "K-UG, PR84472",
     applies: "K>=1.17",
+    os: RuleOs::Windows,
+    context: &[Fact::RuntimeClasses],
+    mutation: Mutation {
+        recorded_as: Some("windowsBuild"),
+        adds_spec_os: false,
+        opt_in_when: Some(|target| target.cluster_mixed_builds),
+    },
 };
 
 fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     if !eval.target.kubernetes.at_least(1, 17)
         || !eval.target.mixed_builds()
         || has_build_pin(site)
-        || super::util::is_host_process_pod(site)
+        || crate::model::pod::is_host_process_pod(site)
     {
         return Vec::new();
     }
-    if crate::classify::runtime_class_os(site, eval.context).is_some()
+    if crate::model::classify::runtime_class_os(site, eval.context).is_some()
         && site
             .str("/runtimeClassName")
             .and_then(|n| eval.context.runtime_classes.get(n))
@@ -600,6 +631,9 @@ Select the build the images are made for, as `10.0.NNNNN`.
     fix: None,
     source: "KL-LBL, MS-COMPAT",
     applies: "K>=1.17",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -614,15 +648,14 @@ fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> 
             "nodeSelector",
         ));
     }
-    if let Some(rc_name) = site.str("/runtimeClassName") {
-        if let Some(v) = eval
+    if let Some(rc_name) = site.str("/runtimeClassName")
+        && let Some(v) = eval
             .context
             .runtime_classes
             .get(rc_name)
             .and_then(|rc| rc.node_selector.get(BUILD_LABEL))
-        {
-            sources.push((v.clone(), site.ptr("/runtimeClassName"), "RuntimeClass"));
-        }
+    {
+        sources.push((v.clone(), site.ptr("/runtimeClassName"), "RuntimeClass"));
     }
     let mut out = Vec::new();
     for (value, ptr, from) in sources {
@@ -657,12 +690,13 @@ fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> 
             ));
             continue;
         }
-        if !super::util::is_host_process_pod(site) {
+        if !crate::model::pod::is_host_process_pod(site) {
             let isolation = super::images::pod_isolation(site, eval);
             for (c, info) in &eval.images {
-                if let Some(b) = info.build {
-                    if !windows::compatible(b, sel, isolation) {
-                        out.push(Finding::new(
+                if let Some(b) = info.build
+                    && !windows::compatible(b, sel, isolation)
+                {
+                    out.push(Finding::new(
                             &WIN006,
                             ptr.clone(),
                             format!(
@@ -677,8 +711,7 @@ fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> 
                                 }
                             ),
                         ));
-                        break;
-                    }
+                    break;
                 }
             }
         }
@@ -715,6 +748,12 @@ configured taint). The webhook applies it as mutation M3.
     fix: Some(FixSafety::Safe),
     source: "K-UG",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[Fact::RuntimeClasses],
+    mutation: Mutation {
+        recorded_as: Some("tolerations"),
+        ..Mutation::DEFAULT
+    },
 };
 
 fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -729,7 +768,7 @@ fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         .into_iter()
         .flatten()
         .collect();
-    let missing: Vec<&crate::config::Taint> = eval
+    let missing: Vec<&crate::model::Taint> = eval
         .target
         .windows_taints
         .iter()
@@ -797,6 +836,9 @@ Split the pod, or use images of one OS.
     fix: None,
     source: "K-INTRO",
     applies: "all",
+    os: RuleOs::Any,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn mixed_os_images(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -852,6 +894,9 @@ Remove the key from the pod, or use a RuntimeClass that agrees.
     fix: None,
     source: "K-RC",
     applies: "K>=1.16",
+    os: RuleOs::Windows,
+    context: &[Fact::RuntimeClasses],
+    mutation: Mutation::DEFAULT,
 };
 
 fn runtimeclass_selector_conflict(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -927,7 +972,7 @@ mod tests {
     #[test]
     fn win001_legacy_key_before_1_14() {
         let mut c = cfg();
-        c.target.kubernetes = crate::config::KubeVersion::new(1, 12);
+        c.target.kubernetes = crate::model::KubeVersion::new(1, 12);
         let pod = unset(winok(), "/spec/nodeSelector");
         let fs = findings(&pod, &c);
         let f = fs.iter().find(|f| f.rule.id == "WIN001").unwrap();
@@ -974,7 +1019,7 @@ mod tests {
             json!({"kubernetes.io/os":"windows"})
         );
         let mut old = cfg();
-        old.target.kubernetes = crate::config::KubeVersion::new(1, 12);
+        old.target.kubernetes = crate::model::KubeVersion::new(1, 12);
         assert!(!ids(&pod, &old).contains(&"WIN002"));
     }
 
@@ -1001,7 +1046,7 @@ mod tests {
     #[test]
     fn win003_not_before_spec_os_exists() {
         let mut c = cfg();
-        c.target.kubernetes = crate::config::KubeVersion::new(1, 22);
+        c.target.kubernetes = crate::model::KubeVersion::new(1, 22);
         assert!(!ids(&unset(winok(), "/spec/os"), &c).contains(&"WIN003"));
     }
 
@@ -1049,7 +1094,7 @@ mod tests {
 
     #[test]
     fn win009_and_win006_runtimeclass() {
-        let mut cx = crate::workload::Context::default();
+        let mut cx = crate::model::Context::default();
         cx.add(&json!({"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":"windows-2019"},"handler":"h",
             "scheduling":{"nodeSelector":{"kubernetes.io/os":"windows","node.kubernetes.io/windows-build":"10.0.17763"},
             "tolerations":[{"effect":"NoSchedule","key":"os","operator":"Equal","value":"windows"}]}}));
@@ -1058,7 +1103,7 @@ mod tests {
             "containers":[{"name":"a","image":"mcr.microsoft.com/windows/servercore:ltsc2022"}]}});
         let mut c = cfg();
         c.target.windows_builds = vec![windows::WS2019, windows::WS2022];
-        let r = crate::engine::lint_object(&pod, &c, &cx, crate::engine::Operation::Lint);
+        let r = crate::engine::lint_object(&pod, &c, &cx, crate::model::Operation::Lint);
         let got: Vec<&str> = r.findings.iter().map(|f| f.rule.id).collect();
         assert!(got.contains(&"WIN009"), "{got:?}");
         assert!(

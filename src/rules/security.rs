@@ -1,16 +1,20 @@
-//! WIN1xx: fields the API server forbids on Windows pods, windowsOptions validation, Pod Security
-//! (shared/rules.md §2.2). Field lists, messages and constants follow kubernetes/kubernetes
-//! `pkg/apis/core/validation/validation.go`: `validateWindows`, `validateLinux` and
-//! `validateWindowsSecurityContextOptions`.
+//! WIN101–WIN104, WIN107: Linux security settings and Windows pods (shared/rules.md §2.2): the
+//! fields the API server forbids on Windows pods, windowsOptions on Linux pods, Pod Security
+//! "restricted". Field lists and messages follow kubernetes/kubernetes
+//! `pkg/apis/core/validation/validation.go`: `validateWindows` and `validateLinux`. (Who the
+//! containers run as, `runAsUserName` and gMSA, is in `identity.rs`.)
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::util::{self, FieldValue, LinuxOnlyField};
-use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
-use crate::config::KubeVersion;
-use crate::engine::Eval;
-use crate::workload::Lookup;
-use crate::workload::PodSite;
+use super::Rule;
+use crate::model::Eval;
+use crate::model::KubeVersion;
+use crate::model::labels::{PSA_ENFORCE_LABEL, PSA_ENFORCE_VERSION_LABEL};
+use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::pod::{self, FieldPlace, FieldValue, LinuxOnlyField};
+use crate::model::workload::Lookup;
+use crate::model::workload::PodSite;
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -29,14 +33,6 @@ pub fn rules() -> Vec<Rule> {
         Rule {
             meta: &WIN104,
             check: windowsoptions_on_linux_pod,
-        },
-        Rule {
-            meta: &WIN105,
-            check: runasusername_invalid,
-        },
-        Rule {
-            meta: &WIN106,
-            check: gmsa_spec_invalid,
         },
         Rule {
             meta: &WIN107,
@@ -101,7 +97,7 @@ fn linux_only_finding(
     safety: Option<FixSafety>,
 ) -> Finding {
     let sev = eval.forbidden_field_severity(site);
-    let path = util::dotted(&f.pointer);
+    let path = pod::dotted(&f.pointer);
     let who = f
         .container
         .map(|c| format!(" ({})", c.label()))
@@ -120,7 +116,7 @@ fn linux_only_finding(
         ),
     )
     .severity(sev);
-    if let Some(safety) = safety.filter(|_| util::fix_possible(site, eval)) {
+    if let Some(safety) = safety.filter(|_| eval.fix_possible(site)) {
         finding = finding.with_fix(Fix {
             safety,
             description: format!("remove {path}"),
@@ -132,13 +128,14 @@ fn linux_only_finding(
 
 fn linux_only_findings<'a>(
     meta: &'static RuleMeta,
+    place: FieldPlace,
     site: &PodSite<'a>,
     eval: &Eval<'a>,
     safety: impl Fn(&LinuxOnlyField) -> Option<FixSafety>,
 ) -> Vec<Finding> {
     eval.linux_only_fields(site)
         .iter()
-        .filter(|f| f.rule == meta.id)
+        .filter(|f| f.place == place)
         .map(|f| linux_only_finding(meta, site, eval, f, safety(f)))
         .collect()
 }
@@ -185,10 +182,15 @@ them in the annotation `winlint.io/stripped`.
     fix: Some(FixSafety::OptIn),
     source: "VAL, K-INTRO",
     applies: "K>=1.23 (error with spec.os.name: windows); any (warning)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn pod_securitycontext_linux_only<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
-    linux_only_findings(&WIN101, site, eval, |_| Some(FixSafety::OptIn))
+    linux_only_findings(&WIN101, FieldPlace::PodSecurityContext, site, eval, |_| {
+        Some(FixSafety::OptIn)
+    })
 }
 
 pub static WIN102: RuleMeta = RuleMeta {
@@ -224,10 +226,13 @@ automatic fix; remove them by hand (a HostProcess pod is the Windows way to reac
     fix: Some(FixSafety::Safe),
     source: "VAL",
     applies: "K>=1.23 (error with spec.os.name: windows); any (warning)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn host_namespaces<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
-    linux_only_findings(&WIN102, site, eval, |f| {
+    linux_only_findings(&WIN102, FieldPlace::HostNamespaces, site, eval, |f| {
         (f.class == FieldValue::Neutral).then_some(FixSafety::Safe)
     })
 }
@@ -283,15 +288,24 @@ cannot meet: no automatic fix (drop them, or use a HostProcess pod for host acce
     fix: Some(FixSafety::OptIn),
     source: "VAL, K-INTRO, K-PSS",
     applies: "K>=1.23 (error with spec.os.name: windows); any (warning)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn container_securitycontext_linux_only<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
-    let declared = eval.os_declared_windows(site) && util::spec_os_available(eval.target);
-    linux_only_findings(&WIN103, site, eval, |f| match f.class {
-        FieldValue::Neutral if declared => Some(FixSafety::Safe),
-        FieldValue::Neutral | FieldValue::NoEffect => Some(FixSafety::OptIn),
-        FieldValue::Intent => None,
-    })
+    let declared = eval.os_declared_windows(site) && pod::spec_os_available(eval.target);
+    linux_only_findings(
+        &WIN103,
+        FieldPlace::ContainerSecurityContext,
+        site,
+        eval,
+        |f| match f.class {
+            FieldValue::Neutral if declared => Some(FixSafety::Safe),
+            FieldValue::Neutral | FieldValue::NoEffect => Some(FixSafety::OptIn),
+            FieldValue::Intent => None,
+        },
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -325,16 +339,19 @@ Remove `windowsOptions`, or, if the pod is meant for Windows, set `spec.os.name:
     fix: None,
     source: "VAL",
     applies: "K>=1.24 (1.23 with IdentifyPodOS)",
+    os: RuleOs::Any,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn windowsoptions_on_linux_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if site.str("/os/name") != Some("linux") || !util::spec_os_available(eval.target) {
+    if site.str("/os/name") != Some("linux") || !pod::spec_os_available(eval.target) {
         return Vec::new();
     }
     let msg = |p: &str| {
         format!(
             "{} cannot be set for a linux pod (the API server rejects the pod: \"windows options cannot be set for a linux pod\"); remove it, or set spec.os.name: windows if this is a Windows pod",
-            util::dotted(p)
+            pod::dotted(p)
         )
     };
     let mut out = Vec::new();
@@ -355,312 +372,7 @@ fn windowsoptions_on_linux_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// WIN105/WIN106: validateWindowsSecurityContextOptions
-
-/// Every `windowsOptions` of the pod: (pointer to the windowsOptions object, value).
-fn windows_options<'a>(site: &PodSite<'a>) -> Vec<(String, &'a Value)> {
-    let mut out = Vec::new();
-    if let Some(w) = site.get("/securityContext/windowsOptions") {
-        out.push((site.ptr("/securityContext/windowsOptions"), w));
-    }
-    for c in site.containers() {
-        if let Some(w) = c
-            .value
-            .lookup("/securityContext/windowsOptions")
-            .filter(|v| !v.is_null())
-        {
-            out.push((
-                site.ptr(&format!("{}/securityContext/windowsOptions", c.rel())),
-                w,
-            ));
-        }
-    }
-    out
-}
-
-/// `maxRunAsUserNameDomainLength` of VAL: the domain must be shorter than this (bytes).
-pub const MAX_RUN_AS_USER_NAME_DOMAIN_LENGTH: usize = 256;
-/// `maxRunAsUserNameUserLength` of VAL: the user may have at most this many bytes.
-pub const MAX_RUN_AS_USER_NAME_USER_LENGTH: usize = 104;
-/// `maxGMSACredentialSpecLengthInKiB` of VAL.
-pub const MAX_GMSA_CREDENTIAL_SPEC_LENGTH_KIB: usize = 64;
-/// `maxGMSACredentialSpecLength` of VAL (bytes).
-pub const MAX_GMSA_CREDENTIAL_SPEC_LENGTH: usize = MAX_GMSA_CREDENTIAL_SPEC_LENGTH_KIB * 1024;
-
-/// `validNetBiosRegex`: `^[^\\/:\*\?"<>|\.][^\\/:\*\?"<>|]{0,14}$` (1–15 characters, none of
-/// `\/:*?"<>|`, not starting with a dot).
-fn valid_netbios(domain: &str) -> bool {
-    const BAD: &[char] = &['\\', '/', ':', '*', '?', '"', '<', '>', '|'];
-    let mut chars = domain.chars();
-    let Some(first) = chars.next() else {
-        return false;
-    };
-    !BAD.contains(&first)
-        && first != '.'
-        && domain.chars().count() <= 15
-        && chars.all(|c| !BAD.contains(&c))
-}
-
-/// `validWindowsUserDomainDNSRegex`: dot-separated labels of 1–63 ASCII letters, digits and
-/// hyphens, starting and ending with a letter or digit.
-fn valid_windows_domain_dns(domain: &str) -> bool {
-    domain.split('.').all(|label| {
-        let b = label.as_bytes();
-        !b.is_empty()
-            && b.len() <= 63
-            && b[0].is_ascii_alphanumeric()
-            && b[b.len() - 1].is_ascii_alphanumeric()
-            && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
-    })
-}
-
-/// The API server's errors for a `runAsUserName` (VAL `validateWindowsSecurityContextOptions`),
-/// in its order and words. Empty when valid.
-pub fn run_as_user_name_errors(name: &str) -> Vec<String> {
-    if name.is_empty() {
-        return vec!["runAsUserName cannot be an empty string".into()];
-    }
-    // ctrlRegex `[[:cntrl:]]+`: ASCII control characters.
-    if name.chars().any(|c| c.is_ascii_control()) {
-        return vec!["runAsUserName cannot contain control characters".into()];
-    }
-    let parts: Vec<&str> = name.split('\\').collect();
-    if parts.len() > 2 {
-        return vec!["runAsUserName cannot contain more than one backslash".into()];
-    }
-    let (has_domain, domain, user) = match parts.as_slice() {
-        [user] => (false, "", *user),
-        [domain, user] => (true, *domain, *user),
-        _ => unreachable!("split yields one or two parts here"),
-    };
-    let mut errs = Vec::new();
-    if domain.len() >= MAX_RUN_AS_USER_NAME_DOMAIN_LENGTH {
-        errs.push(format!(
-            "runAsUserName's Domain length must be under {MAX_RUN_AS_USER_NAME_DOMAIN_LENGTH} characters"
-        ));
-    }
-    if has_domain && !(valid_netbios(domain) || valid_windows_domain_dns(domain)) {
-        errs.push("runAsUserName's Domain doesn't match the NetBios nor the DNS format".into());
-    }
-    if user.is_empty() {
-        errs.push("runAsUserName's User cannot be empty".into());
-    } else if user.len() > MAX_RUN_AS_USER_NAME_USER_LENGTH {
-        errs.push(format!(
-            "runAsUserName's User length must not be longer than {MAX_RUN_AS_USER_NAME_USER_LENGTH} characters"
-        ));
-    }
-    if !user.is_empty() && user.chars().all(|c| c == '.' || c == ' ') {
-        errs.push("runAsUserName's User cannot contain only periods or spaces".into());
-    }
-    if user.chars().any(|c| "\"/\\:;|=,+*?<>@[]".contains(c)) {
-        errs.push(
-            r#"runAsUserName's User cannot contain the following characters: "/\:;|=,+*?<>@[]"#
-                .into(),
-        );
-    }
-    errs
-}
-
-/// Whether the target knows `windowsOptions.runAsUserName` (alpha 1.16 behind
-/// `WindowsRunAsUserName`, beta and on from 1.17, GA 1.18).
-fn run_as_user_name_available(eval: &Eval) -> bool {
-    let k = eval.target.kubernetes;
-    k.at_least(1, 17) || (k.at_least(1, 16) && eval.target.gate("WindowsRunAsUserName"))
-}
-
-/// Whether the target knows the GMSA fields (alpha 1.14 behind `WindowsGMSA`, beta and on from
-/// 1.16, GA 1.18).
-fn gmsa_available(eval: &Eval) -> bool {
-    let k = eval.target.kubernetes;
-    k.at_least(1, 16) || (k.at_least(1, 14) && eval.target.gate("WindowsGMSA"))
-}
-
-pub static WIN105: RuleMeta = RuleMeta {
-    id: "WIN105",
-    name: "runasusername-invalid",
-    severity: Severity::Error,
-    summary: "windowsOptions.runAsUserName the API server rejects (empty, >1 backslash, bad domain, forbidden characters, …)",
-    docs: r#"## What it does
-Validates `spec.securityContext.windowsOptions.runAsUserName` and every container's
-`securityContext.windowsOptions.runAsUserName` exactly as the API server does
-(`validateWindowsSecurityContextOptions`): the value must not be empty or contain control
-characters or more than one `\`; in `DOMAIN\user` the domain must be shorter than 256 characters and
-be a NetBIOS name (1–15 characters, none of `\/:*?"<>|`, not starting with `.`) or a DNS name; the
-user must not be empty, longer than 104 characters, consist only of dots and spaces, or contain any
-of `"/\:;|=,+*?<>@[]`.
-
-## Why is this bad?
-The API server rejects the pod (or, for a template, every pod the controller creates).
-
-## Example
-```yaml
-securityContext:
-  windowsOptions:
-    runAsUserName: 'CONTOSO\ops\svc'   # more than one backslash
-```
-
-## Fix
-Use `user` or `DOMAIN\user`, e.g. `ContainerUser`, `ContainerAdministrator`,
-`NT AUTHORITY\SYSTEM` (HostProcess) or `CONTOSO\svc-web`. In YAML, single-quote values with a
-backslash (`'NT AUTHORITY\SYSTEM'`) or double it inside double quotes.
-"#,
-    fix: None,
-    source: "VAL",
-    applies: "K>=1.17 (1.16 with WindowsRunAsUserName)",
-};
-
-fn runasusername_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if !run_as_user_name_available(eval) {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for (p, w) in windows_options(site) {
-        let Some(v) = w.get("runAsUserName").filter(|v| !v.is_null()) else {
-            continue;
-        };
-        let Some(name) = v.as_str() else { continue };
-        let errs = run_as_user_name_errors(name);
-        if !errs.is_empty() {
-            let p = format!("{p}/runAsUserName");
-            out.push(Finding::new(
-                &WIN105,
-                p.clone(),
-                format!(
-                    "{} {name:?} is rejected by the API server: {}; use user or DOMAIN\\user (e.g. ContainerUser, NT AUTHORITY\\SYSTEM)",
-                    util::dotted(&p),
-                    errs.join("; ")
-                ),
-            ));
-        }
-    }
-    out
-}
-
-/// `IsDNS1123Subdomain` of apimachinery, with its messages.
-fn dns1123_subdomain_errors(v: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if v.len() > 253 {
-        errs.push("must be no more than 253 characters".to_string());
-    }
-    let ok = v.split('.').all(|label| {
-        let b = label.as_bytes();
-        let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-        !b.is_empty()
-            && alnum(&b[0])
-            && alnum(&b[b.len() - 1])
-            && b.iter().all(|c| alnum(c) || *c == b'-')
-    });
-    if !ok {
-        errs.push(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-                .to_string(),
-        );
-    }
-    errs
-}
-
-pub static WIN106: RuleMeta = RuleMeta {
-    id: "WIN106",
-    name: "gmsa-spec-invalid",
-    severity: Severity::Error,
-    summary: "Invalid GMSA credential spec name or content; info: GMSA needs the windows-gmsa webhook and domain-joined nodes",
-    docs: r#"## What it does
-Validates the GMSA fields of every `windowsOptions` as the API server does:
-`gmsaCredentialSpecName` must be a DNS-1123 subdomain (it names a `GMSACredentialSpec` custom
-resource), and an inlined `gmsaCredentialSpec` must not be empty nor 64 KiB or more (error). A valid
-`gmsaCredentialSpecName` whose spec is not inlined yet is reported as **info**: the pod depends on the
-windows-gmsa admission webhook to inline the credential spec, and on domain-joined Windows nodes (or
-a CCG plugin).
-
-## Why is this bad?
-An invalid name or spec makes the API server reject the pod. A GMSA reference without the webhook
-starts containers without the domain identity, and authentication fails at run time.
-
-## Example
-```yaml
-securityContext:
-  windowsOptions:
-    gmsaCredentialSpecName: WebApp1_CredSpec   # upper case and '_' are not DNS-1123
-```
-
-## Fix
-Name the credential spec resource in lower case (`webapp1-credspec`); install the windows-gmsa
-webhook (kubernetes-sigs/windows-gmsa) and grant the service account `use` on the credential spec.
-"#,
-    fix: None,
-    source: "VAL",
-    applies: "K>=1.16 (1.14 with WindowsGMSA)",
-};
-
-fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if !gmsa_available(eval) {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for (p, w) in windows_options(site) {
-        let spec = w.get("gmsaCredentialSpec").and_then(Value::as_str);
-        if let Some(name) = w.get("gmsaCredentialSpecName").and_then(Value::as_str) {
-            let np = format!("{p}/gmsaCredentialSpecName");
-            let errs = dns1123_subdomain_errors(name);
-            if !errs.is_empty() {
-                out.push(Finding::new(
-                    &WIN106,
-                    np.clone(),
-                    format!(
-                        "{} {name:?} is rejected by the API server: {}; it names a GMSACredentialSpec resource, use a lower-case name such as {:?}",
-                        util::dotted(&np),
-                        errs.join("; "),
-                        name.to_ascii_lowercase().replace('_', "-")
-                    ),
-                ));
-            } else if spec.is_none() {
-                out.push(
-                    Finding::new(
-                        &WIN106,
-                        np.clone(),
-                        format!(
-                            "{} {name:?} needs the windows-gmsa admission webhook to inline the credential spec, and domain-joined Windows nodes (or a CCG plugin); without them the containers run without the domain identity",
-                            util::dotted(&np)
-                        ),
-                    )
-                    .severity(Severity::Info),
-                );
-            }
-        }
-        if let Some(s) = spec {
-            let sp = format!("{p}/gmsaCredentialSpec");
-            let err = if s.is_empty() {
-                Some("gmsaCredentialSpec cannot be an empty string".to_string())
-            } else if s.len() > MAX_GMSA_CREDENTIAL_SPEC_LENGTH {
-                Some(format!(
-                    "gmsaCredentialSpec size must be under {MAX_GMSA_CREDENTIAL_SPEC_LENGTH_KIB} KiB"
-                ))
-            } else {
-                None
-            };
-            if let Some(err) = err {
-                out.push(Finding::new(
-                    &WIN106,
-                    sp.clone(),
-                    format!(
-                        "{} is rejected by the API server: {err} ({} bytes); let the windows-gmsa webhook inline the spec from gmsaCredentialSpecName",
-                        util::dotted(&sp),
-                        s.len()
-                    ),
-                ));
-            }
-        }
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------------------------
 // WIN107: Pod Security restricted
-
-/// Namespace label that sets the enforced Pod Security level.
-pub const PSA_ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
-/// Namespace label that pins the enforced policy version (`v1.24`, `latest`).
-pub const PSA_ENFORCE_VERSION_LABEL: &str = "pod-security.kubernetes.io/enforce-version";
 
 /// The namespace's labels, when the object names its namespace and the namespace is known.
 pub fn namespace_labels<'e>(
@@ -717,6 +429,13 @@ non-administrator user such as `ContainerUser`, see WIN409) by hand.
     fix: Some(FixSafety::Safe),
     source: "PSA, K-PSS",
     applies: "K>=1.25",
+    os: RuleOs::Windows,
+    context: &[Fact::NamespaceLabels],
+    mutation: Mutation {
+        recorded_as: Some("os"),
+        adds_spec_os: true,
+        ..Mutation::DEFAULT
+    },
 };
 
 fn psa_restricted_windows<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
@@ -749,17 +468,14 @@ fn psa_restricted_windows<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Findin
             "namespace {ns:?} enforces Pod Security \"restricted\", which exempts Windows pods from its seccomp, capabilities and allowPrivilegeEscalation checks only when they declare spec.os.name: windows; without it the pod is rejected unless it carries those Linux-only fields. Set spec.os.name: windows"
         );
         if !blockers.is_empty() {
-            let names: Vec<String> = blockers.iter().map(|f| util::dotted(&f.pointer)).collect();
+            let names: Vec<String> = blockers.iter().map(|f| pod::dotted(&f.pointer)).collect();
             msg.push_str(&format!(
                 ", after removing the Linux-only fields the API server would then reject: {}",
                 names.join(", ")
             ));
         }
         let mut f = Finding::new(&WIN107, site.spec_ptr.clone(), msg);
-        if blockers.is_empty()
-            && util::spec_os_available(eval.target)
-            && util::fix_possible(site, eval)
-        {
+        if blockers.is_empty() && pod::spec_os_available(eval.target) && eval.fix_possible(site) {
             f = f.with_fix(Fix {
                 safety: FixSafety::Safe,
                 description: "add spec.os.name=windows".into(),
@@ -771,7 +487,7 @@ fn psa_restricted_windows<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Findin
     // runAsNonRoot: true for every container (pod-level or each container).
     let mut missing: Vec<(String, Vec<String>)> = Vec::new();
     for c in site.containers() {
-        let pointer = match util::effective_run_as_non_root(site, &c) {
+        let pointer = match pod::effective_run_as_non_root(site, &c) {
             Some(e) if e.value => continue,
             Some(e) => e.pointer,
             None if site.get("/securityContext").is_some() => site.ptr("/securityContext"),
@@ -802,44 +518,15 @@ fn psa_restricted_windows<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Findin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, KubeVersion};
-    use crate::engine::{Operation, lint_object};
-    use crate::rules::testutil::{cfg, findings, ids, set, unset, winok};
-    use crate::workload::Context;
+    use crate::config::Config;
+    use crate::engine::lint_object;
+    use crate::model::Context;
+    use crate::model::Operation;
+    use crate::rules::testutil::{apply, at, cfg, ids, ids_in, only, set, unset, winok};
+    use serde_json::Value;
 
-    /// The WIN1xx findings (other engineers' rules may fire beside them).
-    fn mine(obj: &Value, c: &Config) -> Vec<Finding> {
-        findings(obj, c)
-            .into_iter()
-            .filter(|f| f.rule.id.starts_with("WIN1"))
-            .collect()
-    }
-
-    fn my_ids(obj: &Value, c: &Config) -> Vec<&'static str> {
-        let mut v: Vec<&str> = mine(obj, c).iter().map(|f| f.rule.id).collect();
-        v.sort();
-        v.dedup();
-        v
-    }
-
-    fn only(obj: &Value, c: &Config, id: &str) -> Vec<Finding> {
-        findings(obj, c)
-            .into_iter()
-            .filter(|f| f.rule.id == id)
-            .collect()
-    }
-
-    fn apply(obj: &Value, f: &Finding) -> Value {
-        let mut out = obj.clone();
-        json_patch::patch(&mut out, &f.fix.as_ref().expect("a fix").ops).expect("fix applies");
-        out
-    }
-
-    fn at(minor: u32) -> Config {
-        let mut c = cfg();
-        c.target.kubernetes = KubeVersion::new(1, minor);
-        c
-    }
+    /// The WIN1xx rules (other modules' rules may fire beside them).
+    const OWN: &[&str] = &["WIN1"];
 
     fn with_container_sc(obj: Value, list: &str, sc: Value) -> Value {
         set(
@@ -851,7 +538,7 @@ mod tests {
 
     #[test]
     fn t04_winok_clean() {
-        assert!(mine(&winok(), &cfg()).is_empty());
+        assert!(ids_in(&winok(), &cfg(), OWN).is_empty());
     }
 
     #[test]
@@ -859,10 +546,10 @@ mod tests {
         let pod = json!({"kind":"Pod","metadata":{"name":"l"},"spec":{"os":{"name":"linux"},"nodeSelector":{"kubernetes.io/os":"linux"},
             "securityContext":{"runAsUser":1000,"runAsNonRoot":true,"seccompProfile":{"type":"RuntimeDefault"}},
             "containers":[{"name":"a","image":"nginx","securityContext":{"allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"]}}}]}});
-        assert!(mine(&pod, &cfg()).is_empty());
+        assert!(ids_in(&pod, &cfg(), OWN).is_empty());
         // Same without any OS evidence: still nothing.
         let pod = unset(unset(pod, "/spec/os"), "/spec/nodeSelector");
-        assert!(mine(&pod, &cfg()).is_empty());
+        assert!(ids_in(&pod, &cfg(), OWN).is_empty());
     }
 
     #[test]
@@ -893,7 +580,7 @@ mod tests {
             "/spec/securityContext/runAsUser",
             json!(1000),
         );
-        assert_eq!(my_ids(&pod, &cfg()), ["WIN101"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), ["WIN101"]);
         let f = &only(&pod, &cfg(), "WIN101")[0];
         assert_eq!(f.severity, Severity::Warning);
         assert!(
@@ -936,7 +623,7 @@ mod tests {
             "/spec/securityContext",
             json!({"sysctls":[],"runAsUser":null,"runAsNonRoot":true}),
         );
-        assert!(mine(&pod, &cfg()).is_empty());
+        assert!(ids_in(&pod, &cfg(), OWN).is_empty());
     }
 
     #[test]
@@ -997,7 +684,7 @@ mod tests {
             "/spec/hostIPC",
             json!(false),
         );
-        assert!(mine(&pod, &cfg()).is_empty());
+        assert!(ids_in(&pod, &cfg(), OWN).is_empty());
         let pod = set(
             set(winok(), "/spec/hostPID", json!(true)),
             "/spec/hostIPC",
@@ -1086,7 +773,7 @@ mod tests {
             "/spec/ephemeralContainers",
             json!([{"name":"debugger","image":"busybox:1.36","securityContext":{"privileged":true}}]),
         );
-        assert_eq!(my_ids(&pod, &cfg()), ["WIN103"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), ["WIN103"]);
         let f = &only(&pod, &cfg(), "WIN103")[0];
         assert_eq!(
             f.pointer,
@@ -1107,7 +794,7 @@ mod tests {
             "/spec/containers/0/securityContext/readOnlyRootFilesystem",
             json!(true),
         );
-        assert_eq!(my_ids(&pod, &cfg()), ["WIN103"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), ["WIN103"]);
         let f = &only(&pod, &cfg(), "WIN103")[0];
         assert_eq!(f.severity, Severity::Warning);
         assert!(f.fix.is_none());
@@ -1171,7 +858,7 @@ mod tests {
         let pod = json!({"kind":"Pod","metadata":{"name":"l"},"spec":{"os":{"name":"linux"},
             "securityContext":{"windowsOptions":{"runAsUserName":"ContainerUser"}},
             "containers":[{"name":"a","image":"nginx:1.25"}]}});
-        assert_eq!(my_ids(&pod, &cfg()), ["WIN104"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), ["WIN104"]);
         let f = &only(&pod, &cfg(), "WIN104")[0];
         assert_eq!(f.pointer, "/spec/securityContext/windowsOptions");
         assert_eq!(f.severity, Severity::Error);
@@ -1198,171 +885,7 @@ mod tests {
             "/spec/securityContext/windowsOptions",
             json!({"runAsUserName":"ContainerUser"}),
         );
-        assert!(mine(&win, &cfg()).is_empty());
-    }
-
-    #[test]
-    fn t46_run_as_user_name_two_backslashes() {
-        let pod = set(
-            winok(),
-            "/spec/securityContext/windowsOptions/runAsUserName",
-            json!("CONTOSO\\ops\\svc"),
-        );
-        assert_eq!(ids(&pod, &cfg()), ["WIN105"]);
-        let f = &only(&pod, &cfg(), "WIN105")[0];
-        assert_eq!(
-            f.pointer,
-            "/spec/securityContext/windowsOptions/runAsUserName"
-        );
-        assert_eq!(f.severity, Severity::Error);
-        assert!(
-            f.message
-                .contains("runAsUserName cannot contain more than one backslash"),
-            "{}",
-            f.message
-        );
-        // Container-level values are checked too.
-        let pod = set(
-            winok(),
-            "/spec/containers/0/securityContext/windowsOptions/runAsUserName",
-            json!(""),
-        );
-        let f = &only(&pod, &cfg(), "WIN105")[0];
-        assert_eq!(
-            f.pointer,
-            "/spec/containers/0/securityContext/windowsOptions/runAsUserName"
-        );
-        assert!(
-            f.message
-                .contains("runAsUserName cannot be an empty string")
-        );
-    }
-
-    #[test]
-    fn run_as_user_name_validation_matches_the_api_server() {
-        for ok in [
-            "ContainerUser",
-            "ContainerAdministrator",
-            "NT AUTHORITY\\SYSTEM",
-            "NT AUTHORITY\\Local service",
-            "CONTOSO\\svc-web",
-            "contoso.com\\svc",
-            "a\\b",
-            &"u".repeat(104),
-            &format!("{}\\u", "d".repeat(63)),
-        ] {
-            assert!(
-                run_as_user_name_errors(ok).is_empty(),
-                "{ok:?}: {:?}",
-                run_as_user_name_errors(ok)
-            );
-        }
-        let one = |s: &str| run_as_user_name_errors(s).join(" | ");
-        assert_eq!(one(""), "runAsUserName cannot be an empty string");
-        assert_eq!(
-            one("a\tb"),
-            "runAsUserName cannot contain control characters"
-        );
-        assert_eq!(
-            one("a\u{7f}"),
-            "runAsUserName cannot contain control characters"
-        );
-        assert_eq!(
-            one("a\\b\\c"),
-            "runAsUserName cannot contain more than one backslash"
-        );
-        assert_eq!(
-            one("\\user"),
-            "runAsUserName's Domain doesn't match the NetBios nor the DNS format"
-        );
-        assert_eq!(
-            one(".contoso\\user"),
-            "runAsUserName's Domain doesn't match the NetBios nor the DNS format"
-        );
-        // 16 characters: too long for NetBIOS, and '_' is not DNS.
-        assert_eq!(
-            one("CONTOSO_DOMAIN_X\\user"),
-            "runAsUserName's Domain doesn't match the NetBios nor the DNS format"
-        );
-        // NetBIOS allows '_' and spaces (up to 15 characters).
-        assert_eq!(one("MY_DOMAIN\\user"), "");
-        let long_domain = format!("{}\\u", vec!["a".repeat(63); 5].join("."));
-        assert_eq!(long_domain.len() - 2, 319);
-        assert_eq!(
-            one(&long_domain),
-            "runAsUserName's Domain length must be under 256 characters"
-        );
-        assert_eq!(one("CONTOSO\\"), "runAsUserName's User cannot be empty");
-        assert_eq!(
-            one(&"u".repeat(105)),
-            "runAsUserName's User length must not be longer than 104 characters"
-        );
-        assert_eq!(
-            one(". ."),
-            "runAsUserName's User cannot contain only periods or spaces"
-        );
-        for bad in [
-            "a\"b", "a/b", "a:b", "a;b", "a|b", "a=b", "a,b", "a+b", "a*b", "a?b", "a<b", "a>b",
-            "a@b", "a[b", "a]b",
-        ] {
-            assert_eq!(
-                one(bad),
-                r#"runAsUserName's User cannot contain the following characters: "/\:;|=,+*?<>@[]"#,
-                "{bad}"
-            );
-        }
-        // Several errors at once, in the API server's order.
-        assert_eq!(run_as_user_name_errors("\\a@b").len(), 2);
-    }
-
-    #[test]
-    fn win105_not_before_the_field_exists() {
-        let pod = set(
-            winok(),
-            "/spec/securityContext/windowsOptions/runAsUserName",
-            json!("a\\b\\c"),
-        );
-        assert!(only(&pod, &at(15), "WIN105").is_empty());
-        assert_eq!(only(&pod, &at(17), "WIN105").len(), 1);
-    }
-
-    #[test]
-    fn win106_gmsa() {
-        let name = "/spec/securityContext/windowsOptions/gmsaCredentialSpecName";
-        let pod = set(winok(), name, json!("WebApp1_CredSpec"));
-        let f = &only(&pod, &cfg(), "WIN106")[0];
-        assert_eq!(f.pointer, name);
-        assert_eq!(f.severity, Severity::Error);
-        assert!(f.message.contains("RFC 1123 subdomain"), "{}", f.message);
-        // Valid name, spec not inlined yet: info.
-        let pod = set(winok(), name, json!("webapp1-credspec"));
-        let f = &only(&pod, &cfg(), "WIN106")[0];
-        assert_eq!(f.severity, Severity::Info);
-        assert!(f.message.contains("windows-gmsa"));
-        // Inlined by the webhook: nothing.
-        let pod = set(
-            pod,
-            "/spec/securityContext/windowsOptions/gmsaCredentialSpec",
-            json!("{\"CmsPlugins\":[\"ActiveDirectory\"]}"),
-        );
-        assert!(only(&pod, &cfg(), "WIN106").is_empty());
-        // Empty and oversized specs.
-        let spec = "/spec/containers/0/securityContext/windowsOptions/gmsaCredentialSpec";
-        let pod = set(winok(), spec, json!(""));
-        let f = &only(&pod, &cfg(), "WIN106")[0];
-        assert_eq!(f.pointer, spec);
-        assert!(
-            f.message
-                .contains("gmsaCredentialSpec cannot be an empty string")
-        );
-        let pod = set(winok(), spec, json!("x".repeat(64 * 1024 + 1)));
-        assert!(
-            only(&pod, &cfg(), "WIN106")[0]
-                .message
-                .contains("gmsaCredentialSpec size must be under 64 KiB")
-        );
-        let pod = set(winok(), spec, json!("x".repeat(64 * 1024)));
-        assert!(only(&pod, &cfg(), "WIN106").is_empty());
+        assert!(ids_in(&win, &cfg(), OWN).is_empty());
     }
 
     fn ns(name: &str, labels: Value) -> Value {

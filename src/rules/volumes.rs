@@ -10,13 +10,15 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
-use super::util::fix_possible;
-use super::{Finding, Fix, FixSafety, Rule, RuleMeta, Severity, ops};
-use crate::config::Runtime;
-use crate::engine::Eval;
-use crate::windows;
-use crate::workload::Lookup;
-use crate::workload::{ContainerRef, PodSite};
+use super::Rule;
+use crate::model::Eval;
+use crate::model::Runtime;
+use crate::model::meta::{Mutation, RuleOs};
+use crate::model::paths::{is_smb_unc, kubelet_pipe_path, make_absolute, normalize_path};
+use crate::model::windows;
+use crate::model::workload::Lookup;
+use crate::model::workload::{ContainerRef, PodSite};
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -229,70 +231,9 @@ fn legacy_builds_text(eval: &Eval) -> String {
         .join(", ")
 }
 
-/// `\\.\pipe\…` (case-insensitive).
-pub fn is_named_pipe(p: &str) -> bool {
-    p.as_bytes()
-        .get(..9)
-        .is_some_and(|b| b.eq_ignore_ascii_case(br"\\.\pipe\"))
-}
-
-/// A UNC path to a share (`\\server\share`, `\\?\UNC\server\share`), not a local device path
-/// (`\\.\pipe\x`, `\\.\PhysicalDrive1`) nor a long local path (`\\?\C:\x`).
-pub fn is_smb_unc(p: &str) -> bool {
-    if !p.starts_with(r"\\") {
-        return false;
-    }
-    let rest = &p[2..];
-    if rest.starts_with(r".\") {
-        return false;
-    }
-    if let Some(long) = rest.strip_prefix(r"?\") {
-        return long
-            .as_bytes()
-            .get(..4)
-            .is_some_and(|b| b.eq_ignore_ascii_case(br"UNC\"));
-    }
-    !rest.is_empty()
-}
-
-/// What the kubelet makes of a container path on Windows (KL-PATH `MakeAbsolutePath`): paths
-/// with a `:` are kept; `/x` or `\x` become `c:/x`; a relative `x` becomes `c:\x`.
-pub fn make_absolute(p: &str) -> String {
-    if p.contains(':') {
-        p.to_string()
-    } else if p.starts_with('/') || p.starts_with('\\') {
-        format!("c:{p}")
-    } else {
-        format!("c:\\{p}")
-    }
-}
-
-/// Normalised form of a container path for collision checks (WIN309): the kubelet's default
-/// drive, `/` → `\`, repeated separators collapsed (a leading UNC `\\` kept), lower case, no
-/// trailing separator.
-pub fn normalize_path(p: &str) -> String {
-    if is_smb_unc(p) || is_named_pipe(p) || p.starts_with(r"\\") {
-        let rest: String = p[2..].replace('/', "\\");
-        return format!(r"\\{}", collapse(&rest).trim_end_matches('\\')).to_lowercase();
-    }
-    let abs = make_absolute(p).replace('/', "\\");
-    collapse(&abs).trim_end_matches('\\').to_lowercase()
-}
-
-fn collapse(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        if ch == '\\' && out.ends_with('\\') {
-            continue;
-        }
-        out.push(ch);
-    }
-    out
-}
-
 /// The spec of an existing Pod is immutable: drop the fixes when a Pod is updated.
 fn fixable(site: &PodSite, eval: &Eval, mut out: Vec<Finding>) -> Vec<Finding> {
-    if !fix_possible(site, eval) {
+    if !eval.fix_possible(site) {
         for f in &mut out {
             f.fix = None;
         }
@@ -399,6 +340,9 @@ Windows node plugin, via a `persistentVolumeClaim`.
     fix: None,
     source: "seed, K-STOR, KEP116",
     applies: "all (legacy allow-list K≤1.13, modern K≥1.14)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn unsupported_volume_type(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -502,6 +446,9 @@ Consume the data as environment variables (`env[].valueFrom.secretKeyRef` / `con
     fix: None,
     source: "seed, K-OLD11",
     applies: "W≤1709 (any K)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn configmap_secret_volume_legacy(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -566,6 +513,9 @@ applied silently.
     fix: Some(FixSafety::OptIn),
     source: "K-STOR, K-INTRO, KEP116",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn emptydir_memory(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -626,6 +576,9 @@ has no Windows equivalent: remove it and redesign how the host and the container
     fix: Some(FixSafety::Safe),
     source: "K-INTRO, KEP116, VAL",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn mount_propagation(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -696,6 +649,9 @@ Use a filesystem volume (`volumeMode: Filesystem`) mounted with `volumeMounts`.
     fix: None,
     source: "K-INTRO, K-STOR",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn volume_devices(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -747,6 +703,9 @@ Mount the whole volume at a directory and point the application at the file insi
     fix: None,
     source: "K-STOR, KEP116",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn subpath(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -803,6 +762,9 @@ Remove the mode; protect the files with NTFS ACLs inside the image or with `runA
     fix: None,
     source: "K-STOR",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn file_mode_ignored(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -891,6 +853,9 @@ Safe: prefix `C:` (`/cache` → `C:/cache`), which is exactly what the kubelet d
     fix: Some(FixSafety::Safe),
     source: "KL-PATH, K-EX",
     applies: "all (warning K≤1.8)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn mountpath_not_windows_style(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -967,6 +932,9 @@ Give each mount its own directory.
     fix: None,
     source: "K-INTRO, KL-PATH",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn mountpath_case_collision(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -1037,6 +1005,9 @@ PersistentVolume/PersistentVolumeClaim.
     fix: None,
     source: "KL-PATH",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn unc_path(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -1106,6 +1077,9 @@ Mount the pipe at the same pipe path (`mountPath: '\\.\pipe\docker_engine'`).
     fix: None,
     source: "K-INTRO, KL-PATH",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn named_pipe_mismatch(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -1117,8 +1091,8 @@ fn named_pipe_mismatch(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
             continue;
         };
         let host = vol.lookup("/hostPath/path").and_then(Value::as_str);
-        let host_pipe = host.is_some_and(is_named_pipe);
-        let mount_pipe = is_named_pipe(path);
+        let host_pipe = host.is_some_and(kubelet_pipe_path);
+        let mount_pipe = kubelet_pipe_path(path);
         if host_pipe && !mount_pipe {
             out.push(Finding::new(
                 &WIN311,
@@ -1198,6 +1172,9 @@ Use the Windows location (`C:\var\log\pods`, `C:\ProgramData\…`) or a named pi
     fix: None,
     source: "K-INTRO",
     applies: "all",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn linux_hostpath(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
@@ -1263,6 +1240,9 @@ Use `terminationMessagePolicy: FallbackToLogsOnError`, or move the nodes to cont
     fix: None,
     source: "K-INTRO, K-STOR",
     applies: "runtime=docker",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn termination_message_file(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -1326,6 +1306,9 @@ raise this rule to error.
     fix: None,
     source: "kubernetes/website windows-security.md",
     applies: "W≥1803",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
 };
 
 fn secret_volume_cleartext(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -1373,26 +1356,13 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::config::{Config, KubeVersion};
-    use crate::rules::testutil::{cfg, findings, hits, ids, legacy, set, unset, winok};
+    use crate::model::KubeVersion;
+    use crate::rules::testutil::{
+        cfg, findings, fixed, hits, ids, ids_in, legacy, set, unset, winok,
+    };
 
-    /// The IDs of this module and of containers.rs that fired (other modules' rules are
-    /// asserted by their owners).
-    fn own(obj: &Value, c: &Config) -> Vec<&'static str> {
-        ids(obj, c)
-            .into_iter()
-            .filter(|id| id.starts_with("WIN3") || id.starts_with("WIN4"))
-            .collect()
-    }
-
-    fn fixed(obj: &Value, c: &Config, id: &str) -> Value {
-        let fs = findings(obj, c);
-        let f = fs.iter().find(|f| f.rule.id == id).expect("finding");
-        let fix = f.fix.as_ref().expect("fix");
-        let mut out = obj.clone();
-        json_patch::patch(&mut out, &fix.ops).expect("fix applies");
-        out
-    }
+    /// The WIN3xx/WIN4xx rules (other modules' rules are asserted by their tests).
+    const OWN: &[&str] = &["WIN3", "WIN4"];
 
     /// WINOK with one volume mounted by the container.
     fn pod_with(vol: Value, mount: Value) -> Value {
@@ -1430,18 +1400,18 @@ mod tests {
     #[test]
     fn injected_kube_api_access_volume_gives_nothing() {
         let pod = kube_api_access_pod();
-        assert_eq!(own(&pod, &cfg()), Vec::<&str>::new());
+        assert_eq!(ids_in(&pod, &cfg(), OWN), Vec::<&str>::new());
         let mut k134 = cfg();
         k134.target.kubernetes = KubeVersion::new(1, 34);
-        assert_eq!(own(&pod, &k134), Vec::<&str>::new());
+        assert_eq!(ids_in(&pod, &k134, OWN), Vec::<&str>::new());
         // Also in a Deployment template.
         let dep = json!({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},
             "spec":{"template":{"metadata":{},"spec":pod["spec"].clone()}}});
-        assert_eq!(own(&dep, &cfg()), Vec::<&str>::new());
+        assert_eq!(ids_in(&dep, &cfg(), OWN), Vec::<&str>::new());
         // The platform injects it on every target, legacy builds included.
         let mut old = legacy();
         old.target.kubernetes = KubeVersion::new(1, 22);
-        assert_eq!(own(&pod, &old), Vec::<&str>::new());
+        assert_eq!(ids_in(&pod, &old, OWN), Vec::<&str>::new());
     }
 
     #[test]
@@ -1452,14 +1422,14 @@ mod tests {
         );
         let mut t = cfg();
         t.target.kubernetes = KubeVersion::new(1, 20);
-        assert_eq!(own(&pod, &t), Vec::<&str>::new());
+        assert_eq!(ids_in(&pod, &t, OWN), Vec::<&str>::new());
         // The same Secret mounted somewhere else is the user's doing.
         let user = set(
             pod,
             "/spec/containers/0/volumeMounts/0/mountPath",
             json!("C:\\token"),
         );
-        assert_eq!(own(&user, &t), vec!["WIN314"]);
+        assert_eq!(ids_in(&user, &t, OWN), vec!["WIN314"]);
     }
 
     #[test]
@@ -1492,7 +1462,7 @@ mod tests {
             "volumes":[{"name":"pipe","hostPath":{"path":"\\\\.\\pipe\\containerd-containerd"}}],
             "containers":[{"name":"a","image":"mcr.microsoft.com/windows/nanoserver:ltsc2022",
                 "volumeMounts":[{"name":"pipe","mountPath":"\\\\.\\pipe\\containerd-containerd"}]}]}});
-        assert_eq!(own(&pod, &cfg()), Vec::<&str>::new());
+        assert_eq!(ids_in(&pod, &cfg(), OWN), Vec::<&str>::new());
     }
 
     #[test]
@@ -1511,7 +1481,7 @@ mod tests {
             json!({"name":"share","hostPath":{"path":r"\\fileserver\share"}}),
             json!({"name":"share","mountPath":r"C:\data"}),
         );
-        assert_eq!(own(&pod, &cfg()), vec!["WIN310"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN310"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN310"),
             vec![(
@@ -1523,13 +1493,16 @@ mod tests {
 
     #[test]
     fn t19_lowercase_drive_is_fine() {
-        assert_eq!(own(&empty_dir_at(r"c:\data"), &cfg()), Vec::<&str>::new());
+        assert_eq!(
+            ids_in(&empty_dir_at(r"c:\data"), &cfg(), OWN),
+            Vec::<&str>::new()
+        );
     }
 
     #[test]
     fn t20_posix_mountpath_info_with_safe_fix() {
         let pod = empty_dir_at("/data");
-        assert_eq!(own(&pod, &cfg()), vec!["WIN308"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN308"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN308"),
             vec![(
@@ -1542,7 +1515,7 @@ mod tests {
             f["spec"]["containers"][0]["volumeMounts"][0]["mountPath"],
             "C:/data"
         );
-        assert_eq!(own(&f, &cfg()), Vec::<&str>::new());
+        assert_eq!(ids_in(&f, &cfg(), OWN), Vec::<&str>::new());
         // Relative: the kubelet uses c:\x.
         let rel = fixed(&empty_dir_at("data"), &cfg(), "WIN308");
         assert_eq!(
@@ -1557,7 +1530,7 @@ mod tests {
         let c = cfg();
         let fs = findings(&pod, &c);
         let mut obj = pod.clone();
-        let (_, applied) = crate::engine::apply_fixes(&mut obj, &fs, &c);
+        let (_, applied) = crate::engine::fix::apply_fixes(&mut obj, &fs, &c);
         assert!(applied.contains(&"WIN308"));
         assert_eq!(obj, f);
     }
@@ -1574,7 +1547,7 @@ mod tests {
             "/spec/containers/0/volumeMounts",
             json!([{"name":"a","mountPath":r"C:\Data"},{"name":"b","mountPath":"c:/data/"}]),
         );
-        assert_eq!(own(&pod, &cfg()), vec!["WIN309"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN309"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN309"),
             vec![(
@@ -1610,7 +1583,7 @@ mod tests {
             json!({"name":"cache","emptyDir":{"medium":"Memory","sizeLimit":"64Mi"}}),
             json!({"name":"cache","mountPath":r"C:\cache"}),
         );
-        assert_eq!(own(&pod, &cfg()), vec!["WIN303"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN303"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN303"),
             vec![(
@@ -1628,7 +1601,7 @@ mod tests {
         // Not applied without opt-in.
         let c = cfg();
         let mut obj = pod.clone();
-        let (_, applied) = crate::engine::apply_fixes(&mut obj, &fs, &c);
+        let (_, applied) = crate::engine::fix::apply_fixes(&mut obj, &fs, &c);
         assert!(applied.is_empty());
         let disk = set(pod, "/spec/volumes/0/emptyDir", json!({}));
         assert!(hits(&disk, &cfg(), "WIN303").is_empty());
@@ -1643,7 +1616,7 @@ mod tests {
             )
         };
         let bi = mk("Bidirectional");
-        assert_eq!(own(&bi, &cfg()), vec!["WIN304"]);
+        assert_eq!(ids_in(&bi, &cfg(), OWN), vec!["WIN304"]);
         let p = "/spec/containers/0/volumeMounts/0/mountPropagation".to_string();
         assert_eq!(
             hits(&bi, &cfg(), "WIN304"),
@@ -1672,7 +1645,7 @@ mod tests {
             "/spec/containers/0/volumeDevices",
             json!([{"name":"blk","devicePath":r"\\.\PhysicalDrive1"}]),
         );
-        assert_eq!(own(&pod, &cfg()), vec!["WIN305"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN305"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN305"),
             vec![(
@@ -1689,7 +1662,7 @@ mod tests {
             "/spec/volumes",
             json!([{"name":"shared","nfs":{"server":"nfs","path":"/exports"}}]),
         );
-        assert_eq!(own(&pod, &cfg()), vec!["WIN301"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN301"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN301"),
             vec![(Severity::Error, "/spec/volumes/0/nfs".to_string())]
@@ -1700,7 +1673,7 @@ mod tests {
     fn t26_secret_volume_legacy() {
         let pod = legacy_pod(json!({"name":"secrets","secret":{"secretName":"db"}}));
         // Expected [WIN302, WIN504]; WIN504 belongs to the image rules.
-        assert_eq!(own(&pod, &legacy()), vec!["WIN302"]);
+        assert_eq!(ids_in(&pod, &legacy(), OWN), vec!["WIN302"]);
         assert_eq!(
             hits(&pod, &legacy(), "WIN302"),
             vec![(Severity::Error, "/spec/volumes/0/secret".to_string())]
@@ -1708,12 +1681,12 @@ mod tests {
         // configMap, downwardAPI likewise; the seed K1.9 allow-list does not add WIN301.
         for ty in ["configMap", "downwardAPI"] {
             let p = legacy_pod(json!({"name":"secrets", ty: {}}));
-            assert_eq!(own(&p, &legacy()), vec!["WIN302"], "{ty}");
+            assert_eq!(ids_in(&p, &legacy(), OWN), vec!["WIN302"], "{ty}");
         }
         // WS2016 (14393) is ≤1709 too.
         let mut ws2016 = legacy();
         ws2016.target.windows_builds = vec![windows::WS2016];
-        assert_eq!(own(&pod, &ws2016), vec!["WIN302"]);
+        assert_eq!(ids_in(&pod, &ws2016, OWN), vec!["WIN302"]);
     }
 
     #[test]
@@ -1724,7 +1697,7 @@ mod tests {
             json!({"name":"secrets","secret":{"secretName":"db"}}),
             json!({"name":"secrets","mountPath":r"C:\secrets"}),
         );
-        assert_eq!(own(&pod, &cfg()), vec!["WIN314"]);
+        assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN314"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN314"),
             vec![(Severity::Warning, "/spec/volumes/0/secret".to_string())]
@@ -1732,18 +1705,18 @@ mod tests {
         // Mixed 1709 + 2022 target: WIN302 applies instead, never both.
         let mut mixed = cfg();
         mixed.target.windows_builds = vec![windows::V1709, windows::WS2022];
-        assert_eq!(own(&pod, &mixed), vec!["WIN302"]);
+        assert_eq!(ids_in(&pod, &mixed, OWN), vec!["WIN302"]);
         // 1803 (K1.12): Secret volumes mount, WIN314 applies.
         let mut t1803 = cfg();
         t1803.target.kubernetes = KubeVersion::new(1, 12);
         t1803.target.windows_builds = vec![windows::V1803];
-        assert_eq!(own(&pod, &t1803), vec!["WIN314"]);
+        assert_eq!(ids_in(&pod, &t1803, OWN), vec!["WIN314"]);
         // configMap volumes are not secret.
         let cm = pod_with(
             json!({"name":"cfg","configMap":{"name":"cfg"}}),
             json!({"name":"cfg","mountPath":r"C:\cfg"}),
         );
-        assert_eq!(own(&cm, &cfg()), Vec::<&str>::new());
+        assert_eq!(ids_in(&cm, &cfg(), OWN), Vec::<&str>::new());
     }
 
     #[test]
@@ -1752,14 +1725,14 @@ mod tests {
             {"secret":{"name":"db"}},
             {"serviceAccountToken":{"path":"token","expirationSeconds":3600}}]}});
         let pod = legacy_pod(vol.clone());
-        assert_eq!(own(&pod, &legacy()), vec!["WIN302"]);
+        assert_eq!(ids_in(&pod, &legacy(), OWN), vec!["WIN302"]);
         assert_eq!(
             hits(&pod, &legacy(), "WIN302"),
             vec![(Severity::Error, "/spec/volumes/0/projected".to_string())]
         );
         // Default target: the secret source is written in clear text (see t27 on the vector).
         let modern = pod_with(vol, json!({"name":"secrets","mountPath":r"C:\secrets"}));
-        assert_eq!(own(&modern, &cfg()), vec!["WIN314"]);
+        assert_eq!(ids_in(&modern, &cfg(), OWN), vec!["WIN314"]);
         assert_eq!(
             hits(&modern, &cfg(), "WIN314"),
             vec![(
@@ -1773,7 +1746,7 @@ mod tests {
             "/spec/volumes/0/projected/sources",
             json!([{"serviceAccountToken":{"path":"token"}}]),
         );
-        assert_eq!(own(&tok, &cfg()), Vec::<&str>::new());
+        assert_eq!(ids_in(&tok, &cfg(), OWN), Vec::<&str>::new());
     }
 
     // --- per-rule fire / no-fire -----------------------------------------------------------
@@ -1902,9 +1875,6 @@ mod tests {
                 "/spec/containers/0/volumeMounts/0/mountPath".to_string()
             )]
         );
-        assert!(is_smb_unc(r"\\?\UNC\server\share"));
-        assert!(!is_smb_unc(r"\\?\C:\long"));
-        assert!(!is_smb_unc(r"\\.\PhysicalDrive1"));
     }
 
     #[test]
@@ -1914,7 +1884,7 @@ mod tests {
             json!({"name":"d","hostPath":{"path":pipe}}),
             json!({"name":"d","mountPath":r"C:\docker"}),
         );
-        assert_eq!(own(&a, &cfg()), vec!["WIN311"]);
+        assert_eq!(ids_in(&a, &cfg(), OWN), vec!["WIN311"]);
         assert_eq!(
             hits(&a, &cfg(), "WIN311"),
             vec![(
@@ -1926,7 +1896,7 @@ mod tests {
             json!({"name":"d","hostPath":{"path":r"C:\docker"}}),
             json!({"name":"d","mountPath":pipe}),
         );
-        assert_eq!(own(&b, &cfg()), vec!["WIN311"]);
+        assert_eq!(ids_in(&b, &cfg(), OWN), vec!["WIN311"]);
         // Case-insensitive prefix.
         let c = pod_with(
             json!({"name":"d","hostPath":{"path":r"\\.\PIPE\docker_engine"}}),
@@ -1996,14 +1966,15 @@ mod tests {
                 {"name":"m","emptyDir":{"medium":"Memory"}}],
             "containers":[{"name":"a","image":"nginx:1.25","volumeMounts":[
                 {"name":"s","mountPath":"/s","mountPropagation":"HostToContainer","subPath":"x"}]}]}});
-        assert_eq!(own(&linux, &cfg()), Vec::<&str>::new());
-        assert_eq!(own(&linux, &legacy()), Vec::<&str>::new());
+        assert_eq!(ids_in(&linux, &cfg(), OWN), Vec::<&str>::new());
+        assert_eq!(ids_in(&linux, &legacy(), OWN), Vec::<&str>::new());
     }
 
     #[test]
     fn no_fixes_when_a_pod_is_updated() {
-        use crate::engine::{Operation, lint_object};
-        use crate::workload::Context;
+        use crate::engine::lint_object;
+        use crate::model::Context;
+        use crate::model::Operation;
         let pod = pod_with(
             json!({"name":"data","emptyDir":{"medium":"Memory"}}),
             json!({"name":"data","mountPath":"/data","mountPropagation":"HostToContainer"}),
@@ -2023,18 +1994,5 @@ mod tests {
             f["spec"]["template"]["spec"]["containers"][0]["volumeMounts"][0]["mountPath"],
             "C:/data"
         );
-    }
-
-    #[test]
-    fn path_helpers() {
-        assert_eq!(make_absolute("/data"), "c:/data");
-        assert_eq!(make_absolute(r"\data"), r"c:\data");
-        assert_eq!(make_absolute("data"), r"c:\data");
-        assert_eq!(make_absolute(r"D:\x"), r"D:\x");
-        assert_eq!(normalize_path(r"C:\Data"), normalize_path("c:/data/"));
-        assert_eq!(normalize_path(r"C:\\secrets"), r"c:\secrets");
-        assert_eq!(normalize_path(r"\\Server\Share\"), r"\\server\share");
-        assert!(is_named_pipe(r"\\.\pipe\x"));
-        assert!(!is_named_pipe(r"\\.\pip"));
     }
 }

@@ -156,7 +156,8 @@ fn start(assets: &Path) -> Result<Cluster, String> {
         std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
         Ok(p)
     };
-    let tls = winlint::manifests::generate_tls(&["127.0.0.1".into(), "localhost".into()], 30)?;
+    let tls = winlint::manifests::generate_tls(&["127.0.0.1".into(), "localhost".into()], 30)
+        .map_err(|e| e.to_string())?;
     let ca = w("ca.crt", &tls.ca_pem)?;
     let cert = w("apiserver.crt", &tls.cert_pem)?;
     let key = w("apiserver.key", &tls.key_pem)?;

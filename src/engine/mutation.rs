@@ -1,0 +1,262 @@
+//! The webhook's mutation (shared/rules.md §3): which pods are mutated, the rules' fixes through
+//! the [`Fixer`] (M1 = WIN001, M3 = WIN007, M4 = WIN003, M2 = WIN005 when the rule's metadata
+//! opts it in), then the mutation steps that are not fixes of a finding ([`STEPS`]: M5 Hyper-V,
+//! M6 the pod OS label, the Linux guard), then M7, the `winlint.io/mutated` audit annotation
+//! naming what changed (each rule's [`Mutation::recorded_as`](crate::model::meta::Mutation)).
+//!
+//! * Which pods: Windows-definite pods; Windows-probable pods when the evidence is a
+//!   Windows-only image (such a pod cannot run anywhere else; MV1) or `mutation.probable`.
+//!   OS-unknown pods get only the steps for them (the Linux guard).
+//! * The fixes go through [`Fixer::fix_guarded`]: a patch that would add an error the object
+//!   did not have (a pod the API server would reject) is retried without `spec.os`, then dropped.
+
+use json_patch::PatchOperation;
+use serde_json::Value;
+
+use super::fix::{FixOptions, Fixer, Rollback, apply_fix};
+use super::lint_object;
+use crate::config::{Config, MutationPolicy};
+use crate::model::classify::{Os, Source, Strength};
+use crate::model::labels::{HYPERV_ANNOTATION, MUTATED_ANNOTATION, OS_LABEL};
+use crate::model::pod::host_process_requests;
+use crate::model::workload::{self, Lookup, PodSite};
+use crate::model::{Context, Operation, Severity, Target, escape, ops};
+
+/// The pods a mutation step is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepPods {
+    /// The Windows pods the webhook mutates (after the rules' fixes).
+    Windows,
+    /// Pods whose OS is unknown.
+    UnknownOs,
+}
+
+/// A mutation that is not the fix of a finding: the policy turns it on, it applies to one kind
+/// of pod, and what it changed is recorded under `name`.
+pub struct Step {
+    /// The name recorded in `winlint.io/mutated`.
+    pub name: &'static str,
+    /// What it does, for the docs.
+    pub summary: &'static str,
+    pub pods: StepPods,
+    /// Whether the mutation policy turns it on.
+    pub enabled: fn(&MutationPolicy) -> bool,
+    /// Its operations against the object as the fixes and earlier steps left it (none: nothing
+    /// to do for this pod).
+    pub ops: fn(&PodSite, &Target) -> Vec<PatchOperation>,
+}
+
+/// The steps, in the order they run.
+pub const STEPS: &[Step] = &[
+    Step {
+        name: "runtimeClassName",
+        summary: "M5: request Hyper-V isolation with the target's Hyper-V RuntimeClass (K>=1.21)",
+        pods: StepPods::Windows,
+        enabled: |p| p.hyperv,
+        ops: hyperv_runtime_class,
+    },
+    Step {
+        name: "isolation",
+        summary: "M5: request Hyper-V isolation with the legacy annotation (1.10<=K<1.21, one container)",
+        pods: StepPods::Windows,
+        enabled: |p| p.hyperv,
+        ops: hyperv_annotation,
+    },
+    Step {
+        name: "osLabel",
+        summary: "M6: the pod label kubernetes.io/os=windows (the kubelet refuses a pod whose label differs from the node OS)",
+        pods: StepPods::Windows,
+        enabled: |p| p.pod_os_label,
+        ops: pod_os_label,
+    },
+    Step {
+        name: "linuxGuard",
+        summary: "pin OS-unknown pods to Linux nodes (nodeSelector kubernetes.io/os=linux)",
+        pods: StepPods::UnknownOs,
+        enabled: |p| p.linux_guard,
+        ops: linux_guard,
+    },
+];
+
+/// M5 is never for HostProcess or hostNetwork pods, nor for pods pinned to Linux.
+fn hyperv_allowed(site: &PodSite) -> bool {
+    site.get("/hostNetwork").and_then(Value::as_bool) != Some(true)
+        && host_process_requests(site).is_empty()
+        && site.node_selector(OS_LABEL) != Some("linux")
+}
+
+fn hyperv_runtime_class(site: &PodSite, target: &Target) -> Vec<PatchOperation> {
+    if !target.kubernetes.at_least(1, 21)
+        || !hyperv_allowed(site)
+        || site.get("/runtimeClassName").is_some()
+    {
+        return Vec::new();
+    }
+    vec![ops::add(
+        &site.ptr("/runtimeClassName"),
+        target.hyperv_runtime_class.clone().into(),
+    )]
+}
+
+fn hyperv_annotation(site: &PodSite, target: &Target) -> Vec<PatchOperation> {
+    let k = target.kubernetes;
+    let containers = site
+        .get("/containers")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if k.at_least(1, 21)
+        || !k.at_least(1, 10)
+        || !hyperv_allowed(site)
+        || containers != 1
+        || site
+            .meta
+            .lookup(&format!("/annotations/{}", escape(HYPERV_ANNOTATION)))
+            .is_some()
+    {
+        return Vec::new();
+    }
+    set_entry(
+        site.object,
+        &site.meta_ptr("/annotations"),
+        HYPERV_ANNOTATION,
+        "hyperv",
+    )
+}
+
+fn pod_os_label(site: &PodSite, _: &Target) -> Vec<PatchOperation> {
+    if site
+        .meta
+        .lookup(&format!("/labels/{}", escape(OS_LABEL)))
+        .is_some()
+    {
+        return Vec::new();
+    }
+    set_entry(site.object, &site.meta_ptr("/labels"), OS_LABEL, "windows")
+}
+
+fn linux_guard(site: &PodSite, _: &Target) -> Vec<PatchOperation> {
+    if site
+        .spec
+        .lookup(&format!("/nodeSelector/{}", escape(OS_LABEL)))
+        .is_some()
+    {
+        return Vec::new();
+    }
+    set_entry(site.object, &site.ptr("/nodeSelector"), OS_LABEL, "linux")
+}
+
+fn set_entry(object: &Value, map_ptr: &str, key: &str, value: &str) -> Vec<PatchOperation> {
+    ops::set_entry(object, map_ptr, key, value.into())
+        .into_iter()
+        .collect()
+}
+
+/// What the mutation of one object did.
+#[derive(Debug, Default)]
+pub struct Mutated {
+    /// The patch against the original object (empty: leave it alone).
+    pub patch: Vec<PatchOperation>,
+    /// The names of what changed, as recorded in `winlint.io/mutated` by this call.
+    pub changed: Vec<String>,
+    /// The rules whose fixes are in the patch.
+    pub rules: Vec<&'static str>,
+    /// Every finding of the object before mutation (rule ID, severity).
+    pub findings: Vec<(&'static str, Severity)>,
+}
+
+/// Plan the mutation of `object` (a pod-bearing kind) under `config` (the webhook's mutation
+/// configuration), patching `object` in place on the way (no copy is made).
+pub fn mutate(object: &mut Value, config: &Config) -> Mutated {
+    let context = Context::default();
+    let report = lint_object(object, config, &context, Operation::Create);
+    let mut m = Mutated {
+        findings: report
+            .findings
+            .iter()
+            .map(|f| (f.rule.id, f.severity))
+            .collect(),
+        ..Mutated::default()
+    };
+    if workload::pod_sites(object).is_empty() {
+        return m;
+    }
+    // lint_object classified the site already (same images, same context).
+    let Some(class) = report.classes.first() else {
+        return m;
+    };
+    let policy = &config.policy.mutation;
+    let image_evidence = class.signals.iter().any(|s| {
+        s.os == Os::Windows && s.source == Source::Image && s.strength >= Strength::Probable
+    });
+    let pods = if class.os == Os::Windows
+        && (class.strength == Strength::Definite
+            || (class.strength == Strength::Probable && (image_evidence || policy.probable)))
+    {
+        StepPods::Windows
+    } else if class.os == Os::Unknown {
+        StepPods::UnknownOs
+    } else {
+        return m;
+    };
+    if pods == StepPods::Windows {
+        let fixer = Fixer {
+            config,
+            context: &context,
+            operation: Operation::Create,
+            options: FixOptions::WEBHOOK,
+        };
+        let (patch, applied) = fixer.fix_guarded(object, &report.findings);
+        m.patch = patch;
+        for rule in applied {
+            m.rules.push(rule.id);
+            let name = rule.mutation.name(rule.id).to_string();
+            if !m.changed.contains(&name) {
+                m.changed.push(name);
+            }
+        }
+    }
+    for step in STEPS
+        .iter()
+        .filter(|s| s.pods == pods && (s.enabled)(policy))
+    {
+        let step_ops = match workload::pod_sites(object).first() {
+            Some(site) => (step.ops)(site, &config.target),
+            None => continue,
+        };
+        if apply(object, &step_ops, &mut m.patch) {
+            m.changed.push(step.name.to_string());
+        }
+    }
+    if !m.patch.is_empty() {
+        record(object, &m.changed, &mut m.patch);
+    }
+    m
+}
+
+/// Apply `step_ops` to `object` (all or nothing) and append them to `patch`; whether any did.
+fn apply(object: &mut Value, step_ops: &[PatchOperation], patch: &mut Vec<PatchOperation>) -> bool {
+    let len = patch.len();
+    apply_fix(object, step_ops, patch, &mut Rollback::default()) && patch.len() > len
+}
+
+/// M7: the audit annotation, merged with what an earlier invocation recorded.
+fn record(object: &mut Value, changed: &[String], patch: &mut Vec<PatchOperation>) {
+    let ptr = format!("/metadata/annotations/{}", escape(MUTATED_ANNOTATION));
+    let mut all: Vec<String> = object
+        .lookup(&ptr)
+        .and_then(Value::as_str)
+        .map(|s| s.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    for c in changed {
+        if !all.contains(c) {
+            all.push(c.clone());
+        }
+    }
+    let op = ops::set_entry(
+        object,
+        "/metadata/annotations",
+        MUTATED_ANNOTATION,
+        all.join(",").into(),
+    );
+    apply(object, &op.into_iter().collect::<Vec<_>>(), patch);
+}

@@ -1,0 +1,554 @@
+//! Is this pod Windows, Linux or unknown, and why (shared/rules.md §4).
+//!
+//! No Windows rule may fire on a pod that is not classified Windows: a false positive on the
+//! Linux majority of a cluster is the worst bug winlint can ship.
+
+use serde_json::Value;
+
+use super::context::Context;
+use super::image::ImageInfo;
+use super::labels::{BUILD_LABEL, HYPERV_ANNOTATION, OS_LABEL, OS_LABELS};
+use super::target::Target;
+use super::workload::Lookup;
+use super::workload::PodSite;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    Windows,
+    Linux,
+    Unknown,
+}
+
+impl Os {
+    fn parse(s: &str) -> Os {
+        match s {
+            "windows" => Os::Windows,
+            "linux" => Os::Linux,
+            _ => Os::Unknown,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Os::Windows => "windows",
+            Os::Linux => "linux",
+            Os::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Strength {
+    Weak,
+    Probable,
+    Definite,
+}
+
+/// Where a piece of OS evidence comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `spec.os.name`
+    OsField,
+    /// `nodeSelector`, required node affinity, or the RuntimeClass's scheduling.
+    Selector,
+    /// `metadata.labels["kubernetes.io/os"]`
+    Label,
+    /// Container images.
+    Image,
+    /// Everything else (windowsOptions, annotations, tolerations, commands).
+    Other,
+}
+
+/// One piece of OS evidence.
+#[derive(Debug, Clone)]
+pub struct Signal {
+    pub os: Os,
+    pub strength: Strength,
+    pub source: Source,
+    /// Human description: `nodeSelector kubernetes.io/os=windows`.
+    pub what: String,
+    /// Pointer into the object where the evidence is.
+    pub pointer: String,
+}
+
+/// The verdict with its evidence.
+#[derive(Debug, Clone)]
+pub struct Classification {
+    pub os: Os,
+    pub strength: Strength,
+    pub signals: Vec<Signal>,
+}
+
+impl Classification {
+    /// Windows, definite or probable: the Windows rules apply.
+    pub fn is_windows(&self) -> bool {
+        self.os == Os::Windows && self.strength >= Strength::Probable
+    }
+    pub fn is_linux(&self) -> bool {
+        self.os == Os::Linux && self.strength >= Strength::Probable
+    }
+    /// The strongest evidence for the verdict, for messages.
+    pub fn reason(&self) -> &str {
+        self.signals
+            .iter()
+            .filter(|s| s.os == self.os)
+            .max_by_key(|s| s.strength)
+            .map(|s| s.what.as_str())
+            .unwrap_or("no OS evidence")
+    }
+    /// The OS a given kind of evidence declares, if it declares exactly one.
+    pub fn declared_by(&self, source: Source) -> Option<&Signal> {
+        let mut it = self.signals.iter().filter(|s| {
+            s.source == source && s.strength >= Strength::Probable && s.os != Os::Unknown
+        });
+        let first = it.next()?;
+        Some(first)
+    }
+}
+
+/// The OS that a set of required node-affinity terms pins, if every term pins one and the same.
+/// Returns (os, pins_every_term); `None` when no term names an OS.
+pub fn affinity_os(spec: &Value) -> Option<(Os, bool)> {
+    let terms = spec
+        .lookup("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")?
+        .as_array()?;
+    let mut seen: Option<Os> = None;
+    let mut all = !terms.is_empty();
+    let mut conflicting = false;
+    for term in terms {
+        let os = term_os(term);
+        match os {
+            Some(o) => {
+                if seen.is_some_and(|s| s != o) {
+                    conflicting = true;
+                }
+                seen.get_or_insert(o);
+            }
+            None => all = false,
+        }
+    }
+    if conflicting {
+        return Some((Os::Unknown, false));
+    }
+    seen.map(|o| (o, all))
+}
+
+/// The OS one nodeSelectorTerm requires (`In` with values all equal to one OS).
+fn term_os(term: &Value) -> Option<Os> {
+    let exprs = term.get("matchExpressions")?.as_array()?;
+    for e in exprs {
+        let key = e.get("key").and_then(Value::as_str).unwrap_or("");
+        if !OS_LABELS.contains(&key) {
+            continue;
+        }
+        let op = e.get("operator").and_then(Value::as_str).unwrap_or("");
+        let vals: Vec<&str> = e
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if op == "In" && !vals.is_empty() {
+            let first = Os::parse(vals[0]);
+            if vals.iter().all(|v| Os::parse(v) == first) && first != Os::Unknown {
+                return Some(first);
+            }
+        }
+    }
+    None
+}
+
+/// Does the pod carry a hard pin to `os`: nodeSelector (stable or beta key), every required
+/// affinity term, or a RuntimeClass that supplies it?
+pub fn has_os_pin(site: &PodSite, cx: &Context, os: Os) -> bool {
+    if OS_LABELS
+        .iter()
+        .any(|k| site.node_selector(k).map(Os::parse) == Some(os))
+    {
+        return true;
+    }
+    if affinity_os(site.spec) == Some((os, true)) {
+        return true;
+    }
+    // `NotIn [windows]` in every term keeps a pod on Linux nodes (in a two-OS cluster).
+    if os == Os::Linux && affinity_not_in(site.spec, "windows") {
+        return true;
+    }
+    runtime_class_os(site, cx) == Some(os)
+}
+
+/// The OS the pod's RuntimeClass pins (from context objects), if known.
+pub fn runtime_class_os(site: &PodSite, cx: &Context) -> Option<Os> {
+    let rc = cx.runtime_classes.get(site.str("/runtimeClassName")?)?;
+    OS_LABELS
+        .iter()
+        .find_map(|k| rc.node_selector.get(*k))
+        .map(|v| Os::parse(v))
+}
+
+/// Classify a pod site. `images` are the analyses of `site.containers()`, in that order.
+pub fn classify<'i>(
+    site: &PodSite,
+    images: impl IntoIterator<Item = &'i ImageInfo>,
+    cx: &Context,
+    target: &Target,
+) -> Classification {
+    let mut sig = Vec::new();
+    let mut push = |os: Os, strength: Strength, source: Source, what: String, pointer: String| {
+        sig.push(Signal {
+            os,
+            strength,
+            source,
+            what,
+            pointer,
+        })
+    };
+    if let Some(name) = site.str("/os/name") {
+        push(
+            Os::parse(name),
+            Strength::Definite,
+            Source::OsField,
+            format!("spec.os.name={name}"),
+            site.ptr("/os/name"),
+        );
+    }
+    for key in OS_LABELS {
+        if let Some(v) = site.node_selector(key) {
+            let p = site.ptr(&format!("/nodeSelector/{}", key.replace('/', "~1")));
+            push(
+                Os::parse(v),
+                Strength::Definite,
+                Source::Selector,
+                format!("nodeSelector {key}={v}"),
+                p,
+            );
+        }
+    }
+    if site.node_selector(BUILD_LABEL).is_some() {
+        let p = site.ptr("/nodeSelector/node.kubernetes.io~1windows-build");
+        push(
+            Os::Windows,
+            Strength::Definite,
+            Source::Selector,
+            format!("nodeSelector {BUILD_LABEL}"),
+            p,
+        );
+    }
+    match affinity_os(site.spec) {
+        Some((os, true)) if os != Os::Unknown => push(
+            os,
+            Strength::Definite,
+            Source::Selector,
+            format!(
+                "required node affinity kubernetes.io/os In [{}]",
+                os.as_str()
+            ),
+            site.ptr("/affinity/nodeAffinity"),
+        ),
+        _ => {
+            if affinity_not_in(site.spec, "linux") {
+                push(
+                    Os::Windows,
+                    Strength::Probable,
+                    Source::Selector,
+                    "required node affinity kubernetes.io/os NotIn [linux]".into(),
+                    site.ptr("/affinity/nodeAffinity"),
+                );
+            }
+            if affinity_not_in(site.spec, "windows") {
+                push(
+                    Os::Linux,
+                    Strength::Probable,
+                    Source::Selector,
+                    "required node affinity kubernetes.io/os NotIn [windows]".into(),
+                    site.ptr("/affinity/nodeAffinity"),
+                );
+            }
+        }
+    }
+    if let Some(name) = site.str("/runtimeClassName") {
+        let p = site.ptr("/runtimeClassName");
+        match runtime_class_os(site, cx) {
+            Some(os) => push(
+                os,
+                Strength::Definite,
+                Source::Selector,
+                format!("RuntimeClass {name:?} selects {}", os.as_str()),
+                p,
+            ),
+            None if !cx.runtime_classes.contains_key(name) => {
+                let n = name.to_ascii_lowercase();
+                if n.starts_with("windows")
+                    || n.starts_with("runhcs-wcow")
+                    || n == target.hyperv_runtime_class
+                {
+                    push(
+                        Os::Windows,
+                        Strength::Probable,
+                        Source::Selector,
+                        format!("RuntimeClass name {name:?}"),
+                        p,
+                    );
+                }
+            }
+            None => {}
+        }
+    }
+    if site.get("/securityContext/windowsOptions").is_some() {
+        push(
+            Os::Windows,
+            Strength::Definite,
+            Source::Other,
+            "spec.securityContext.windowsOptions".into(),
+            site.ptr("/securityContext/windowsOptions"),
+        );
+    }
+    for c in site.containers() {
+        if c.value
+            .lookup("/securityContext/windowsOptions")
+            .is_some_and(|v| !v.is_null())
+        {
+            push(
+                Os::Windows,
+                Strength::Definite,
+                Source::Other,
+                format!("{} securityContext.windowsOptions", c.label()),
+                site.ptr(&format!("{}/securityContext/windowsOptions", c.rel())),
+            );
+        }
+    }
+    if site.annotation(HYPERV_ANNOTATION).is_some() {
+        push(
+            Os::Windows,
+            Strength::Probable,
+            Source::Other,
+            "annotation experimental.windows.kubernetes.io/isolation-type".into(),
+            site.meta_ptr("/annotations"),
+        );
+    }
+    if let Some(v) = site.label(OS_LABEL) {
+        push(
+            Os::parse(v),
+            Strength::Probable,
+            Source::Label,
+            format!("label kubernetes.io/os={v}"),
+            site.meta_ptr("/labels/kubernetes.io~1os"),
+        );
+    }
+    for (c, info) in site.containers().zip(images) {
+        let p = site.ptr(&format!("{}/image", c.rel()));
+        let img = c.image().unwrap_or("");
+        if info.windows {
+            push(
+                Os::Windows,
+                Strength::Probable,
+                Source::Image,
+                format!("Windows image {img}"),
+                p,
+            );
+        } else if info.linux {
+            push(
+                Os::Linux,
+                Strength::Weak,
+                Source::Image,
+                format!("Linux image {img}"),
+                p,
+            );
+        }
+    }
+    if tolerates_windows_taint(site, target) {
+        push(
+            Os::Windows,
+            Strength::Weak,
+            Source::Other,
+            "toleration for the Windows taint".into(),
+            site.ptr("/tolerations"),
+        );
+    }
+
+    // Verdict: the strongest non-contradicted evidence. spec.os decides when present, then
+    // selectors, then the rest.
+    let pick = |src: &[Source], min: Strength| -> Option<(Os, Strength)> {
+        let mut best: Option<(Os, Strength)> = None;
+        for s in sig
+            .iter()
+            .filter(|s| src.contains(&s.source) && s.strength >= min && s.os != Os::Unknown)
+        {
+            match best {
+                None => best = Some((s.os, s.strength)),
+                Some((o, st)) if o == s.os && s.strength > st => best = Some((o, s.strength)),
+                _ => {}
+            }
+        }
+        best
+    };
+    let verdict = pick(&[Source::OsField], Strength::Definite)
+        .or_else(|| pick(&[Source::Selector], Strength::Definite))
+        .or_else(|| pick(&[Source::Other], Strength::Definite))
+        .or_else(|| {
+            let probable: Vec<&Signal> = sig
+                .iter()
+                .filter(|s| s.strength == Strength::Probable && s.os != Os::Unknown)
+                .collect();
+            let w = probable.iter().any(|s| s.os == Os::Windows);
+            let l = probable.iter().any(|s| s.os == Os::Linux);
+            match (w, l) {
+                (true, false) => Some((Os::Windows, Strength::Probable)),
+                (false, true) => Some((Os::Linux, Strength::Probable)),
+                _ => None,
+            }
+        });
+    let (os, strength) = verdict.unwrap_or((Os::Unknown, Strength::Weak));
+    Classification {
+        os,
+        strength,
+        signals: sig,
+    }
+}
+
+/// Whether every required node-affinity term excludes `os` (`kubernetes.io/os NotIn [os]`):
+/// the usual way agents keep off the other OS's nodes.
+fn affinity_not_in(spec: &Value, os: &str) -> bool {
+    let Some(terms) = spec
+        .lookup("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        .and_then(Value::as_array)
+    else {
+        return false;
+    };
+    !terms.is_empty()
+        && terms.iter().all(|t| {
+            t.get("matchExpressions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|e| {
+                    OS_LABELS.contains(&e.get("key").and_then(Value::as_str).unwrap_or(""))
+                        && e.get("operator").and_then(Value::as_str) == Some("NotIn")
+                        && e.get("values")
+                            .and_then(Value::as_array)
+                            .is_some_and(|v| v.iter().any(|x| x == os))
+                })
+        })
+}
+
+/// Does `toleration` tolerate the taint (`key`, `value`, `effect`)?
+pub fn tolerates(toleration: &Value, key: &str, value: Option<&str>, effect: &str) -> bool {
+    let t_key = toleration.get("key").and_then(Value::as_str).unwrap_or("");
+    let op = toleration
+        .get("operator")
+        .and_then(Value::as_str)
+        .unwrap_or("Equal");
+    let t_effect = toleration
+        .get("effect")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if !t_effect.is_empty() && t_effect != effect {
+        return false;
+    }
+    match op {
+        "Exists" => t_key.is_empty() || t_key == key,
+        _ => {
+            t_key == key
+                && toleration
+                    .get("value")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    == value.unwrap_or("")
+        }
+    }
+}
+
+/// Whether the pod (or its RuntimeClass) tolerates every configured Windows taint.
+pub fn tolerates_windows_taint(site: &PodSite, target: &Target) -> bool {
+    let tols: Vec<&Value> = site
+        .get("/tolerations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .collect();
+    !target.windows_taints.is_empty()
+        && target.windows_taints.iter().all(|taint| {
+            tols.iter()
+                .any(|t| tolerates(t, &taint.key, taint.value.as_deref(), &taint.effect))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::workload::pod_sites;
+    use serde_json::json;
+
+    fn class_of(pod: Value, images: &[ImageInfo]) -> Classification {
+        let sites = pod_sites(&pod);
+        classify(&sites[0], images, &Context::default(), &Target::default())
+    }
+
+    #[test]
+    fn os_field_is_definite() {
+        let c = class_of(
+            json!({"kind":"Pod","spec":{"os":{"name":"windows"},"containers":[]}}),
+            &[],
+        );
+        assert!(c.is_windows());
+        assert_eq!(c.strength, Strength::Definite);
+    }
+
+    #[test]
+    fn selector_linux_is_linux() {
+        let c = class_of(
+            json!({"kind":"Pod","spec":{"nodeSelector":{"kubernetes.io/os":"linux"},"containers":[]}}),
+            &[],
+        );
+        assert!(c.is_linux());
+    }
+
+    #[test]
+    fn nothing_is_unknown() {
+        let c = class_of(
+            json!({"kind":"Pod","spec":{"containers":[{"name":"a","image":"nginx"}]}}),
+            &[ImageInfo::default()],
+        );
+        assert_eq!(c.os, Os::Unknown);
+        assert!(!c.is_windows());
+    }
+
+    #[test]
+    fn windows_image_is_probable() {
+        let img = ImageInfo {
+            windows: true,
+            ..Default::default()
+        };
+        let c = class_of(
+            json!({"kind":"Pod","spec":{"containers":[{"name":"a","image":"x"}]}}),
+            &[img],
+        );
+        assert!(c.is_windows());
+        assert_eq!(c.strength, Strength::Probable);
+    }
+
+    #[test]
+    fn affinity_every_term() {
+        let t = |v: &str| json!({"matchExpressions":[{"key":"kubernetes.io/os","operator":"In","values":[v]}]});
+        let one = json!({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[t("windows")]}}}});
+        assert_eq!(affinity_os(&one), Some((Os::Windows, true)));
+        let two = json!({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[t("windows"), t("linux")]}}}});
+        assert_eq!(affinity_os(&two), Some((Os::Unknown, false)));
+    }
+
+    #[test]
+    fn toleration_matching() {
+        let exists_all = json!({"operator":"Exists"});
+        assert!(tolerates(&exists_all, "os", Some("windows"), "NoSchedule"));
+        let eq = json!({"key":"os","operator":"Equal","value":"windows","effect":"NoSchedule"});
+        assert!(tolerates(&eq, "os", Some("windows"), "NoSchedule"));
+        assert!(!tolerates(&eq, "os", Some("linux"), "NoSchedule"));
+        let other_effect = json!({"key":"os","operator":"Exists","effect":"NoExecute"});
+        assert!(!tolerates(
+            &other_effect,
+            "os",
+            Some("windows"),
+            "NoSchedule"
+        ));
+    }
+}

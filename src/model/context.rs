@@ -1,0 +1,129 @@
+//! Cluster facts known to the evaluation besides the object: RuntimeClasses, ConfigMap and
+//! Secret keys, namespace labels, HorizontalPodAutoscaler targets.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde_json::Value;
+
+use super::workload::Lookup;
+
+/// What a RuntimeClass contributes to the pods that name it.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeClassInfo {
+    pub handler: String,
+    pub node_selector: BTreeMap<String, String>,
+    pub tolerations: Vec<Value>,
+}
+
+/// Cluster facts known to the evaluation: objects in the same CLI input, or what the webhook
+/// knows. Rules that need a fact fire only when it is here (shared/rules.md "Context-dependent").
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    pub runtime_classes: HashMap<String, RuntimeClassInfo>,
+    /// (namespace, name) → keys, for ConfigMaps and Secrets.
+    pub config_maps: HashMap<(String, String), BTreeSet<String>>,
+    pub secrets: HashMap<(String, String), BTreeSet<String>>,
+    /// namespace → labels.
+    pub namespaces: HashMap<String, BTreeMap<String, String>>,
+    /// (namespace, kind, name) of workloads a HorizontalPodAutoscaler scales → the HPA's name.
+    pub hpa_targets: HashMap<(String, String, String), String>,
+}
+
+impl Context {
+    /// Record the context objects among `objects` (RuntimeClass, ConfigMap, Secret, Namespace).
+    /// Objects that do not deserialize as their kind are ignored here (the linter reports
+    /// nothing about non-pod kinds).
+    pub fn add(&mut self, object: &Value) {
+        use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+        use k8s_openapi::api::node::v1::RuntimeClass;
+        let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+        let ns_name = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+            (
+                m.namespace.clone().unwrap_or_else(|| "default".into()),
+                m.name.clone().unwrap_or_default(),
+            )
+        };
+        match kind {
+            "RuntimeClass" => {
+                if let Ok(rc) = serde_json::from_value::<RuntimeClass>(object.clone()) {
+                    let sched = rc.scheduling.unwrap_or_default();
+                    let info = RuntimeClassInfo {
+                        handler: rc.handler,
+                        node_selector: sched.node_selector.unwrap_or_default(),
+                        tolerations: sched
+                            .tolerations
+                            .unwrap_or_default()
+                            .into_iter()
+                            .filter_map(|t| serde_json::to_value(t).ok())
+                            .collect(),
+                    };
+                    self.runtime_classes
+                        .insert(rc.metadata.name.unwrap_or_default(), info);
+                }
+            }
+            "ConfigMap" => {
+                if let Ok(cm) = serde_json::from_value::<ConfigMap>(object.clone()) {
+                    let mut keys: BTreeSet<String> =
+                        cm.data.unwrap_or_default().into_keys().collect();
+                    keys.extend(cm.binary_data.unwrap_or_default().into_keys());
+                    self.config_maps.insert(ns_name(&cm.metadata), keys);
+                }
+            }
+            "Secret" => {
+                if let Ok(s) = serde_json::from_value::<Secret>(object.clone()) {
+                    let mut keys: BTreeSet<String> =
+                        s.data.unwrap_or_default().into_keys().collect();
+                    keys.extend(s.string_data.unwrap_or_default().into_keys());
+                    self.secrets.insert(ns_name(&s.metadata), keys);
+                }
+            }
+            "Namespace" => {
+                if let Ok(n) = serde_json::from_value::<Namespace>(object.clone()) {
+                    self.namespaces.insert(
+                        n.metadata.name.unwrap_or_default(),
+                        n.metadata.labels.unwrap_or_default(),
+                    );
+                }
+            }
+            "HorizontalPodAutoscaler" => {
+                let ns = object
+                    .lookup("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default");
+                let name = object
+                    .lookup("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let kind = object
+                    .lookup("/spec/scaleTargetRef/kind")
+                    .and_then(Value::as_str);
+                let target = object
+                    .lookup("/spec/scaleTargetRef/name")
+                    .and_then(Value::as_str);
+                if let (Some(kind), Some(target)) = (kind, target) {
+                    self.hpa_targets
+                        .insert((ns.into(), kind.into(), target.into()), name.into());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn runtime_class_context() {
+        let mut cx = Context::default();
+        cx.add(&json!({"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":"windows-2019"},
+            "handler":"example-container-runtime-handler",
+            "scheduling":{"nodeSelector":{"kubernetes.io/os":"windows","node.kubernetes.io/windows-build":"10.0.17763"},
+            "tolerations":[{"effect":"NoSchedule","key":"os","operator":"Equal","value":"windows"}]}}));
+        let rc = &cx.runtime_classes["windows-2019"];
+        assert_eq!(rc.node_selector["kubernetes.io/os"], "windows");
+        assert_eq!(rc.tolerations[0]["key"], "os");
+    }
+}

@@ -1,0 +1,1163 @@
+//! Image references → repository, tag, digest and Windows build evidence (shared/rules.md §5).
+//!
+//! [`analyze`] runs for every container of every pod the webhook sees, so it stays cheap: one
+//! pass to split the reference, a handful of precompiled regexes over the (short) tag, and the
+//! only allocations are the strings of [`ImageRef`] (plus rare ones for WIN504/WIN505).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::windows::{Build, WS2016, WS2019, WS2022, WS2025};
+
+/// A parsed image reference, normalised per the distribution grammar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageRef {
+    /// `docker.io`, `mcr.microsoft.com`, `myregistry.local:5000` (lower-cased: host names are
+    /// case-insensitive).
+    pub registry: String,
+    /// Path without registry; Docker Hub official images get `library/`.
+    pub repository: String,
+    pub tag: Option<String>,
+    pub digest: Option<String>,
+}
+
+impl ImageRef {
+    /// The repository as users write it: Docker Hub images without `docker.io/` and
+    /// `library/` (`busybox`, `microsoft/iis`, `mcr.microsoft.com/windows/servercore`).
+    pub fn familiar(&self) -> String {
+        if self.registry == DOCKER_HUB {
+            let r = &self.repository;
+            r.strip_prefix("library/").unwrap_or(r).to_string()
+        } else {
+            format!("{}/{}", self.registry, self.repository)
+        }
+    }
+}
+
+/// What an image reference says about the OS and Windows build of the image.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ImageInfo {
+    /// `None` when the reference does not parse.
+    pub reference: Option<ImageRef>,
+    /// Derived Windows build (P1–P5), if any.
+    pub build: Option<Build>,
+    /// Revision, when the tag names one (P1: `10.0.17763.4737`).
+    pub revision: Option<u32>,
+    /// Byte range, in the tag, of the token the build was derived from (`ltsc2019` in
+    /// `4.8-windowsservercore-ltsc2019`; the whole tag for P5): what to replace to suggest
+    /// another build, see [`ImageInfo::retag`].
+    pub build_token: Option<(usize, usize)>,
+    /// The image is Windows-only (Windows repo or a Windows token in the tag).
+    pub windows: bool,
+    /// The image is known Linux-only (busybox, alpine, nginx, `*-alpine`, …).
+    pub linux: bool,
+    /// A known multi-OS or multi-OS-version tag (§5.2: `iis:latest`, `dotnet/framework/*:4.8`,
+    /// `dotnet/aspnet:8.0`, `pause:*`): the runtime picks the variant matching the node.
+    pub multi: bool,
+    /// Tag and digest both given: the build comes from the tag and may be stale.
+    pub low_confidence: bool,
+    /// The token found in the tag has non-canonical case: (found, canonical), e.g. ("20h2", "20H2").
+    pub case_mismatch: Option<(String, String)>,
+    /// A Microsoft base-OS repository (`mcr.microsoft.com/windows/servercore`, …).
+    pub ms_base: bool,
+    /// A retired Docker Hub `microsoft/*` repository, with the MCR name to use instead.
+    pub legacy_dockerhub: Option<String>,
+    /// No tag and no digest, or tag `latest` without a digest (a digest pins the image).
+    pub latest: bool,
+}
+
+impl ImageInfo {
+    /// The reference with its build token replaced by `token`, e.g. `retag("ltsc2022")` of
+    /// `python:3.12-windowsservercore-1809` is `python:3.12-windowsservercore-ltsc2022`.
+    /// `None` when no build was derived.
+    pub fn retag(&self, token: &str) -> Option<String> {
+        let r = self.reference.as_ref()?;
+        let tag = r.tag.as_deref()?;
+        let (start, end) = self.build_token?;
+        Some(format!(
+            "{}:{}{token}{}",
+            r.familiar(),
+            &tag[..start],
+            &tag[end..]
+        ))
+    }
+}
+
+const DOCKER_HUB: &str = "docker.io";
+const MCR: &str = "mcr.microsoft.com";
+
+/// Parse an image reference: `[registry[:port]/]path[:tag][@digest]`. The first component
+/// is a registry iff it contains `.` or `:` or is `localhost`. `None` for references the
+/// distribution grammar rejects (the kubelet fails them with `InvalidImageName`).
+pub fn parse(reference: &str) -> Option<ImageRef> {
+    let (name_tag, digest) = match reference.split_once('@') {
+        Some((n, d)) => (n, Some(d)),
+        None => (reference, None),
+    };
+    if digest.is_some_and(|d| !valid_digest(d)) {
+        return None;
+    }
+    let last_slash = name_tag.rfind('/');
+    let (name, tag) = match name_tag.rfind(':') {
+        Some(i) if last_slash.is_none_or(|s| i > s) => (&name_tag[..i], Some(&name_tag[i + 1..])),
+        _ => (name_tag, None),
+    };
+    if tag.is_some_and(|t| !valid_tag(t)) {
+        return None;
+    }
+    let (registry, path) = match name.split_once('/') {
+        Some((first, rest)) if first.contains(['.', ':']) || first == "localhost" => (first, rest),
+        _ => (DOCKER_HUB, name),
+    };
+    if !valid_registry(registry) || path.is_empty() || !path.split('/').all(valid_component) {
+        return None;
+    }
+    let mut registry = registry.to_ascii_lowercase();
+    if matches!(
+        registry.as_str(),
+        "index.docker.io" | "registry-1.docker.io"
+    ) {
+        registry = DOCKER_HUB.to_string();
+    }
+    let repository = if registry == DOCKER_HUB && !path.contains('/') {
+        format!("library/{path}")
+    } else {
+        path.to_string()
+    };
+    Some(ImageRef {
+        registry,
+        repository,
+        tag: tag.map(str::to_string),
+        digest: digest.map(str::to_string),
+    })
+}
+
+/// `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`
+fn valid_tag(t: &str) -> bool {
+    let b = t.as_bytes();
+    !b.is_empty()
+        && b.len() <= 128
+        && (b[0].is_ascii_alphanumeric() || b[0] == b'_')
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+}
+
+/// A path component: lower-case alphanumerics separated by `.`, `_`, `__` or dashes.
+fn valid_component(c: &str) -> bool {
+    let b = c.as_bytes();
+    let alnum = |x: &u8| x.is_ascii_lowercase() || x.is_ascii_digit();
+    !b.is_empty()
+        && alnum(&b[0])
+        && alnum(&b[b.len() - 1])
+        && b.iter()
+            .all(|x| alnum(x) || matches!(x, b'.' | b'_' | b'-'))
+}
+
+/// A host name or address with an optional port.
+fn valid_registry(r: &str) -> bool {
+    !r.is_empty()
+        && r.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b':' | b'[' | b']'))
+}
+
+/// `algorithm:hex` with at least 32 hex digits.
+fn valid_digest(d: &str) -> bool {
+    let Some((alg, hex)) = d.split_once(':') else {
+        return false;
+    };
+    alg.bytes().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && alg
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'+' | b'.'))
+        && hex.len() >= 32
+        && hex.bytes().all(|c| c.is_ascii_hexdigit())
+}
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("valid built-in regex")
+}
+
+// The ordered patterns of shared/rules.md §5.1 (first match wins), with capture groups added
+// for the token; `[0-9]` stands for `\d` (tags are ASCII).
+static P1: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)(?:^|[-_])(10\.0\.([0-9]{5})(?:\.([0-9]{1,6}))?)(?:$|[-_])"));
+static P2: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)(?:^|[-_])(ltsc(2016|2019|2022|2025))(?:$|[-_])"));
+static P3: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)(?:^|[-_])(sac2016)(?:$|[-_])"));
+static P4: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(?:^|[-_])((?:windowsservercore|servercore|nanoserver|windows)-(1607|1709|1803|1809|1903|1909|2004|2009|20h2))(?:$|[-_])",
+    )
+});
+static P5: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^(1607|1709|1803|1809|1903|1909|2004|2009|20h2)(?:$|-kb[0-9]+|-amd64|-arm64)")
+});
+// P6 (`(?:^|[-_])(?:windowsservercore|nanoserver)(?:$|[-_])`: Windows, build unknown) is
+// evidence only, and the §4.1 evidence below (the tag *contains* a Windows token) is a superset
+// of it, so it needs no regex of its own.
+/// Windows evidence in a tag (§4.1: the tag *contains* one of these).
+static WINDOWS_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)windowsservercore|nanoserver|servercore|ltsc20(?:16|19|22|25)|sac2016")
+});
+/// OS words whose canonical spelling is lower case (WIN505).
+static OS_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(?:^|[-_])(windowsservercore|servercore|nanoserver|ltsc20(?:16|19|22|25)|sac2016)(?:$|[-_])",
+    )
+});
+/// Alpine-based variants (`3.12-alpine`, `alpine3.19`, `1.25-alpine-slim`).
+static ALPINE: LazyLock<Regex> = LazyLock::new(|| re(r"(?:^|[-_])alpine[0-9.]*(?:$|[-_])"));
+
+/// The build a SAC token names (P4/P5).
+fn sac_build(token: &str) -> Build {
+    let t = token.as_bytes();
+    Build(match t {
+        b"1607" => 14393,
+        b"1709" => 16299,
+        b"1803" => 17134,
+        b"1809" => 17763,
+        b"1903" => 18362,
+        b"1909" => 18363,
+        b"2004" => 19041,
+        _ => 19042, // 2009, 20H2 (the regexes admit nothing else)
+    })
+}
+
+/// A build found in a tag.
+struct TagBuild<'t> {
+    build: Build,
+    revision: Option<u32>,
+    /// The text to check for case (WIN505); `None` when it has no letters (P1).
+    case_token: Option<&'t str>,
+    /// What to replace to suggest another build.
+    span: (usize, usize),
+}
+
+/// P1–P5 over `tag`; P5 only when `ms_repo`.
+fn tag_build(tag: &str, ms_repo: bool) -> Option<TagBuild<'_>> {
+    // Every build pattern needs a digit: most application tags (`latest`, `stable`) stop here.
+    if !tag.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // Each pattern is tried only when the tag holds its literal part, which most tags do not.
+    if let Some(c) = tag.contains("10.0.").then(|| P1.captures(tag)).flatten() {
+        let whole = c.get(1)?;
+        return Some(TagBuild {
+            build: Build(c[2].parse().ok()?),
+            revision: c.get(3).and_then(|r| r.as_str().parse().ok()),
+            case_token: None,
+            span: (whole.start(), whole.end()),
+        });
+    }
+    if let Some(c) = contains_ci(tag, "ltsc").then(|| P2.captures(tag)).flatten() {
+        let whole = c.get(1)?;
+        let build = match &c[2] {
+            "2016" => WS2016,
+            "2019" => WS2019,
+            "2022" => WS2022,
+            _ => WS2025,
+        };
+        return Some(TagBuild {
+            build,
+            revision: None,
+            case_token: Some(whole.as_str()),
+            span: (whole.start(), whole.end()),
+        });
+    }
+    if let Some(c) = contains_ci(tag, "sac2016")
+        .then(|| P3.captures(tag))
+        .flatten()
+    {
+        let whole = c.get(1)?;
+        return Some(TagBuild {
+            build: WS2016,
+            revision: None,
+            case_token: Some(whole.as_str()),
+            span: (whole.start(), whole.end()),
+        });
+    }
+    let p4 = contains_ci(tag, "server") || contains_ci(tag, "windows");
+    if let Some(c) = p4.then(|| P4.captures(tag)).flatten() {
+        let version = c.get(2)?;
+        return Some(TagBuild {
+            build: sac_build(&version.as_str().to_ascii_lowercase()),
+            revision: None,
+            case_token: Some(c.get(1)?.as_str()),
+            span: (version.start(), version.end()),
+        });
+    }
+    if !ms_repo || !tag.as_bytes()[0].is_ascii_digit() {
+        return None;
+    }
+    let c = P5.captures(tag)?;
+    let version = c.get(1)?;
+    Some(TagBuild {
+        build: sac_build(&version.as_str().to_ascii_lowercase()),
+        revision: None,
+        case_token: Some(version.as_str()),
+        span: (0, tag.len()),
+    })
+}
+
+/// `needle` (lower-case ASCII) occurs in `hay`, ignoring ASCII case.
+fn contains_ci(hay: &str, needle: &str) -> bool {
+    hay.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+/// The canonical spelling of an OS token: lower case, except `20H2`.
+fn canonical(token: &str) -> String {
+    let mut s = token.to_ascii_lowercase();
+    if let Some(i) = s.find("20h2") {
+        s.replace_range(i..i + 4, "20H2");
+    }
+    s
+}
+
+/// The first OS token of `tag` (the build token, then the OS words) whose case differs from
+/// the canonical spelling. `windows_token`: the tag holds Windows evidence (else it has no OS
+/// word to look at).
+fn case_mismatch(
+    tag: &str,
+    build_token: Option<&str>,
+    windows_token: bool,
+) -> Option<(String, String)> {
+    if !tag.bytes().any(|b| b.is_ascii_uppercase()) && !tag.contains("20h2") {
+        return None;
+    }
+    build_token
+        .into_iter()
+        .chain(
+            OS_WORD
+                .captures_iter(if windows_token { tag } else { "" })
+                .filter_map(|c| c.get(1))
+                .map(|m| m.as_str()),
+        )
+        .find_map(|found| {
+            let canon = canonical(found);
+            (canon != found).then(|| (found.to_string(), canon))
+        })
+}
+
+/// Docker official images that exist for Linux only.
+const LINUX_OFFICIAL: &[&str] = &[
+    "busybox",
+    "alpine",
+    "ubuntu",
+    "debian",
+    "centos",
+    "fedora",
+    "nginx",
+    "rockylinux",
+    "almalinux",
+    "amazonlinux",
+    "oraclelinux",
+    "archlinux",
+];
+
+/// `registry.k8s.io` repositories (and their sub-repositories) known to be Linux-only: the
+/// control plane and cluster add-ons. Deliberately an allow-list: `pause`, `e2e-test-images/*`,
+/// the CSI sidecars (`sig-storage/*`), `kube-proxy` and others publish Windows variants.
+const LINUX_K8S: &[&str] = &[
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "etcd",
+    "coredns",
+    "ingress-nginx",
+    "metrics-server",
+    "kube-state-metrics",
+    "dns",
+    "cpa",
+    "autoscaling",
+    "descheduler",
+    "nfd",
+    "external-dns",
+    "kas-network-proxy",
+];
+
+/// Known Linux-only: `linux` must never be a guess (it feeds WIN004, WIN008 and WIN507).
+fn known_linux(registry: &str, repository: &str, tag: Option<&str>) -> bool {
+    if tag.is_some_and(|t| ALPINE.is_match(t)) {
+        return true;
+    }
+    match registry {
+        DOCKER_HUB => repository
+            .strip_prefix("library/")
+            .is_some_and(|n| LINUX_OFFICIAL.contains(&n)),
+        "registry.k8s.io" | "k8s.gcr.io" => LINUX_K8S.iter().any(|p| {
+            repository
+                .strip_prefix(p)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        }),
+        "gcr.io" => repository.starts_with("distroless/"),
+        _ => false,
+    }
+}
+
+/// §5.2: tags that name a manifest list spanning OS versions (or OSes).
+fn known_multi(registry: &str, repository: &str, tag: Option<&str>, windows_token: bool) -> bool {
+    let tag_in = |set: &[&str]| tag.is_none_or(|t| set.contains(&t));
+    match registry {
+        MCR => match repository {
+            "windows/servercore/iis" => tag_in(&["latest"]),
+            "dotnet/framework/runtime"
+            | "dotnet/framework/sdk"
+            | "dotnet/framework/aspnet"
+            | "dotnet/framework/wcf" => tag_in(&["4.8", "4.8.1", "latest"]),
+            "dotnet/runtime" | "dotnet/aspnet" | "dotnet/sdk" => !windows_token,
+            "oss/kubernetes/pause" => true,
+            _ => false,
+        },
+        "registry.k8s.io" | "k8s.gcr.io" => repository == "pause",
+        _ => false,
+    }
+}
+
+/// The MCR name of a retired Docker Hub `microsoft/<name>` repository (WIN504).
+fn mcr_name(name: &str, tag: Option<&str>) -> &'static str {
+    let sdk = tag.is_some_and(|t| t.contains("sdk"));
+    match name {
+        "windowsservercore" => "mcr.microsoft.com/windows/servercore",
+        "nanoserver" => "mcr.microsoft.com/windows/nanoserver",
+        "iis" => "mcr.microsoft.com/windows/servercore/iis",
+        "aspnet" => "mcr.microsoft.com/dotnet/framework/aspnet",
+        "wcf" => "mcr.microsoft.com/dotnet/framework/wcf",
+        "dotnet-framework" if sdk => "mcr.microsoft.com/dotnet/framework/sdk",
+        "dotnet-framework" => "mcr.microsoft.com/dotnet/framework/runtime",
+        "dotnet" if sdk => "mcr.microsoft.com/dotnet/sdk",
+        "dotnet" if tag.is_some_and(|t| t.contains("aspnetcore")) => {
+            "mcr.microsoft.com/dotnet/aspnet"
+        }
+        "dotnet" => "mcr.microsoft.com/dotnet/runtime",
+        "powershell" => "mcr.microsoft.com/powershell",
+        _ => MCR,
+    }
+}
+
+/// Analyse an image reference.
+pub fn analyze(reference: &str) -> ImageInfo {
+    let Some(r) = parse(reference) else {
+        return ImageInfo::default();
+    };
+    let (registry, repo, tag) = (r.registry.as_str(), r.repository.as_str(), r.tag.as_deref());
+    let mcr = registry == MCR;
+    let hub = registry == DOCKER_HUB;
+    let ms_base =
+        (mcr && matches!(
+            repo,
+            "windows/servercore" | "windows/nanoserver" | "windows/server" | "windows"
+        )) || (hub && matches!(repo, "microsoft/windowsservercore" | "microsoft/nanoserver"));
+    // P5's context: the base-OS repositories, their insider variants, and IIS.
+    let p5_repo = ms_base
+        || (mcr
+            && matches!(
+                repo,
+                "windows/servercore/insider"
+                    | "windows/nanoserver/insider"
+                    | "windows/server/insider"
+                    | "windows/servercore/iis"
+            ));
+    let windows_repo = (mcr
+        && (repo == "windows"
+            || repo.starts_with("windows/")
+            || repo.starts_with("dotnet/framework/")))
+        || (hub
+            && matches!(
+                repo,
+                "microsoft/windowsservercore" | "microsoft/nanoserver" | "microsoft/iis"
+            ));
+    let windows_token = tag.is_some_and(|t| WINDOWS_TOKEN.is_match(t));
+    let found = tag.and_then(|t| tag_build(t, p5_repo));
+    let windows = windows_repo || windows_token;
+    ImageInfo {
+        build: found.as_ref().map(|f| f.build),
+        revision: found.as_ref().and_then(|f| f.revision),
+        build_token: found.as_ref().map(|f| f.span),
+        case_mismatch: tag.and_then(|t| {
+            case_mismatch(t, found.as_ref().and_then(|f| f.case_token), windows_token)
+        }),
+        windows,
+        linux: !windows && known_linux(registry, repo, tag),
+        multi: r.digest.is_none() && known_multi(registry, repo, tag, windows_token),
+        low_confidence: tag.is_some() && r.digest.is_some(),
+        ms_base,
+        legacy_dockerhub: hub
+            .then(|| repo.strip_prefix("microsoft/"))
+            .flatten()
+            .map(|name| mcr_name(name, tag).to_string()),
+        latest: r.digest.is_none() && tag.is_none_or(|t| t == "latest"),
+        reference: Some(r),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(n: u32) -> Option<Build> {
+        Some(Build(n))
+    }
+
+    const DIGEST: &str = "sha256:ea1b4bb4e6fd0d1f1d1d4e4e2b1f4e6f0d1f1d1d4e4e2b1f4e6f0d1f1d1d4e4e";
+
+    #[test]
+    fn parses_the_distribution_grammar() {
+        // (reference, registry, repository, tag, digest)
+        let cases: &[(&str, &str, &str, Option<&str>, bool)] = &[
+            ("busybox", "docker.io", "library/busybox", None, false),
+            (
+                "busybox:1.36",
+                "docker.io",
+                "library/busybox",
+                Some("1.36"),
+                false,
+            ),
+            (
+                "docker.io/busybox",
+                "docker.io",
+                "library/busybox",
+                None,
+                false,
+            ),
+            (
+                "index.docker.io/library/busybox:1",
+                "docker.io",
+                "library/busybox",
+                Some("1"),
+                false,
+            ),
+            ("microsoft/iis", "docker.io", "microsoft/iis", None, false),
+            (
+                "docker.io/microsoft/iis:nanoserver",
+                "docker.io",
+                "microsoft/iis",
+                Some("nanoserver"),
+                false,
+            ),
+            (
+                "myregistry.local:5000/team/app:1809",
+                "myregistry.local:5000",
+                "team/app",
+                Some("1809"),
+                false,
+            ),
+            (
+                "myregistry.local:5000/app",
+                "myregistry.local:5000",
+                "app",
+                None,
+                false,
+            ),
+            ("localhost/app:1", "localhost", "app", Some("1"), false),
+            (
+                "localhost:5000/a/b/c",
+                "localhost:5000",
+                "a/b/c",
+                None,
+                false,
+            ),
+            ("team/app:1", "docker.io", "team/app", Some("1"), false),
+            (
+                "MCR.Microsoft.com/windows:1809",
+                "mcr.microsoft.com",
+                "windows",
+                Some("1809"),
+                false,
+            ),
+            (
+                "mcr.microsoft.com/windows/nanoserver@DIGEST",
+                "mcr.microsoft.com",
+                "windows/nanoserver",
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/nanoserver:ltsc2019@DIGEST",
+                "mcr.microsoft.com",
+                "windows/nanoserver",
+                Some("ltsc2019"),
+                true,
+            ),
+        ];
+        for (input, registry, repo, tag, digest) in cases {
+            let input = input.replace("DIGEST", DIGEST);
+            let r = parse(&input).unwrap_or_else(|| panic!("{input} does not parse"));
+            assert_eq!(r.registry, *registry, "{input}");
+            assert_eq!(r.repository, *repo, "{input}");
+            assert_eq!(r.tag.as_deref(), *tag, "{input}");
+            assert_eq!(r.digest.is_some(), *digest, "{input}");
+        }
+    }
+
+    #[test]
+    fn rejects_invalid_references() {
+        for bad in [
+            "",
+            "Busybox",
+            "mcr.microsoft.com/Windows/servercore:ltsc2022",
+            "busybox:",
+            "busybox:-x",
+            "busybox@sha256:abc",
+            "busybox@sha256",
+            "a//b",
+            "/busybox",
+            "busybox/",
+            "bus box",
+            "busybox:1.0 ",
+        ] {
+            assert_eq!(parse(bad), None, "{bad:?}");
+            assert_eq!(analyze(bad), ImageInfo::default(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn familiar_names() {
+        let f = |s: &str| parse(s).unwrap().familiar();
+        assert_eq!(f("docker.io/library/busybox:1"), "busybox");
+        assert_eq!(f("index.docker.io/microsoft/iis"), "microsoft/iis");
+        assert_eq!(
+            f("mcr.microsoft.com/windows/servercore:ltsc2019"),
+            "mcr.microsoft.com/windows/servercore"
+        );
+    }
+
+    /// shared/rules.md §5.3, every row: (image, build, revision, windows evidence).
+    #[test]
+    fn worked_examples() {
+        let d = DIGEST;
+        let rows: Vec<(String, Option<Build>, Option<u32>, bool)> = vec![
+            (
+                "mcr.microsoft.com/windows/servercore:ltsc2019".into(),
+                b(17763),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/servercore:ltsc2019-amd64".into(),
+                b(17763),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/nanoserver:1809".into(),
+                b(17763),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/nanoserver:1809-KB4493509".into(),
+                b(17763),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/nanoserver:10.0.17763.437".into(),
+                b(17763),
+                Some(437),
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/servercore:10.0.17763.4737".into(),
+                b(17763),
+                Some(4737),
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/nanoserver:2004-amd64".into(),
+                b(19041),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/servercore:2009".into(),
+                b(19042),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/servercore:20H2".into(),
+                b(19042),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/servercore:20h2".into(),
+                b(19042),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/servercore/insider:10.0.20348.1".into(),
+                b(20348),
+                Some(1),
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/server:ltsc2022".into(),
+                b(20348),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/server:ltsc2025".into(),
+                b(26100),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows:1809".into(),
+                b(17763),
+                None,
+                true,
+            ),
+            (
+                format!("mcr.microsoft.com/windows/nanoserver:ltsc2019@{d}"),
+                b(17763),
+                None,
+                true,
+            ),
+            (
+                format!("mcr.microsoft.com/windows/nanoserver@{d}"),
+                None,
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/dotnet/framework/aspnet:4.8-20230808-windowsservercore-ltsc2022"
+                    .into(),
+                b(20348),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/dotnet/framework/runtime:4.8.1-windowsservercore-ltsc2025"
+                    .into(),
+                b(26100),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/dotnet/framework/sdk:4.8".into(),
+                None,
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-1809".into(),
+                b(17763),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-ltsc2022".into(),
+                b(20348),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/dotnet/aspnet:8.0".into(),
+                None,
+                None,
+                false,
+            ),
+            (
+                "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022".into(),
+                b(20348),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/windows/servercore/iis".into(),
+                None,
+                None,
+                true,
+            ),
+            (
+                "microsoft/iis:windowsservercore-1709".into(),
+                b(16299),
+                None,
+                true,
+            ),
+            (
+                "microsoft/aspnet:4.7.1-windowsservercore-1709".into(),
+                b(16299),
+                None,
+                true,
+            ),
+            (
+                "microsoft/windowsservercore:1709".into(),
+                b(16299),
+                None,
+                true,
+            ),
+            (
+                "microsoft/windowsservercore:ltsc2016".into(),
+                b(14393),
+                None,
+                true,
+            ),
+            ("microsoft/nanoserver:sac2016".into(), b(14393), None, true),
+            (
+                "microsoft/iis:nanoserver-sac2016".into(),
+                b(14393),
+                None,
+                true,
+            ),
+            ("microsoft/iis".into(), None, None, true),
+            ("redis:3.0-nanoserver".into(), None, None, true),
+            (
+                "golang:1.22-windowsservercore-ltsc2022".into(),
+                b(20348),
+                None,
+                true,
+            ),
+            (
+                "python:3.12-windowsservercore-1809".into(),
+                b(17763),
+                None,
+                true,
+            ),
+            (
+                "eclipse-temurin:17-jdk-nanoserver-ltsc2025".into(),
+                b(26100),
+                None,
+                true,
+            ),
+            (
+                "mcr.microsoft.com/powershell:lts-nanoserver-1809".into(),
+                b(17763),
+                None,
+                true,
+            ),
+            ("contoso/app:1.0-ltsc2019".into(), b(17763), None, true),
+            (
+                "myregistry.local:5000/team/app:1809".into(),
+                None,
+                None,
+                false,
+            ),
+            ("registry.k8s.io/pause:3.9".into(), None, None, false),
+        ];
+        for (image, build, revision, windows) in &rows {
+            let i = analyze(image);
+            assert!(i.reference.is_some(), "{image} does not parse");
+            assert_eq!(i.build, *build, "{image}: build");
+            assert_eq!(i.revision, *revision, "{image}: revision");
+            assert_eq!(i.windows, *windows, "{image}: Windows evidence");
+            assert!(!i.linux, "{image}: not Linux");
+        }
+    }
+
+    #[test]
+    fn worked_example_notes() {
+        // Tag + digest: build from the tag, low confidence. Digest only: unknown, not latest.
+        let td = analyze(&format!(
+            "mcr.microsoft.com/windows/nanoserver:ltsc2019@{DIGEST}"
+        ));
+        assert!(td.low_confidence && !td.latest);
+        let dg = analyze(&format!("mcr.microsoft.com/windows/nanoserver@{DIGEST}"));
+        assert!(!dg.low_confidence && !dg.latest && dg.build.is_none());
+        // 20h2 is detected but spelled wrong; 20H2 and 2009 are canonical.
+        assert_eq!(
+            analyze("mcr.microsoft.com/windows/servercore:20h2").case_mismatch,
+            Some(("20h2".into(), "20H2".into()))
+        );
+        assert_eq!(
+            analyze("mcr.microsoft.com/windows/servercore:20H2").case_mismatch,
+            None
+        );
+        assert_eq!(
+            analyze("mcr.microsoft.com/windows/servercore:2009").case_mismatch,
+            None
+        );
+        // The KB suffix is upper case in Microsoft's own tags: not an OS token.
+        assert_eq!(
+            analyze("mcr.microsoft.com/windows/nanoserver:1809-KB4493509").case_mismatch,
+            None
+        );
+        // Multi-OS(-version) tags.
+        for m in [
+            "mcr.microsoft.com/dotnet/framework/sdk:4.8",
+            "mcr.microsoft.com/dotnet/framework/runtime:4.8.1",
+            "mcr.microsoft.com/dotnet/aspnet:8.0",
+            "mcr.microsoft.com/windows/servercore/iis",
+            "mcr.microsoft.com/windows/servercore/iis:latest",
+            "registry.k8s.io/pause:3.9",
+            "mcr.microsoft.com/oss/kubernetes/pause:3.9",
+        ] {
+            assert!(analyze(m).multi, "{m}");
+        }
+        for m in [
+            "mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-1809",
+            "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+            "mcr.microsoft.com/windows/servercore:ltsc2022",
+        ] {
+            assert!(!analyze(m).multi, "{m}");
+        }
+        // Implicit latest; legacy Docker Hub names.
+        let iis = analyze("microsoft/iis");
+        assert!(iis.latest && !iis.ms_base);
+        assert_eq!(
+            iis.legacy_dockerhub.as_deref(),
+            Some("mcr.microsoft.com/windows/servercore/iis")
+        );
+        assert!(analyze("mcr.microsoft.com/windows/servercore/iis").latest);
+    }
+
+    #[test]
+    fn bare_tokens_only_in_microsoft_base_repos() {
+        for image in [
+            "myapp:2004",
+            "postgres:1809",
+            "contoso/app:20H2",
+            "mcr.microsoft.com/dotnet/framework/sdk:1809",
+        ] {
+            assert_eq!(analyze(image).build, None, "{image}");
+        }
+        // P5 also covers IIS and the insider repositories.
+        assert_eq!(
+            analyze("mcr.microsoft.com/windows/servercore/iis:1809").build,
+            b(17763)
+        );
+        assert_eq!(
+            analyze("mcr.microsoft.com/windows/nanoserver/insider:1809").build,
+            b(17763)
+        );
+        // P5 must start the tag; the date stamp of dotnet-framework tags never matches.
+        assert_eq!(
+            analyze("mcr.microsoft.com/windows/servercore:x-1809").build,
+            None
+        );
+        assert_eq!(
+            analyze("mcr.microsoft.com/dotnet/framework/runtime:4.8-20230808").build,
+            None
+        );
+    }
+
+    #[test]
+    fn pattern_order_and_boundaries() {
+        let cases: &[(&str, Option<Build>)] = &[
+            // P1 before P2.
+            ("contoso/app:10.0.17763.1-ltsc2022", b(17763)),
+            // Tokens need separators.
+            ("contoso/app:xltsc2019", None),
+            ("contoso/app:ltsc2019x", None),
+            ("contoso/app:v1_ltsc2022", b(20348)),
+            ("contoso/app:110.0.17763", None),
+            ("contoso/app:10.0.1776", None),
+            ("contoso/app:10.0.17763.1234567", None),
+            // P4 word + version, any case.
+            ("contoso/app:1.0-windows-1903", b(18362)),
+            ("contoso/app:1.0-servercore-1909", b(18363)),
+            ("contoso/app:1.0-NanoServer-20H2", b(19042)),
+            ("contoso/app:1.0-nanoserver-1607", b(14393)),
+            ("contoso/app:1.0-nanoserver-1803", b(17134)),
+            ("contoso/app:1.0-LTSC2019", b(17763)),
+            ("mcr.microsoft.com/windows/nanoserver:1803-arm64", b(17134)),
+        ];
+        for (image, build) in cases {
+            assert_eq!(analyze(image).build, *build, "{image}");
+        }
+    }
+
+    #[test]
+    fn case_of_os_tokens() {
+        let cases: &[(&str, Option<(&str, &str)>)] = &[
+            (
+                "mcr.microsoft.com/windows/servercore:LTSC2019",
+                Some(("LTSC2019", "ltsc2019")),
+            ),
+            ("mcr.microsoft.com/windows/servercore:ltsc2019", None),
+            (
+                "python:3.12-WindowsServerCore-ltsc2022",
+                Some(("WindowsServerCore", "windowsservercore")),
+            ),
+            (
+                "python:3.12-NanoServer-1809",
+                Some(("NanoServer-1809", "nanoserver-1809")),
+            ),
+            (
+                "contoso/app:1.0-nanoserver-20h2",
+                Some(("nanoserver-20h2", "nanoserver-20H2")),
+            ),
+            ("contoso/app:1.0-Release", None),
+            ("contoso/app:20h2", None),
+            ("redis:3.0-Nanoserver", Some(("Nanoserver", "nanoserver"))),
+        ];
+        for (image, want) in cases {
+            let got = analyze(image).case_mismatch;
+            let want = want.map(|(a, b)| (a.to_string(), b.to_string()));
+            assert_eq!(got, want, "{image}");
+        }
+    }
+
+    #[test]
+    fn windows_evidence() {
+        for (image, windows) in [
+            ("mcr.microsoft.com/windows/servercore:ltsc2022", true),
+            ("mcr.microsoft.com/windows/servercore/iis", true),
+            ("mcr.microsoft.com/dotnet/framework/sdk:4.8", true),
+            ("microsoft/windowsservercore", true),
+            ("microsoft/nanoserver:1709", true),
+            ("contoso/app:servercore", true),
+            ("contoso/app:1.0-sac2016", true),
+            ("contoso/app:10.0.17763", false),
+            ("mcr.microsoft.com/dotnet/aspnet:8.0", false),
+            ("mcr.microsoft.com/powershell:lts", false),
+            ("golang:1.22", false),
+            ("microsoft/dotnet:2.1-sdk", false),
+            ("nginx:1.25", false),
+        ] {
+            assert_eq!(analyze(image).windows, windows, "{image}");
+        }
+    }
+
+    #[test]
+    fn linux_only_is_conservative() {
+        for (image, linux) in [
+            ("busybox:1.36", true),
+            ("busybox", true),
+            ("docker.io/library/alpine:3.19", true),
+            ("ubuntu:24.04", true),
+            ("debian:bookworm-slim", true),
+            ("centos:7", true),
+            ("fedora:40", true),
+            ("nginx:1.27", true),
+            ("nginx:1.27-windowsservercore", false),
+            ("nginx:nanoserver", false),
+            ("python:3.12-alpine", true),
+            ("python:3.12-alpine3.19", true),
+            ("nginx:alpine-slim", true),
+            ("contoso/app:1.0-alpine", true),
+            ("registry.k8s.io/kube-apiserver:v1.30.0", true),
+            ("registry.k8s.io/coredns/coredns:v1.11.1", true),
+            ("registry.k8s.io/ingress-nginx/controller:v1.10.0", true),
+            ("k8s.gcr.io/etcd:3.5.0", true),
+            ("gcr.io/distroless/static:nonroot", true),
+            // Multi-OS or unknown: never "Linux".
+            ("registry.k8s.io/pause:3.9", false),
+            ("registry.k8s.io/kube-proxy:v1.30.0", false),
+            ("registry.k8s.io/e2e-test-images/agnhost:2.47", false),
+            (
+                "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.10.0",
+                false,
+            ),
+            ("registry.k8s.io/etcdx:1", false),
+            ("golang:1.22", false),
+            ("python:3.12", false),
+            ("contoso/app:1.0", false),
+            ("contoso/busybox:1.36", false),
+            ("quay.io/busybox:1", false),
+            ("mcr.microsoft.com/dotnet/aspnet:8.0", false),
+            ("fluent/fluent-bit:2.2", false),
+        ] {
+            assert_eq!(analyze(image).linux, linux, "{image}");
+        }
+    }
+
+    #[test]
+    fn base_repos_and_latest() {
+        for (image, base) in [
+            ("mcr.microsoft.com/windows/servercore", true),
+            ("mcr.microsoft.com/windows/nanoserver:latest", true),
+            ("mcr.microsoft.com/windows/server", true),
+            ("mcr.microsoft.com/windows", true),
+            ("microsoft/windowsservercore", true),
+            ("docker.io/microsoft/nanoserver", true),
+            ("mcr.microsoft.com/windows/servercore/iis", false),
+            ("mcr.microsoft.com/windows/servercore/insider", false),
+            ("microsoft/iis", false),
+            ("contoso/windows", false),
+        ] {
+            assert_eq!(analyze(image).ms_base, base, "{image}");
+        }
+        for (image, latest) in [
+            ("mcr.microsoft.com/windows/servercore", true),
+            ("mcr.microsoft.com/windows/servercore:latest", true),
+            ("busybox", true),
+            ("busybox:Latest", false),
+            ("busybox:1.36", false),
+            (&*format!("busybox:latest@{DIGEST}"), false),
+            (&*format!("busybox@{DIGEST}"), false),
+        ] {
+            assert_eq!(analyze(image).latest, latest, "{image}");
+        }
+    }
+
+    #[test]
+    fn legacy_docker_hub_names() {
+        for (image, mcr) in [
+            (
+                "microsoft/windowsservercore:1709",
+                Some("mcr.microsoft.com/windows/servercore"),
+            ),
+            (
+                "microsoft/nanoserver",
+                Some("mcr.microsoft.com/windows/nanoserver"),
+            ),
+            (
+                "microsoft/iis",
+                Some("mcr.microsoft.com/windows/servercore/iis"),
+            ),
+            (
+                "microsoft/aspnet:4.7.1",
+                Some("mcr.microsoft.com/dotnet/framework/aspnet"),
+            ),
+            (
+                "microsoft/dotnet-framework:4.7.2-sdk",
+                Some("mcr.microsoft.com/dotnet/framework/sdk"),
+            ),
+            (
+                "microsoft/dotnet-framework:4.7.2",
+                Some("mcr.microsoft.com/dotnet/framework/runtime"),
+            ),
+            (
+                "microsoft/dotnet:2.1-aspnetcore-runtime",
+                Some("mcr.microsoft.com/dotnet/aspnet"),
+            ),
+            ("microsoft/something", Some("mcr.microsoft.com")),
+            ("mcr.microsoft.com/windows/servercore", None),
+            ("contoso/microsoft", None),
+            ("quay.io/microsoft/iis", None),
+        ] {
+            assert_eq!(analyze(image).legacy_dockerhub.as_deref(), mcr, "{image}");
+        }
+    }
+
+    #[test]
+    fn retag_replaces_the_build_token() {
+        let cases = [
+            (
+                "mcr.microsoft.com/windows/servercore:ltsc2019",
+                "mcr.microsoft.com/windows/servercore:ltsc2022",
+            ),
+            (
+                "mcr.microsoft.com/windows/nanoserver:1809-KB4493509",
+                "mcr.microsoft.com/windows/nanoserver:ltsc2022",
+            ),
+            (
+                "python:3.12-windowsservercore-1809",
+                "python:3.12-windowsservercore-ltsc2022",
+            ),
+            (
+                "mcr.microsoft.com/dotnet/framework/aspnet:4.8-20230808-windowsservercore-ltsc2019",
+                "mcr.microsoft.com/dotnet/framework/aspnet:4.8-20230808-windowsservercore-ltsc2022",
+            ),
+            (
+                "contoso/app:1.0-10.0.17763.4737-x",
+                "contoso/app:1.0-ltsc2022-x",
+            ),
+        ];
+        for (image, want) in cases {
+            assert_eq!(
+                analyze(image).retag("ltsc2022").as_deref(),
+                Some(want),
+                "{image}"
+            );
+        }
+        assert_eq!(analyze("golang:1.22").retag("ltsc2022"), None);
+    }
+}

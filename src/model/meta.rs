@@ -1,0 +1,133 @@
+//! A rule's static description: its identity and documentation, and everything a front end needs
+//! to know about it (which pods it runs on, how the webhook treats its fix).
+
+use serde::Serialize;
+
+use super::target::Target;
+
+/// How bad a finding is. Ordered: `Info < Warning < Error`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// A severity that is not `info`, `warning` or `error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown severity {0:?} (expected info, warning or error)")]
+pub struct UnknownSeverity(pub String);
+
+impl std::str::FromStr for Severity {
+    type Err = UnknownSeverity;
+    fn from_str(s: &str) -> Result<Self, UnknownSeverity> {
+        match s.to_ascii_lowercase().as_str() {
+            "info" => Ok(Severity::Info),
+            "warning" | "warn" => Ok(Severity::Warning),
+            "error" => Ok(Severity::Error),
+            other => Err(UnknownSeverity(other.to_string())),
+        }
+    }
+}
+
+/// Whether a fix may be applied without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FixSafety {
+    /// The webhook may apply it silently and `winlint --fix` applies it by default.
+    Safe,
+    /// Applied only when the policy (`fix.optIn` / `--fix-opt-in`) names the rule.
+    OptIn,
+}
+
+/// Static description of a rule.
+#[derive(Debug)]
+pub struct RuleMeta {
+    /// Stable ID, e.g. `WIN403`.
+    pub id: &'static str,
+    /// Stable kebab-case name, e.g. `env-name-invalid`.
+    pub name: &'static str,
+    /// Default severity (some rules pick another one per target; the finding carries the real one).
+    pub severity: Severity,
+    /// One line: what the rule checks.
+    pub summary: &'static str,
+    /// Markdown: `## What it does`, `## Why is this bad?`, `## Example`, `## Fix` sections.
+    pub docs: &'static str,
+    /// The fix the rule offers, if any.
+    pub fix: Option<FixSafety>,
+    /// Where the rule comes from (keys of shared/rules.md §0).
+    pub source: &'static str,
+    /// When the rule applies, in words ("K≥1.23", "W≤1709", "all").
+    pub applies: &'static str,
+    /// The pods the rule runs on.
+    pub os: RuleOs,
+    /// The facts from outside the object the rule reads (it fires only when they are known).
+    pub context: &'static [Fact],
+    /// How the webhook's mutation treats the rule's fix.
+    pub mutation: Mutation,
+}
+
+/// The pods a rule runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleOs {
+    /// Pods classified Windows (definite or probable): most rules.
+    Windows,
+    /// Every pod, whatever its OS (contradictions, Windows settings on Linux pods, …).
+    Any,
+}
+
+/// A fact from outside the object: the CLI finds it among the objects of its input, the webhook
+/// learns it from which webhook called (the namespaceSelector of its configuration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fact {
+    /// RuntimeClasses (their scheduling: nodeSelector, tolerations).
+    RuntimeClasses,
+    /// The keys of ConfigMaps and Secrets.
+    ConfigMapAndSecretKeys,
+    /// Namespace labels (the Pod Security level).
+    NamespaceLabels,
+    /// The workloads HorizontalPodAutoscalers scale.
+    HpaTargets,
+}
+
+/// How the webhook's mutation (shared/rules.md §3) treats a rule's fix. The webhook applies the
+/// fixes the policy allows, like `winlint --fix`; these fields say what else it must know.
+#[derive(Debug, Clone, Copy)]
+pub struct Mutation {
+    /// The name the fix is recorded under in the `winlint.io/mutated` annotation (M7), e.g.
+    /// `nodeSelector`; `None`: the rule ID.
+    pub recorded_as: Option<&'static str>,
+    /// The fix adds `spec.os`: when the fixed pod would be rejected, the fixer tries again
+    /// without these fixes first.
+    pub adds_spec_os: bool,
+    /// The webhook applies the rule's opt-in fix without `fix.optIn` when this holds for the
+    /// target (M2: the Windows-build pin in a cluster of several builds).
+    pub opt_in_when: Option<fn(&Target) -> bool>,
+}
+
+impl Mutation {
+    /// Recorded under the rule ID, no `spec.os`, opt-in only by policy.
+    pub const DEFAULT: Mutation = Mutation {
+        recorded_as: None,
+        adds_spec_os: false,
+        opt_in_when: None,
+    };
+
+    /// The name recorded in `winlint.io/mutated` for rule `id`.
+    pub fn name(&self, id: &'static str) -> &'static str {
+        self.recorded_as.unwrap_or(id)
+    }
+}

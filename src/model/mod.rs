@@ -1,0 +1,28 @@
+//! The vocabulary every layer shares: what a rule reports ([`Finding`], [`Fix`], [`Severity`]),
+//! how a rule is described ([`RuleMeta`]), what it evaluates ([`PodSite`], [`Eval`], [`Target`],
+//! [`Context`]) and the Kubernetes and Windows facts it is judged by (Windows builds, image
+//! references, OS classification, pod facts, well-known labels, paths, quantities).
+//!
+//! Nothing here depends on the rules, the configuration file, the engine or a front end
+//! (`tests/architecture.rs` checks it).
+
+pub mod classify;
+pub mod context;
+pub mod eval;
+pub mod finding;
+pub mod image;
+pub mod labels;
+pub mod meta;
+pub mod paths;
+pub mod pod;
+pub mod quantity;
+pub mod target;
+pub mod windows;
+pub mod workload;
+
+pub use context::Context;
+pub use eval::{Eval, Operation};
+pub use finding::{Finding, Fix, escape, ops};
+pub use meta::{FixSafety, RuleMeta, Severity};
+pub use target::{KubeVersion, Runtime, Taint, Target};
+pub use workload::{ContainerRef, Lookup, PodSite};

@@ -1,0 +1,298 @@
+//! Objects → pod sites. Every pod-bearing kind reduces to one or more pod sites, so a rule
+//! written against a PodSpec covers Pods, Deployments, CronJobs, … alike.
+
+use serde_json::Value;
+
+/// Kinds that carry a pod template, and where their PodSpec lives.
+pub const POD_KINDS: &[(&str, &str)] = &[
+    ("Pod", ""),
+    ("PodTemplate", "/template"),
+    ("Deployment", "/spec/template"),
+    ("ReplicaSet", "/spec/template"),
+    ("StatefulSet", "/spec/template"),
+    ("DaemonSet", "/spec/template"),
+    ("Job", "/spec/template"),
+    ("ReplicationController", "/spec/template"),
+    ("CronJob", "/spec/jobTemplate/spec/template"),
+];
+
+/// The three lists of containers of a PodSpec.
+pub const CONTAINER_LISTS: &[&str] = &["initContainers", "containers", "ephemeralContainers"];
+
+/// One PodSpec inside an object, with the pointers that locate it.
+#[derive(Debug, Clone)]
+pub struct PodSite<'a> {
+    /// The object's kind (`Pod`, `Deployment`, …).
+    pub kind: &'a str,
+    /// The whole object.
+    pub object: &'a Value,
+    /// The pod's metadata (the template's metadata for workloads); `Null` when absent.
+    pub meta: &'a Value,
+    /// Pointer to the pod metadata (`/metadata`, `/spec/template/metadata`).
+    pub meta_ptr: String,
+    /// The PodSpec; `Null` when absent.
+    pub spec: &'a Value,
+    /// Pointer to the PodSpec (`/spec`, `/spec/template/spec`, …).
+    pub spec_ptr: String,
+    /// The namespace of the object, if it says.
+    pub namespace: Option<&'a str>,
+}
+
+/// A container with its place in the pod.
+#[derive(Debug, Clone, Copy)]
+pub struct ContainerRef<'a> {
+    /// `containers`, `initContainers` or `ephemeralContainers`.
+    pub list: &'static str,
+    pub index: usize,
+    pub value: &'a Value,
+}
+
+impl ContainerRef<'_> {
+    pub fn name(&self) -> &str {
+        self.value.get("name").and_then(Value::as_str).unwrap_or("")
+    }
+    pub fn image(&self) -> Option<&str> {
+        self.value.get("image").and_then(Value::as_str)
+    }
+    /// Relative pointer from the PodSpec: `/containers/0`.
+    pub fn rel(&self) -> String {
+        format!("/{}/{}", self.list, self.index)
+    }
+    /// A label for messages: `container "web"`, `init container "setup"`.
+    pub fn label(&self) -> String {
+        let what = match self.list {
+            "initContainers" => "init container",
+            "ephemeralContainers" => "ephemeral container",
+            _ => "container",
+        };
+        format!("{what} {:?}", self.name())
+    }
+}
+
+static NULL: Value = Value::Null;
+
+/// `Value::pointer` without an allocation per token (serde_json unescapes every token into a new
+/// `String`; rules look fields up thousands of times per pod). Same results.
+pub fn lookup<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
+    if pointer.is_empty() {
+        return Some(value);
+    }
+    let rest = pointer.strip_prefix('/')?;
+    rest.split('/').try_fold(value, |target, token| {
+        let token: std::borrow::Cow<str> = if token.contains('~') {
+            token.replace("~1", "/").replace("~0", "~").into()
+        } else {
+            token.into()
+        };
+        match target {
+            Value::Object(map) => map.get(token.as_ref()),
+            Value::Array(list) => {
+                if token.len() > 1 && token.starts_with('0') || token.starts_with('+') {
+                    return None;
+                }
+                token.parse::<usize>().ok().and_then(|i| list.get(i))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// [`lookup`] as a method, for chains: `value.lookup("/a/b")` is `value.lookup("/a/b")`
+/// without the allocations.
+pub trait Lookup {
+    fn lookup(&self, pointer: &str) -> Option<&Value>;
+}
+
+impl Lookup for Value {
+    fn lookup(&self, pointer: &str) -> Option<&Value> {
+        lookup(self, pointer)
+    }
+}
+
+impl<'a> PodSite<'a> {
+    /// Pointer to a path relative to the PodSpec: `site.ptr("/nodeSelector")`.
+    pub fn ptr(&self, rel: &str) -> String {
+        format!("{}{}", self.spec_ptr, rel)
+    }
+    /// Pointer to a path relative to the pod metadata.
+    pub fn meta_ptr(&self, rel: &str) -> String {
+        format!("{}{}", self.meta_ptr, rel)
+    }
+    /// A PodSpec field by relative pointer (`/securityContext/runAsUser`).
+    pub fn get(&self, rel: &str) -> Option<&'a Value> {
+        lookup(self.spec, rel).filter(|v| !v.is_null())
+    }
+    pub fn str(&self, rel: &str) -> Option<&'a str> {
+        self.get(rel).and_then(Value::as_str)
+    }
+    /// A pod label.
+    pub fn label(&self, key: &str) -> Option<&'a str> {
+        self.meta.get("labels")?.get(key)?.as_str()
+    }
+    /// A pod annotation.
+    pub fn annotation(&self, key: &str) -> Option<&'a str> {
+        self.meta.get("annotations")?.get(key)?.as_str()
+    }
+    /// The object's name, for messages.
+    pub fn object_name(&self) -> &'a str {
+        self.object
+            .lookup("/metadata/name")
+            .or_else(|| self.object.lookup("/metadata/generateName"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+    /// Every container, init containers first, then containers, then ephemeral containers.
+    pub fn containers(&self) -> impl Iterator<Item = ContainerRef<'a>> + 'a {
+        let spec = self.spec;
+        CONTAINER_LISTS.iter().flat_map(move |list| {
+            spec.get(*list)
+                .and_then(Value::as_array)
+                .map(|a| a.as_slice())
+                .unwrap_or(&[])
+                .iter()
+                .enumerate()
+                .map(move |(index, value)| ContainerRef { list, index, value })
+        })
+    }
+    /// `spec.volumes` with index.
+    pub fn volumes(&self) -> impl Iterator<Item = (usize, &'a Value)> + 'a {
+        self.spec
+            .get("volumes")
+            .and_then(Value::as_array)
+            .map(|a| a.as_slice())
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+    }
+    /// Pointer to a path relative to container `c`: `site.container_ptr(&c, "/env/0/name")`.
+    pub fn container_ptr(&self, c: &ContainerRef, rel: &str) -> String {
+        format!("{}{}{rel}", self.spec_ptr, c.rel())
+    }
+    /// `spec.nodeSelector[key]`.
+    pub fn node_selector(&self, key: &str) -> Option<&'a str> {
+        self.spec.get("nodeSelector")?.get(key)?.as_str()
+    }
+}
+
+/// `v[key]` as a slice of values (empty when absent or not an array).
+pub fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|a| a.as_slice())
+        .unwrap_or(&[])
+}
+
+/// The pod sites of an object (none for kinds that carry no pod).
+pub fn pod_sites(object: &Value) -> Vec<PodSite<'_>> {
+    let Some(kind) = object.get("kind").and_then(Value::as_str) else {
+        return Vec::new();
+    };
+    let Some((_, tpl)) = POD_KINDS.iter().find(|(k, _)| *k == kind) else {
+        return Vec::new();
+    };
+    let namespace = object.lookup("/metadata/namespace").and_then(Value::as_str);
+    let meta_ptr = format!("{tpl}/metadata");
+    let spec_ptr = format!("{tpl}/spec");
+    let meta = object.lookup(&meta_ptr).unwrap_or(&NULL);
+    let spec = object.lookup(&spec_ptr).unwrap_or(&NULL);
+    vec![PodSite {
+        kind,
+        object,
+        meta,
+        meta_ptr,
+        spec,
+        spec_ptr,
+        namespace,
+    }]
+}
+
+/// The objects of a document: the document itself, or the items of a `List`, with the pointer
+/// prefix that locates each in the document.
+pub fn objects(doc: &Value) -> Vec<(String, &Value)> {
+    match doc.get("kind").and_then(Value::as_str) {
+        Some(k)
+            if k == "List"
+                || (k.ends_with("List") && doc.get("items").is_some_and(Value::is_array)) =>
+        {
+            doc.get("items")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .flat_map(|(i, item)| {
+                    objects(item)
+                        .into_iter()
+                        .map(move |(p, v)| (format!("/items/{i}{p}"), v))
+                })
+                .collect()
+        }
+        _ if doc.is_object() => vec![(String::new(), doc)],
+        _ => Vec::new(),
+    }
+}
+
+/// Whether the kind carries a pod.
+pub fn is_pod_kind(kind: &str) -> bool {
+    POD_KINDS.iter().any(|(k, _)| *k == kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn lookup_agrees_with_serde_json_pointer() {
+        let v = json!({"a": {"b/c": [10, {"d~e": 1}], "": 2}, "0": 3});
+        for p in [
+            "",
+            "/a",
+            "/a/b~1c",
+            "/a/b~1c/0",
+            "/a/b~1c/1/d~0e",
+            "/a/",
+            "/0",
+            "/a/b~1c/01",
+            "/a/b~1c/+1",
+            "/x",
+            "a",
+            "/a/b~1c/9",
+        ] {
+            assert_eq!(lookup(&v, p), v.pointer(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn every_kind_has_its_spec_pointer() {
+        let pod = json!({"kind":"Pod","spec":{"containers":[{"name":"a"}]}});
+        assert_eq!(pod_sites(&pod)[0].spec_ptr, "/spec");
+        let cj = json!({"kind":"CronJob","spec":{"jobTemplate":{"spec":{"template":{"spec":{"containers":[]}}}}}});
+        let s = &pod_sites(&cj)[0];
+        assert_eq!(s.spec_ptr, "/spec/jobTemplate/spec/template/spec");
+        assert!(s.spec.is_object());
+        assert_eq!(
+            pod_sites(&json!({"kind":"PodTemplate","template":{"spec":{}}}))[0].spec_ptr,
+            "/template/spec"
+        );
+        assert!(pod_sites(&json!({"kind":"Service"})).is_empty());
+        assert!(pod_sites(&json!({"kind":"Deployment"}))[0].spec.is_null());
+    }
+
+    #[test]
+    fn containers_in_order_with_pointers() {
+        let pod = json!({"kind":"Pod","spec":{"containers":[{"name":"a"},{"name":"b"}],"initContainers":[{"name":"i"}]}});
+        let s = &pod_sites(&pod)[0];
+        let c: Vec<String> = s
+            .containers()
+            .map(|c| format!("{}{}", s.spec_ptr, c.rel()))
+            .collect();
+        assert_eq!(
+            c,
+            [
+                "/spec/initContainers/0",
+                "/spec/containers/0",
+                "/spec/containers/1"
+            ]
+        );
+    }
+}

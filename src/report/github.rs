@@ -1,0 +1,142 @@
+//! `-o github`: GitHub Actions workflow commands, one per finding
+//! (`::error file=k8s/web.yaml,line=15,col=5,title=WIN001 missing-os-selector::…`), which the
+//! runner turns into annotations on the pull request's diff; then the input errors, then the
+//! summary line as plain log text.
+//!
+//! Severities: error → `::error`, warning → `::warning`, info → `::notice`. A finding in rendered
+//! output (a Helm template, a kustomization) has no line: its annotation is on the file, and its
+//! message starts with the object and how it was rendered.
+//!
+//! Escaping as GitHub's own toolkit does (`@actions/core`, `command.ts`): in the message `%`,
+//! CR and LF become `%25`, `%0D`, `%0A`; in a property value also `:` and `,` become `%3A` and
+//! `%2C`.
+
+use std::io::Write;
+
+use super::ci::ci_path;
+use crate::model::Severity;
+use crate::report::{Counts, FixState, InputError, Located, Summary, summary_line};
+
+pub struct GithubReport<W: Write> {
+    out: W,
+    /// The first write error; nothing more is written after it.
+    failed: Option<std::io::Error>,
+}
+
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// One workflow command: `::name k=v,k=v::message`.
+fn command(name: &str, props: &[(&str, String)], message: &str) -> String {
+    let props: Vec<String> = props
+        .iter()
+        .map(|(k, v)| format!("{k}={}", escape_property(v)))
+        .collect();
+    let sep = if props.is_empty() { "" } else { " " };
+    format!(
+        "::{name}{sep}{}::{}\n",
+        props.join(","),
+        escape_data(message)
+    )
+}
+
+impl<W: Write> GithubReport<W> {
+    pub fn new(out: W) -> Self {
+        GithubReport { out, failed: None }
+    }
+
+    fn write(&mut self, text: &str) {
+        if self.failed.is_none()
+            && let Err(e) = self.out.write_all(text.as_bytes())
+        {
+            self.failed = Some(e);
+        }
+    }
+
+    pub fn push(&mut self, l: &Located) {
+        let name = match l.finding.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "notice",
+        };
+        let mut props = Vec::new();
+        if l.file != "<stdin>" {
+            props.push(("file", ci_path(&l.file)));
+        }
+        if l.rendered.is_none() && l.line > 0 {
+            props.push(("line", l.line.to_string()));
+            props.push(("col", l.column.max(1).to_string()));
+        }
+        props.push((
+            "title",
+            format!("{} {}", l.finding.rule.id, l.finding.rule.name),
+        ));
+        let mut message = match &l.rendered {
+            Some(how) => format!("{} ({how}): {}", l.object, l.finding.message),
+            None => l.finding.message.clone(),
+        };
+        match l.fix {
+            FixState::None => {}
+            FixState::Fixable => message.push_str(" [fixable with winlint --fix]"),
+            FixState::NotFixed => message.push_str(" [not fixed by --fix: fix by hand]"),
+        }
+        let line = command(name, &props, &message);
+        self.write(&line);
+    }
+
+    /// The input errors as `::error` commands, then the summary line; `c` are the counts of the
+    /// findings pushed.
+    pub fn finish(
+        mut self,
+        c: &Counts,
+        errors: &[InputError],
+        summary: &Summary,
+    ) -> std::io::Result<()> {
+        for e in errors {
+            let mut props = Vec::new();
+            if e.file != "<stdin>" {
+                props.push(("file", ci_path(&e.file)));
+            }
+            if e.line > 0 {
+                props.push(("line", e.line.to_string()));
+                if e.column > 0 {
+                    props.push(("col", e.column.to_string()));
+                }
+            }
+            props.push(("title", "winlint could not read this input".to_string()));
+            let line = command("error", &props, &e.message);
+            self.write(&line);
+        }
+        let line = format!("{}\n", summary_line(c, errors, summary));
+        self.write(&line);
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_follows_the_actions_toolkit() {
+        assert_eq!(
+            command(
+                "error",
+                &[("file", "a,b:c%.yaml".into()), ("title", "x\ny".into())],
+                "50% done\r\nnext: a,b"
+            ),
+            "::error file=a%2Cb%3Ac%25.yaml,title=x%0Ay::50%25 done%0D%0Anext: a,b\n"
+        );
+        assert_eq!(command("notice", &[], "m"), "::notice::m\n");
+    }
+}

@@ -1,0 +1,687 @@
+//! Reports: `text` (people), `json` (machines), `sarif` (code-scanning UIs). The CI formats
+//! (`github`, `codequality`) are in [`github`] and [`codequality`].
+
+pub mod ci;
+pub mod codequality;
+pub mod github;
+
+pub use codequality::CodeQualityReport;
+pub use github::GithubReport;
+
+use std::io::Write;
+
+use anstyle::{AnsiColor, Style};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::model::{Finding, FixSafety, Severity};
+use crate::rules;
+
+/// A finding placed in a file.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    /// JSON pointer into the document (`/items/0/spec/…` for List items).
+    pub pointer: String,
+    /// `Deployment/web`, for context.
+    pub object: String,
+    pub finding: Finding,
+    pub fix: FixState,
+    /// How the object was made when it is not written in `file` as it is: `helm template`,
+    /// `helm template -f ci/windows-values.yaml`, `kubectl kustomize`. `file` is then the
+    /// template (or the kustomization) and `line`/`column` are 0: the rendered lines are not the
+    /// lines of the file, so the finding is placed by `object` and `pointer` only.
+    pub rendered: Option<String>,
+}
+
+/// What `--fix` does with a finding's fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixState {
+    /// No fix, or one the policy does not apply.
+    None,
+    /// The policy would apply its fix with `--fix`.
+    Fixable,
+    /// `--fix` ran and could not apply the fix (the value is shared through a YAML alias, or
+    /// laid out in a way the text editor cannot change): it has to be edited by hand.
+    NotFixed,
+}
+
+/// A file or document that could not be read or parsed.
+#[derive(Debug, Clone)]
+pub struct InputError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+/// Counters for the summary line.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub files: usize,
+    pub objects: usize,
+    pub pods: usize,
+    pub suppressed: usize,
+    pub ignore_reasons: Vec<String>,
+}
+
+pub struct Report<'a> {
+    pub findings: &'a [Located],
+    pub errors: &'a [InputError],
+    pub summary: &'a Summary,
+}
+
+/// Totals over the findings, kept while they stream past.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counts {
+    pub errors: usize,
+    pub warnings: usize,
+    pub info: usize,
+    pub fixable: usize,
+    pub not_fixed: usize,
+}
+
+impl Counts {
+    pub fn add(&mut self, l: &Located) {
+        match l.finding.severity {
+            Severity::Error => self.errors += 1,
+            Severity::Warning => self.warnings += 1,
+            Severity::Info => self.info += 1,
+        }
+        self.fixable += usize::from(l.fix == FixState::Fixable);
+        self.not_fixed += usize::from(l.fix == FixState::NotFixed);
+    }
+
+    pub fn total(&self) -> usize {
+        self.errors + self.warnings + self.info
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 || word == "info" {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// The text report, built as the findings arrive (in report order):
+/// `file:line:col: severity WIN403 env-name-invalid: message`, grouped by file, after the input
+/// errors, then a summary line. It holds formatted lines only, a few hundred bytes per finding;
+/// the text is styled, see [`strip_styles`].
+#[derive(Default)]
+pub struct TextReport {
+    lines: Vec<u8>,
+    last_file: Option<String>,
+}
+
+impl TextReport {
+    pub fn push(&mut self, l: &Located) {
+        // Writing to a Vec cannot fail.
+        let _ = self.write_finding(l);
+    }
+
+    fn write_finding(&mut self, l: &Located) -> std::io::Result<()> {
+        let out = &mut self.lines;
+        match &mut self.last_file {
+            Some(f) if *f == l.file => {}
+            Some(f) => {
+                writeln!(out)?;
+                f.clone_from(&l.file);
+            }
+            None => self.last_file = Some(l.file.clone()),
+        }
+        let bold = Style::new().bold();
+        let sev = l.finding.severity;
+        let color = match sev {
+            Severity::Error => AnsiColor::Red,
+            Severity::Warning => AnsiColor::Yellow,
+            Severity::Info => AnsiColor::Cyan,
+        };
+        let st = Style::new().fg_color(Some(color.into())).bold();
+        match &l.rendered {
+            // No line: the place is the template and the object in it.
+            Some(how) => write!(out, "{bold}{}: {} ({how}):{bold:#}", l.file, l.object)?,
+            None => write!(out, "{bold}{}:{}:{}:{bold:#}", l.file, l.line, l.column)?,
+        }
+        write!(
+            out,
+            " {st}{}{st:#} {bold}{}{bold:#} {}: {}",
+            sev.as_str(),
+            l.finding.rule.id,
+            l.finding.rule.name,
+            l.finding.message
+        )?;
+        let tag = match l.fix {
+            FixState::None => None,
+            FixState::Fixable => Some("fixable"),
+            FixState::NotFixed => Some("not fixed"),
+        };
+        if let Some(tag) = tag {
+            let dim = Style::new().dimmed();
+            write!(out, " {dim}[{tag}]{dim:#}")?;
+        }
+        writeln!(out)
+    }
+
+    /// The whole report: the input errors, the findings, the summary line; `counts` are those
+    /// of the findings pushed.
+    pub fn finish(self, counts: &Counts, errors: &[InputError], summary: &Summary) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.lines.len() + 256);
+        // Writing to a Vec cannot fail.
+        let _ = text_head(errors, &mut out);
+        out.extend_from_slice(&self.lines);
+        let _ = text_tail(counts, errors, summary, &mut out);
+        out
+    }
+}
+
+fn text_head(errors: &[InputError], out: &mut dyn Write) -> std::io::Result<()> {
+    let bold = Style::new().bold();
+    for e in errors {
+        let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
+        let place = match (e.line, e.column) {
+            (0, _) => e.file.clone(),
+            (l, 0) => format!("{}:{l}", e.file),
+            (l, c) => format!("{}:{l}:{c}", e.file),
+        };
+        writeln!(
+            out,
+            "{bold}{place}:{bold:#} {red}error{red:#} {}",
+            e.message
+        )?;
+    }
+    Ok(())
+}
+
+fn text_tail(
+    c: &Counts,
+    errors: &[InputError],
+    summary: &Summary,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let bold = Style::new().bold();
+    if c.total() > 0 || !errors.is_empty() {
+        writeln!(out)?;
+    }
+    writeln!(out, "{bold}{}{bold:#}", summary_line(c, errors, summary))
+}
+
+/// The summary line of the text report (also the last line of `-o github`).
+pub fn summary_line(c: &Counts, errors: &[InputError], summary: &Summary) -> String {
+    let mut line = format!(
+        "{}, {}, {} in {} ({}, {} checked)",
+        plural(c.errors, "error"),
+        plural(c.warnings, "warning"),
+        plural(c.info, "info"),
+        plural(summary.files, "file"),
+        plural(summary.objects, "object"),
+        plural(summary.pods, "pod template")
+    );
+    if !errors.is_empty() {
+        line.push_str(&format!(
+            "; {} could not be read",
+            plural(errors.len(), "input")
+        ));
+    }
+    if c.fixable > 0 {
+        line.push_str(&format!("; {} fixable with --fix", c.fixable));
+    }
+    if c.not_fixed > 0 {
+        line.push_str(&format!(
+            "; {} not fixed by --fix (rendered output, a YAML alias or a layout it cannot edit): fix by hand",
+            c.not_fixed
+        ));
+    }
+    if summary.suppressed > 0 {
+        line.push_str(&format!(
+            "; {} suppressed by winlint.io/ignore",
+            summary.suppressed
+        ));
+        if !summary.ignore_reasons.is_empty() {
+            line.push_str(&format!(" ({})", summary.ignore_reasons.join("; ")));
+        }
+    }
+    line
+}
+
+/// `styled` without its SGR sequences (`ESC [ digits/; m`, what the reports write), when that is
+/// all that stripping ANSI escapes would remove: every other byte is printable ASCII or a
+/// newline. `None` otherwise: then the text must go through anstream's stripper, which also
+/// drops control characters and escapes that come from the input (file names, messages).
+pub fn strip_styles(styled: &[u8]) -> Option<Vec<u8>> {
+    // No early exit: the check vectorises.
+    let ascii = styled
+        .iter()
+        .fold(true, |ok, &b| ok & matches!(b, b' '..=b'~' | b'\n' | 0x1b));
+    if !ascii {
+        return None;
+    }
+    let text = std::str::from_utf8(styled).ok()?;
+    let mut out = Vec::with_capacity(styled.len());
+    let mut pieces = text.split('\x1b');
+    out.extend_from_slice(pieces.next()?.as_bytes());
+    for piece in pieces {
+        let rest = piece.strip_prefix('[')?;
+        let params = rest.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+        out.extend_from_slice(rest[params..].strip_prefix('m')?.as_bytes());
+    }
+    Some(out)
+}
+
+/// One finding of the JSON report, in the contract's key order.
+#[derive(Serialize)]
+struct LocatedJson<'a> {
+    rule: &'static str,
+    name: &'static str,
+    severity: Severity,
+    file: &'a str,
+    line: usize,
+    column: usize,
+    pointer: &'a str,
+    object: &'a str,
+    /// How the object was made (`helm template`, `kubectl kustomize`); absent for files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rendered: Option<&'a str>,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<FixJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct FixJson<'a> {
+    safety: FixSafety,
+    description: &'a str,
+    applied_by_fix: bool,
+    /// `--fix` ran and could not apply it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    not_fixed: bool,
+    patch: &'a [json_patch::PatchOperation],
+}
+
+impl<'a> LocatedJson<'a> {
+    fn new(l: &'a Located) -> Self {
+        LocatedJson {
+            rule: l.finding.rule.id,
+            name: l.finding.rule.name,
+            severity: l.finding.severity,
+            file: &l.file,
+            line: l.line,
+            column: l.column,
+            pointer: &l.pointer,
+            object: &l.object,
+            rendered: l.rendered.as_deref(),
+            message: &l.finding.message,
+            fix: l.finding.fix.as_ref().map(|fix| FixJson {
+                safety: fix.safety,
+                description: &fix.description,
+                applied_by_fix: l.fix == FixState::Fixable,
+                not_fixed: l.fix == FixState::NotFixed,
+                patch: &fix.ops,
+            }),
+        }
+    }
+}
+
+/// `serde_json`'s `PrettyFormatter` (two-space indent, the same bytes) starting `level` levels
+/// down, so that an item is written straight into its place in the report.
+struct Pretty {
+    level: usize,
+    has_value: bool,
+}
+
+impl Pretty {
+    fn at(level: usize) -> Self {
+        Pretty {
+            level,
+            has_value: false,
+        }
+    }
+
+    fn newline<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
+        const SPACES: &[u8] = &[b' '; 64];
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        let mut n = 2 * self.level;
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            w.write_all(&SPACES[..k])?;
+            n -= k;
+        }
+        Ok(())
+    }
+
+    fn begin<W: ?Sized + Write>(&mut self, w: &mut W, open: &[u8]) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(open)
+    }
+
+    fn end<W: ?Sized + Write>(&mut self, w: &mut W, close: &[u8]) -> std::io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            // The closing bracket on a line of its own: a newline without a comma.
+            self.newline(w, true)?;
+        }
+        w.write_all(close)
+    }
+}
+
+impl serde_json::ser::Formatter for Pretty {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"[")
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.newline(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"{")
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.newline(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+/// The JSON contract, `{"findings": […], "errors": […], "summary": {…}}` pretty-printed, written
+/// as the findings arrive (in report order): memory does not grow with their number. The bytes
+/// are those of `serde_json::to_string_pretty` of the whole report and a newline.
+pub struct JsonReport<W: Write> {
+    out: W,
+    items: usize,
+    /// The first write error; nothing more is written after it.
+    failed: Option<std::io::Error>,
+}
+
+impl<W: Write> JsonReport<W> {
+    pub fn new(out: W) -> Self {
+        JsonReport {
+            out,
+            items: 0,
+            failed: None,
+        }
+    }
+
+    pub fn push(&mut self, l: &Located) {
+        let first = self.items == 0;
+        self.items += 1;
+        if self.failed.is_none()
+            && let Err(e) = self.write_finding(l, first)
+        {
+            self.failed = Some(e);
+        }
+    }
+
+    fn write_finding(&mut self, l: &Located, first: bool) -> std::io::Result<()> {
+        self.out.write_all(if first {
+            b"{\n  \"findings\": [\n    "
+        } else {
+            b",\n    "
+        })?;
+        // An item of the array sits two levels down.
+        let mut ser = serde_json::Serializer::with_formatter(&mut self.out, Pretty::at(2));
+        LocatedJson::new(l).serialize(&mut ser)?;
+        Ok(())
+    }
+
+    /// Close the findings array and write the errors and the summary; `c` are the counts of the
+    /// findings pushed.
+    pub fn finish(
+        mut self,
+        c: &Counts,
+        errors: &[InputError],
+        summary: &Summary,
+    ) -> std::io::Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        self.out.write_all(if self.items == 0 {
+            b"{\n  \"findings\": [],\n"
+        } else {
+            b"\n  ],\n"
+        })?;
+        let rest = json!({
+            "errors": errors.iter().map(|e| json!({"file": e.file, "line": e.line, "column": e.column, "message": e.message})).collect::<Vec<_>>(),
+            "summary": {
+                "errors": c.errors,
+                "warnings": c.warnings,
+                "info": c.info,
+                "fixable": c.fixable,
+                "not_fixed": c.not_fixed,
+                "files": summary.files,
+                "objects": summary.objects,
+                "pods": summary.pods,
+                "suppressed": summary.suppressed,
+                "ignore_reasons": summary.ignore_reasons,
+                "input_errors": errors.len(),
+            }
+        });
+        let rest = serde_json::to_string_pretty(&rest).unwrap_or_default();
+        // `rest` is `{\n  "errors": …}`: its entries follow the findings' at the same level.
+        self.out
+            .write_all(rest.strip_prefix("{\n").unwrap_or(&rest).as_bytes())?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
+}
+
+fn sarif_level(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    }
+}
+
+/// SARIF 2.1.0 with every rule's help text and real regions, in the subset GitHub code
+/// scanning reads (docs.github.com, "SARIF support for code scanning"): every rule has
+/// `shortDescription`, `fullDescription` and `help` (text and markdown) and the recommended
+/// `tags`, `precision` and `problem.severity`; relative paths are URI references against
+/// `%SRCROOT%`, the directory winlint ran in (`originalUriBaseIds`, and
+/// `invocations[0].workingDirectory`, which code scanning uses to make absolute URIs relative);
+/// columns count Unicode code points. Every result carries `fingerprints["winlint/v1"]`, its
+/// identity (file, rule, object, JSON pointer: see [`ci::Fingerprints`]), which
+/// does not change when lines move. A result in rendered output has no region (its lines are
+/// not the template's) and also carries that identity as `partialFingerprints`'
+/// `primaryLocationLineHash`, the only key code scanning uses, since the upload action can only
+/// compute one from a line; for results with a line the action computes it from the line's text.
+/// No `automationDetails`: the category belongs to the upload (`category` of
+/// `github/codeql-action/upload-sarif`), so that two winlint runs can be told apart.
+pub fn sarif_value(r: &Report) -> Value {
+    let all = rules::all();
+    let rule_objs: Vec<Value> = all
+        .iter()
+        .map(|rule| {
+            let m = rule.meta;
+            json!({
+                "id": m.id,
+                "name": m.name,
+                "shortDescription": {"text": m.summary},
+                "fullDescription": {"text": m.summary},
+                "help": {"text": m.docs, "markdown": m.docs},
+                "defaultConfiguration": {"level": sarif_level(m.severity)},
+                "properties": {
+                    "tags": ["kubernetes", "windows"],
+                    "precision": "very-high",
+                    "problem.severity": match m.severity {
+                        Severity::Error => "error",
+                        Severity::Warning => "warning",
+                        Severity::Info => "recommendation",
+                    },
+                    "source": m.source, "applies": m.applies, "fix": m.fix.map(|f| match f { FixSafety::Safe => "safe", FixSafety::OptIn => "opt-in" })},
+            })
+        })
+        .collect();
+    let mut prints = ci::Fingerprints::default();
+    let results: Vec<Value> = r
+        .findings
+        .iter()
+        .map(|l| {
+            let idx = all.iter().position(|x| x.meta.id == l.finding.rule.id).unwrap_or(0);
+            let print = prints.of(l);
+            let mut physical = json!({"artifactLocation": sarif_artifact(&l.file)});
+            let mut message = l.finding.message.clone();
+            match &l.rendered {
+                None => {
+                    physical["region"] =
+                        json!({"startLine": l.line.max(1), "startColumn": l.column.max(1)});
+                }
+                Some(how) => message = format!("{} ({how}): {message}", l.object),
+            }
+            let mut result = json!({
+                "ruleId": l.finding.rule.id,
+                "ruleIndex": idx,
+                "level": sarif_level(l.finding.severity),
+                "message": {"text": message},
+                "locations": [{
+                    "physicalLocation": physical,
+                    "logicalLocations": [{"fullyQualifiedName": format!("{}{}", l.object, l.pointer), "kind": "object"}]
+                }],
+                "fingerprints": {"winlint/v1": print},
+            });
+            if l.rendered.is_some() {
+                result["partialFingerprints"] =
+                    json!({"primaryLocationLineHash": format!("{}:1", &print[..16])});
+            }
+            result
+        })
+        .collect();
+    let notifications: Vec<Value> = r
+        .errors
+        .iter()
+        .map(|e| {
+            let mut physical = json!({"artifactLocation": sarif_artifact(&e.file)});
+            if e.line > 0 {
+                physical["region"] = json!({"startLine": e.line, "startColumn": e.column.max(1)});
+            }
+            json!({
+                "level": "error",
+                "message": {"text": e.message},
+                "locations": [{"physicalLocation": physical}]
+            })
+        })
+        .collect();
+    let mut invocation = json!({"executionSuccessful": r.errors.is_empty(), "toolExecutionNotifications": notifications});
+    let mut run = json!({
+        "tool": {"driver": {
+            "name": "winlint",
+            "version": env!("CARGO_PKG_VERSION"),
+            "semanticVersion": env!("CARGO_PKG_VERSION"),
+            "informationUri": "https://github.com/winlint/winlint",
+            "rules": rule_objs
+        }},
+        "columnKind": "unicodeCodePoints",
+    });
+    if let Some(root) = cwd_uri() {
+        run["originalUriBaseIds"] = json!({"%SRCROOT%": {"uri": root}});
+        invocation["workingDirectory"] = json!({"uri": root});
+    }
+    run["invocations"] = json!([invocation]);
+    run["results"] = Value::Array(results);
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [run]
+    })
+}
+
+/// The working directory as a `file:` URI ending in `/`, the base of relative paths.
+fn cwd_uri() -> Option<String> {
+    let dir = std::env::current_dir().ok()?;
+    let path = dir.to_str()?.replace('\\', "/");
+    let encoded = percent_encoding::utf8_percent_encode(&path, URI_PATH).to_string();
+    let sep = if encoded.ends_with('/') { "" } else { "/" };
+    let lead = if encoded.starts_with('/') { "" } else { "/" };
+    Some(format!("file://{lead}{encoded}{sep}"))
+}
+
+/// An `artifactLocation`: a relative path is a URI reference against `%SRCROOT%`.
+fn sarif_artifact(file: &str) -> Value {
+    let uri = sarif_uri(file);
+    if uri.starts_with("file:") || file == "<stdin>" {
+        json!({"uri": uri})
+    } else {
+        json!({"uri": uri, "uriBaseId": "%SRCROOT%"})
+    }
+}
+
+/// Characters a URI path may carry as they are (RFC 3986 unreserved, plus `/`).
+const URI_PATH: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
+
+/// A URI reference for a file: relative paths stay relative (SARIF consumers resolve them
+/// against the checkout), percent-encoded; `-` becomes `stdin`.
+fn sarif_uri(file: &str) -> String {
+    if file == "<stdin>" {
+        return "stdin".into();
+    }
+    let path = file.replace('\\', "/");
+    let encoded = percent_encoding::utf8_percent_encode(&path, URI_PATH).to_string();
+    if path.starts_with('/') {
+        format!("file://{encoded}")
+    } else {
+        encoded
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strip_styles_removes_only_our_styles() {
+        let bold = Style::new().bold();
+        let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
+        let styled = format!("{bold}a.yaml:1:2:{bold:#} {red}error{red:#} x: y [ok]\n\nz\n");
+        let plain = strip_styles(styled.as_bytes()).expect("only our styles");
+        assert_eq!(
+            String::from_utf8(plain).unwrap(),
+            anstream::adapter::strip_str(&styled).to_string()
+        );
+        // Anything else goes through anstream's stripper.
+        for other in ["a\x1b]0;t\x07b\n", "tab\there\n", "é\n", "\x1b[1", "\x1bc"] {
+            assert_eq!(strip_styles(other.as_bytes()), None, "{other:?}");
+        }
+    }
+
+    #[test]
+    fn pretty_at_a_level_is_serde_json_pretty_indented() {
+        let v = json!({"a": [], "b": {}, "c": [1, {"d": [[]], "e": "x\ny"}], "f": {"g": null}});
+        let mut got = Vec::new();
+        let mut ser = serde_json::Serializer::with_formatter(&mut got, Pretty::at(2));
+        v.serialize(&mut ser).unwrap();
+        let want = serde_json::to_string_pretty(&v)
+            .unwrap()
+            .replace('\n', "\n    ");
+        assert_eq!(String::from_utf8(got).unwrap(), want);
+    }
+}
