@@ -132,10 +132,12 @@ impl TargetArgs {
         };
         let t = &mut cfg.target;
         if let Some(v) = &self.kubernetes_version {
+            t.pinned.kubernetes = true;
             t.kubernetes = KubeVersion::parse(v)
                 .ok_or_else(|| ConfigError::KubernetesVersionFlag(v.clone()))?;
         }
         if !self.windows_builds.is_empty() {
+            t.pinned.windows_builds = true;
             t.windows_builds = self
                 .windows_builds
                 .iter()
@@ -147,6 +149,7 @@ impl TargetArgs {
                 .collect::<Result<_, _>>()?;
         }
         if let Some(i) = &self.isolation {
+            t.pinned.isolation = true;
             t.isolation = if i == "hyperv" {
                 Isolation::Hyperv
             } else {
@@ -154,6 +157,7 @@ impl TargetArgs {
             };
         }
         if let Some(r) = &self.runtime {
+            t.pinned.runtime = true;
             t.runtime = if r == "docker" {
                 Runtime::Docker
             } else {
@@ -170,6 +174,7 @@ impl TargetArgs {
             t.feature_gates.insert(name.to_string(), val);
         }
         if !self.windows_taints.is_empty() {
+            t.pinned.windows_taints = true;
             t.windows_taints = if self.windows_taints.iter().any(|s| s == "none") {
                 Vec::new()
             } else {
@@ -179,7 +184,10 @@ impl TargetArgs {
                     .collect::<Result<_, _>>()?
             };
         }
-        t.cluster_mixed_builds |= self.cluster_mixed_builds;
+        if self.cluster_mixed_builds {
+            t.pinned.cluster_mixed_builds = true;
+            t.cluster_mixed_builds = true;
+        }
         t.check_eol |= self.check_eol;
         for r in &self.disable {
             cfg.policy.overrides.insert(rule_id(r)?.to_string(), None);

@@ -197,12 +197,14 @@ impl Config {
         match &t.kubernetes_version {
             None => {}
             Some(serde_json::Value::String(v)) => {
+                self.target.pinned.kubernetes = true;
                 self.target.kubernetes = KubeVersion::parse(v)
                     .ok_or_else(|| ConfigError::KubernetesVersion(v.clone()))?;
             }
             Some(v) => return Err(ConfigError::UnquotedKubernetesVersion(v.clone())),
         }
         if let Some(b) = &t.windows_builds {
+            self.target.pinned.windows_builds = true;
             self.target.windows_builds = b
                 .iter()
                 .map(|s| {
@@ -211,21 +213,25 @@ impl Config {
                 .collect::<Result<_, _>>()?;
         }
         if let Some(i) = t.isolation {
+            self.target.pinned.isolation = true;
             self.target.isolation = i;
         }
         if let Some(r) = t.runtime {
+            self.target.pinned.runtime = true;
             self.target.runtime = r;
         }
         self.target
             .feature_gates
             .extend(t.feature_gates.iter().map(|(k, v)| (k.clone(), *v)));
         if let Some(ts) = &t.windows_taints {
+            self.target.pinned.windows_taints = true;
             self.target.windows_taints = ts
                 .iter()
                 .map(|s| Taint::parse(s))
                 .collect::<Result<_, _>>()?;
         }
         if let Some(m) = t.cluster_mixed_builds {
+            self.target.pinned.cluster_mixed_builds = true;
             self.target.cluster_mixed_builds = m;
         }
         if let Some(e) = t.check_eol {

@@ -11,67 +11,13 @@ use k8s_openapi::api::core::v1::{Namespace, Node};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::apimachinery::pkg::version::Info;
 
-use super::schedule::{self, Fit, Toleration};
-use crate::config::{KubeVersion, Taint};
-use crate::windows::{Build, Isolation, handler_isolation, parse_build};
-
-/// The per-node label that group keys leave out (kept per node instead).
-pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
-/// The kubelet's Windows build label (`10.0.20348`).
-pub const WINDOWS_BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
-
-/// Taints that the node lifecycle controller (and the kubelet / cloud controller while a node
-/// starts) put on and take off by themselves: conditions of one node at one moment, not facts
-/// about where a workload may run. Every new Node gets `not-ready` until its kubelet is Ready.
-pub const CONDITION_TAINTS: &[&str] = &[
-    "node.kubernetes.io/not-ready",
-    "node.kubernetes.io/unreachable",
-    "node.kubernetes.io/memory-pressure",
-    "node.kubernetes.io/disk-pressure",
-    "node.kubernetes.io/pid-pressure",
-    "node.kubernetes.io/network-unavailable",
-    "node.kubernetes.io/unschedulable",
-    // Set by the kubelet with an external cloud provider until the cloud controller manager
-    // has initialised the node.
-    "node.cloudprovider.kubernetes.io/uninitialized",
-];
-
-/// Whether a taint is a scheduling fact (not a [`CONDITION_TAINTS`] one).
-pub fn is_scheduling_taint(key: &str) -> bool {
-    !CONDITION_TAINTS.contains(&key)
-}
-
-/// A node's operating system: label `kubernetes.io/os`, else `beta.kubernetes.io/os`, else
-/// `status.nodeInfo.operatingSystem`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum NodeOs {
-    Linux,
-    Windows,
-    Other(String),
-    Unknown,
-}
-
-impl NodeOs {
-    fn from_str(s: &str) -> NodeOs {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "linux" => NodeOs::Linux,
-            "windows" => NodeOs::Windows,
-            "" => NodeOs::Unknown,
-            o => NodeOs::Other(o.to_string()),
-        }
-    }
-}
-
-impl fmt::Display for NodeOs {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NodeOs::Linux => f.write_str("linux"),
-            NodeOs::Windows => f.write_str("windows"),
-            NodeOs::Other(s) => f.write_str(s),
-            NodeOs::Unknown => f.write_str("unknown"),
-        }
-    }
-}
+use crate::model::labels::{BUILD_LABEL as WINDOWS_BUILD_LABEL, HOSTNAME_LABEL};
+pub use crate::model::nodes::{
+    CONDITION_TAINTS, NodeGroup, NodeOs, RuntimeClassFacts, is_scheduling_taint,
+};
+use crate::model::schedule::{self, Fit};
+use crate::model::{KubeVersion, Taint};
+use crate::windows::{Build, parse_build};
 
 /// What makes nodes interchangeable for scheduling and for the rules: everything of a Node that
 /// the facts keep except its name and hostname.
@@ -115,6 +61,17 @@ impl PartialOrd for NodeShape {
     }
 }
 
+/// The shape of a group's nodes.
+fn shape_of(g: &NodeGroup) -> NodeShape {
+    NodeShape {
+        os: g.os.clone(),
+        build: g.build,
+        taints: g.taints.clone(),
+        labels: g.labels.clone(),
+        runtime: g.runtime.clone(),
+    }
+}
+
 /// One Node, reduced to what the facts keep.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeObservation {
@@ -147,8 +104,8 @@ impl NodeObservation {
         let os = labels
             .get("kubernetes.io/os")
             .or_else(|| labels.get("beta.kubernetes.io/os"))
-            .map(|s| NodeOs::from_str(s))
-            .or_else(|| info.map(|i| NodeOs::from_str(&i.operating_system)))
+            .map(|s| NodeOs::parse(s))
+            .or_else(|| info.map(|i| NodeOs::parse(&i.operating_system)))
             .unwrap_or(NodeOs::Unknown);
         let (build, build_problem) = if os == NodeOs::Windows {
             let label = labels.get(WINDOWS_BUILD_LABEL);
@@ -207,103 +164,6 @@ impl NodeObservation {
             },
             build_problem,
         }
-    }
-}
-
-/// Nodes of one shape: same OS, build, scheduling taints, labels (but hostname) and runtime.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeGroup {
-    pub os: NodeOs,
-    pub build: Option<Build>,
-    pub taints: Vec<Taint>,
-    pub labels: BTreeMap<String, String>,
-    pub runtime: Option<String>,
-    /// Node name → its `kubernetes.io/hostname` label: a hostname selector or a `matchFields`
-    /// on `metadata.name` matches exactly these.
-    pub nodes: BTreeMap<String, Option<String>>,
-}
-
-impl NodeGroup {
-    pub fn count(&self) -> usize {
-        self.nodes.len()
-    }
-    pub fn is_windows(&self) -> bool {
-        self.os == NodeOs::Windows
-    }
-    /// The hostnames of the group's nodes.
-    pub fn hostnames(&self) -> impl Iterator<Item = &str> {
-        self.nodes.values().filter_map(|h| h.as_deref())
-    }
-    fn shape(&self) -> NodeShape {
-        NodeShape {
-            os: self.os.clone(),
-            build: self.build,
-            taints: self.taints.clone(),
-            labels: self.labels.clone(),
-            runtime: self.runtime.clone(),
-        }
-    }
-    /// `windows 10.0.20348 [os=windows:NoSchedule] containerd://1.7.20`
-    pub fn describe(&self) -> String {
-        let mut s = self.os.to_string();
-        if self.is_windows() {
-            match self.build {
-                Some(b) => s.push_str(&format!(" {b}")),
-                None => s.push_str(" (build unknown)"),
-            }
-        }
-        let taints: Vec<String> = self.taints.iter().map(|t| t.to_string()).collect();
-        s.push_str(&format!(" taints [{}]", taints.join(", ")));
-        if let Some(r) = &self.runtime {
-            s.push_str(&format!(" {r}"));
-        }
-        s
-    }
-}
-
-/// A RuntimeClass as scheduling and isolation see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RuntimeClassFacts {
-    pub name: String,
-    pub handler: String,
-    /// `scheduling.nodeSelector`, merged into the pods that name the class.
-    pub node_selector: BTreeMap<String, String>,
-    /// `scheduling.tolerations`, added to the pods that name the class.
-    pub tolerations: Vec<Toleration>,
-    /// What the handler selects on Windows: containerd's `runhcs-wcow-hypervisor[-BUILD]` is
-    /// Hyper-V, `runhcs-wcow-process` process isolation; `None` for other handlers.
-    pub isolation: Option<Isolation>,
-    /// `runhcs-wcow-hypervisor-19041`: the utility VM's build the handler pins (the
-    /// `kubernetes-sigs/windows-testing` Hyper-V classes use this form).
-    pub hyperv_guest_build: Option<Build>,
-}
-
-impl RuntimeClassFacts {
-    pub fn from_api(rc: &RuntimeClass) -> RuntimeClassFacts {
-        let sched = rc.scheduling.as_ref();
-        let handler = rc.handler.clone();
-        let isolation = handler_isolation(&handler);
-        let hyperv_guest_build = handler
-            .strip_prefix("runhcs-wcow-hypervisor-")
-            .and_then(parse_build);
-        RuntimeClassFacts {
-            name: rc.metadata.name.clone().unwrap_or_default(),
-            node_selector: sched
-                .and_then(|s| s.node_selector.clone())
-                .unwrap_or_default(),
-            tolerations: sched
-                .and_then(|s| s.tolerations.as_ref())
-                .into_iter()
-                .flatten()
-                .map(Toleration::from_api)
-                .collect(),
-            isolation,
-            hyperv_guest_build,
-            handler,
-        }
-    }
-    pub fn is_hyperv(&self) -> bool {
-        self.isolation == Some(Isolation::Hyperv)
     }
 }
 
@@ -617,9 +477,9 @@ impl ClusterFacts {
             .groups
             .iter()
             .enumerate()
-            .map(|(i, g)| (g.shape(), i))
+            .map(|(i, g)| (shape_of(g), i))
             .collect();
-        let new_shapes: BTreeSet<NodeShape> = self.groups.iter().map(NodeGroup::shape).collect();
+        let new_shapes: BTreeSet<NodeShape> = self.groups.iter().map(shape_of).collect();
         let old_group_of: HashMap<&str, usize> = old
             .groups
             .iter()
@@ -628,7 +488,7 @@ impl ClusterFacts {
             .collect();
         let mut moved: BTreeMap<usize, usize> = BTreeMap::new();
         for g in &self.groups {
-            let shape = g.shape();
+            let shape = shape_of(g);
             if let Some(&oi) = old_shapes.get(&shape) {
                 let o = &old.groups[oi];
                 if o.count() != g.count() {
@@ -672,7 +532,7 @@ impl ClusterFacts {
             }
         }
         for (oi, o) in old.groups.iter().enumerate() {
-            if !new_shapes.contains(&o.shape()) && moved.get(&oi) != Some(&o.count()) {
+            if !new_shapes.contains(&shape_of(o)) && moved.get(&oi) != Some(&o.count()) {
                 out.push(FactChange::GroupGone {
                     group: o.describe(),
                 });
@@ -852,6 +712,7 @@ impl fmt::Display for FactChange {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::windows::Isolation;
     use crate::windows::{WS2019, WS2022};
     use serde_json::json;
 

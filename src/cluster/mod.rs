@@ -57,15 +57,16 @@
 
 pub mod audit;
 pub mod client;
+pub mod effective;
 pub mod facts;
 pub mod live;
-pub mod schedule;
 
+pub use crate::model::schedule::{self, Fit, Toleration, fit};
 pub use audit::{AuditObject, Inventory, Scope, list_workloads, top_owners};
 pub use client::{ClientSource, ClusterError, ErrorKind, PAGE_SIZE, client, list_paged, read_once};
+pub use effective::Effective;
 pub use facts::{
     CONDITION_TAINTS, ClusterFacts, FactChange, NodeGroup, NodeIndex, NodeObservation, NodeOs,
     NodeShape, RuntimeClassFacts, ServerVersion, Synced,
 };
 pub use live::{ClusterWatch, FactsMetrics, ResourceStatus, WatchOptions, WatchStatus};
-pub use schedule::{Fit, Toleration, fit};

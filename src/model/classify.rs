@@ -431,46 +431,14 @@ fn affinity_not_in(spec: &Value, os: &str) -> bool {
         })
 }
 
-/// Does `toleration` tolerate the taint (`key`, `value`, `effect`)?
-pub fn tolerates(toleration: &Value, key: &str, value: Option<&str>, effect: &str) -> bool {
-    let t_key = toleration.get("key").and_then(Value::as_str).unwrap_or("");
-    let op = toleration
-        .get("operator")
-        .and_then(Value::as_str)
-        .unwrap_or("Equal");
-    let t_effect = toleration
-        .get("effect")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if !t_effect.is_empty() && t_effect != effect {
-        return false;
-    }
-    match op {
-        "Exists" => t_key.is_empty() || t_key == key,
-        _ => {
-            t_key == key
-                && toleration
-                    .get("value")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    == value.unwrap_or("")
-        }
-    }
-}
-
 /// Whether the pod (or its RuntimeClass) tolerates every configured Windows taint.
 pub fn tolerates_windows_taint(site: &PodSite, target: &Target) -> bool {
-    let tols: Vec<&Value> = site
-        .get("/tolerations")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .collect();
+    let tols = super::schedule::pod_tolerations(site.spec);
     !target.windows_taints.is_empty()
-        && target.windows_taints.iter().all(|taint| {
-            tols.iter()
-                .any(|t| tolerates(t, &taint.key, taint.value.as_deref(), &taint.effect))
-        })
+        && target
+            .windows_taints
+            .iter()
+            .all(|taint| super::schedule::tolerated(&tols, taint))
 }
 
 #[cfg(test)]
@@ -534,21 +502,5 @@ mod tests {
         assert_eq!(affinity_os(&one), Some((Os::Windows, true)));
         let two = json!({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[t("windows"), t("linux")]}}}});
         assert_eq!(affinity_os(&two), Some((Os::Unknown, false)));
-    }
-
-    #[test]
-    fn toleration_matching() {
-        let exists_all = json!({"operator":"Exists"});
-        assert!(tolerates(&exists_all, "os", Some("windows"), "NoSchedule"));
-        let eq = json!({"key":"os","operator":"Equal","value":"windows","effect":"NoSchedule"});
-        assert!(tolerates(&eq, "os", Some("windows"), "NoSchedule"));
-        assert!(!tolerates(&eq, "os", Some("linux"), "NoSchedule"));
-        let other_effect = json!({"key":"os","operator":"Exists","effect":"NoExecute"});
-        assert!(!tolerates(
-            &other_effect,
-            "os",
-            Some("windows"),
-            "NoSchedule"
-        ));
     }
 }

@@ -5,21 +5,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
+use super::nodes::RuntimeClassFacts;
 use super::workload::Lookup;
-
-/// What a RuntimeClass contributes to the pods that name it.
-#[derive(Debug, Clone, Default)]
-pub struct RuntimeClassInfo {
-    pub handler: String,
-    pub node_selector: BTreeMap<String, String>,
-    pub tolerations: Vec<Value>,
-}
 
 /// Cluster facts known to the evaluation: objects in the same CLI input, or what the webhook
 /// knows. Rules that need a fact fire only when it is here (shared/rules.md "Context-dependent").
 #[derive(Debug, Clone, Default)]
 pub struct Context {
-    pub runtime_classes: HashMap<String, RuntimeClassInfo>,
+    pub runtime_classes: HashMap<String, RuntimeClassFacts>,
     /// (namespace, name) → keys, for ConfigMaps and Secrets.
     pub config_maps: HashMap<(String, String), BTreeSet<String>>,
     pub secrets: HashMap<(String, String), BTreeSet<String>>,
@@ -46,19 +39,8 @@ impl Context {
         match kind {
             "RuntimeClass" => {
                 if let Ok(rc) = serde_json::from_value::<RuntimeClass>(object.clone()) {
-                    let sched = rc.scheduling.unwrap_or_default();
-                    let info = RuntimeClassInfo {
-                        handler: rc.handler,
-                        node_selector: sched.node_selector.unwrap_or_default(),
-                        tolerations: sched
-                            .tolerations
-                            .unwrap_or_default()
-                            .into_iter()
-                            .filter_map(|t| serde_json::to_value(t).ok())
-                            .collect(),
-                    };
-                    self.runtime_classes
-                        .insert(rc.metadata.name.unwrap_or_default(), info);
+                    let rc = RuntimeClassFacts::from_api(&rc);
+                    self.runtime_classes.insert(rc.name.clone(), rc);
                 }
             }
             "ConfigMap" => {
@@ -124,6 +106,6 @@ mod tests {
             "tolerations":[{"effect":"NoSchedule","key":"os","operator":"Equal","value":"windows"}]}}));
         let rc = &cx.runtime_classes["windows-2019"];
         assert_eq!(rc.node_selector["kubernetes.io/os"], "windows");
-        assert_eq!(rc.tolerations[0]["key"], "os");
+        assert_eq!(rc.tolerations[0].key, "os");
     }
 }

@@ -10,6 +10,8 @@ pub const BETA_ARCH_LABEL: &str = "beta.kubernetes.io/arch";
 pub const OS_LABELS: [&str; 2] = [OS_LABEL, BETA_OS_LABEL];
 /// The Windows build node label (`10.0.20348`).
 pub const BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
+/// The per-node label (node groups leave it out of their key and keep it per node).
+pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 
 /// The (pre-1.21) Hyper-V isolation annotation of a pod (WIN402, mutation M5).
 pub const HYPERV_ANNOTATION: &str = "experimental.windows.kubernetes.io/isolation-type";

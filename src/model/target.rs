@@ -3,10 +3,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::labels::{BETA_OS_LABEL, OS_LABEL};
+use super::nodes::NodeGroup;
+pub use super::nodes::{Taint, TaintError};
 use super::windows::{self, Build, Isolation};
 
 /// A Kubernetes minor version.
@@ -40,80 +43,11 @@ impl fmt::Display for KubeVersion {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Runtime {
     Containerd,
     Docker,
-}
-
-/// A node taint, `key=value:Effect` or `key:Effect`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Taint {
-    pub key: String,
-    pub value: Option<String>,
-    pub effect: String,
-}
-
-/// A taint that does not parse.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TaintError {
-    #[error("taint {0:?}: expected key=value:Effect")]
-    Format(String),
-    #[error("taint {0:?}: effect must be NoSchedule, PreferNoSchedule or NoExecute")]
-    Effect(String),
-    #[error("taint {0:?}: empty key")]
-    EmptyKey(String),
-}
-
-impl Taint {
-    pub fn parse(s: &str) -> Result<Self, TaintError> {
-        let (kv, effect) = s
-            .rsplit_once(':')
-            .ok_or_else(|| TaintError::Format(s.to_string()))?;
-        let effect = effect.trim();
-        if !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute") {
-            return Err(TaintError::Effect(s.to_string()));
-        }
-        let (key, value) = match kv.split_once('=') {
-            Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
-            None => (kv.trim().to_string(), None),
-        };
-        if key.is_empty() {
-            return Err(TaintError::EmptyKey(s.to_string()));
-        }
-        Ok(Taint {
-            key,
-            value,
-            effect: effect.to_string(),
-        })
-    }
-
-    /// The toleration that tolerates exactly this taint.
-    pub fn toleration(&self) -> serde_json::Value {
-        let mut t = serde_json::Map::new();
-        t.insert("key".into(), self.key.clone().into());
-        match &self.value {
-            Some(v) => {
-                t.insert("operator".into(), "Equal".into());
-                t.insert("value".into(), v.clone().into());
-            }
-            None => {
-                t.insert("operator".into(), "Exists".into());
-            }
-        }
-        t.insert("effect".into(), self.effect.clone().into());
-        serde_json::Value::Object(t)
-    }
-}
-
-impl fmt::Display for Taint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.value {
-            Some(v) => write!(f, "{}={}:{}", self.key, v, self.effect),
-            None => write!(f, "{}:{}", self.key, self.effect),
-        }
-    }
 }
 
 /// The cluster a manifest is evaluated against (shared/rules.md §1).
@@ -133,6 +67,23 @@ pub struct Target {
     pub hyperv_runtime_class: String,
     /// Today's date for WIN506 (`YYYY-MM-DD`); defaults to the system clock.
     pub today: Option<String>,
+    /// The cluster's node groups when they are observed (the webhook's watches, `--cluster`);
+    /// `None` offline, where the configured builds and taints stand for the nodes.
+    pub nodes: Option<Arc<[NodeGroup]>>,
+    /// Which facts the configuration sets itself (file or flags): facts read from a cluster
+    /// never replace these.
+    pub pinned: Pinned,
+}
+
+/// Target facts the configuration pins (set in `winlint.yaml` or by a flag).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pinned {
+    pub kubernetes: bool,
+    pub windows_builds: bool,
+    pub windows_taints: bool,
+    pub runtime: bool,
+    pub isolation: bool,
+    pub cluster_mixed_builds: bool,
 }
 
 impl Default for Target {
@@ -150,6 +101,8 @@ impl Default for Target {
             check_eol: false,
             hyperv_runtime_class: "runhcs-wcow-hypervisor".into(),
             today: None,
+            nodes: None,
+            pinned: Pinned::default(),
         }
     }
 }

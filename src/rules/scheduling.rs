@@ -6,6 +6,7 @@ use super::Rule;
 use crate::model::classify::{self, Os, Source};
 use crate::model::labels::{BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABELS};
 use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::schedule;
 use crate::model::windows::{self, Build};
 use crate::model::workload::PodSite;
 use crate::model::{Eval, escape};
@@ -757,28 +758,18 @@ configured taint). The webhook applies it as mutation M3.
 };
 
 fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    let rc_tols: Vec<Value> = site
+    let mut tols = schedule::pod_tolerations(site.spec);
+    if let Some(rc) = site
         .str("/runtimeClassName")
         .and_then(|n| eval.context.runtime_classes.get(n))
-        .map(|rc| rc.tolerations.clone())
-        .unwrap_or_default();
-    let pod_tols: Vec<&Value> = site
-        .get("/tolerations")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .collect();
+    {
+        tols.extend(rc.tolerations.iter().cloned());
+    }
     let missing: Vec<&crate::model::Taint> = eval
         .target
         .windows_taints
         .iter()
-        .filter(|t| {
-            !pod_tols
-                .iter()
-                .copied()
-                .chain(rc_tols.iter())
-                .any(|tol| classify::tolerates(tol, &t.key, t.value.as_deref(), &t.effect))
-        })
+        .filter(|t| !schedule::tolerated(&tols, t))
         .collect();
     if missing.is_empty() {
         return Vec::new();

@@ -6,7 +6,7 @@
 //! `DoNotScheduleTaintsFilterFunc`, `Toleration.ToleratesTaint`).
 //!
 //! Pure: the pod spec is the request's `serde_json::Value` (typed structs drop fields), the node
-//! side a [`NodeGroup`](super::NodeGroup).
+//! side a [`NodeGroup`].
 //!
 //! Not modelled (they need state the facts do not hold, or are not hard filters): resources,
 //! ports, volumes/topology, pod (anti-)affinity, topology spread, `spec.nodeName` (which
@@ -18,62 +18,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::facts::{HOSTNAME_LABEL, NodeGroup, RuntimeClassFacts};
-use crate::config::Taint;
-
-/// A pod's toleration (`key`, `operator`, `value`, `effect`; empty strings where absent, as the
-/// API's zero values).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Toleration {
-    pub key: String,
-    /// `Equal` (also when empty) or `Exists`; anything else tolerates nothing.
-    pub operator: String,
-    pub value: String,
-    /// Empty: every effect.
-    pub effect: String,
-}
-
-impl Toleration {
-    /// From a toleration object of a pod spec; `None` when it is not an object.
-    pub fn from_json(v: &Value) -> Option<Toleration> {
-        let o = v.as_object()?;
-        let s = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        Some(Toleration {
-            key: s("key"),
-            operator: s("operator"),
-            value: s("value"),
-            effect: s("effect"),
-        })
-    }
-
-    /// From the typed toleration of a RuntimeClass.
-    pub fn from_api(t: &k8s_openapi::api::core::v1::Toleration) -> Toleration {
-        let s = |o: &Option<String>| o.clone().unwrap_or_default();
-        Toleration {
-            key: s(&t.key),
-            operator: s(&t.operator),
-            value: s(&t.value),
-            effect: s(&t.effect),
-        }
-    }
-
-    /// `v1.Toleration.ToleratesTaint`: empty effect matches every effect, empty key every key;
-    /// operator `Exists` matches every value, `Equal` (or empty) exactly the taint's value (an
-    /// absent taint value is the empty string).
-    pub fn tolerates(&self, taint: &Taint) -> bool {
-        if !self.effect.is_empty() && self.effect != taint.effect {
-            return false;
-        }
-        if !self.key.is_empty() && self.key != taint.key {
-            return false;
-        }
-        match self.operator.as_str() {
-            "" | "Equal" => self.value == taint.value.as_deref().unwrap_or(""),
-            "Exists" => true,
-            _ => false,
-        }
-    }
-}
+use super::labels::HOSTNAME_LABEL;
+pub use super::nodes::Toleration;
+use super::nodes::{NodeGroup, RuntimeClassFacts, Taint};
 
 /// The tolerations of a pod spec (entries that are not objects are skipped).
 pub fn pod_tolerations(spec: &Value) -> Vec<Toleration> {
