@@ -121,6 +121,9 @@ pub struct TargetArgs {
     /// Disable a rule (ID or name), repeatable.
     #[arg(long, value_name = "RULE")]
     pub disable: Vec<String>,
+    /// Enable a rule that is off by default (WIN308), at its own severity; repeatable.
+    #[arg(long, value_name = "RULE")]
+    pub enable: Vec<String>,
 }
 
 impl TargetArgs {
@@ -189,6 +192,9 @@ impl TargetArgs {
             t.cluster_mixed_builds = true;
         }
         t.check_eol |= self.check_eol;
+        for r in &self.enable {
+            cfg.policy.overrides.remove(rule_id(r)?);
+        }
         for r in &self.disable {
             cfg.policy.overrides.insert(rule_id(r)?.to_string(), None);
         }

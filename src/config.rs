@@ -65,12 +65,18 @@ pub struct Config {
 }
 
 impl Default for Config {
+    /// The default target and policy: safe fixes on, the rules of
+    /// [`crate::rules::OFF_BY_DEFAULT`] off.
     fn default() -> Self {
         Config {
             target: Target::default(),
             policy: Policy {
                 safe_fixes: true,
                 exempt_namespace_label: EXEMPT_NAMESPACE_LABEL.into(),
+                overrides: crate::rules::OFF_BY_DEFAULT
+                    .iter()
+                    .map(|id| (id.to_string(), None))
+                    .collect(),
                 ..Policy::default()
             },
         }
@@ -82,7 +88,8 @@ impl Default for Config {
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ConfigFile {
     pub target: TargetFile,
-    /// `WIN403: error`, `env-name-invalid: off` (a bare `off`/`false` is YAML 1.1's false).
+    /// `WIN403: error`, `env-name-invalid: off` (a bare `off`/`false` is YAML 1.1's false),
+    /// `WIN308: on` (a rule that is off by default, at its own severity).
     pub rules: BTreeMap<String, serde_json::Value>,
     pub fix: FixFile,
     pub mutation: MutationPolicy,
@@ -144,7 +151,7 @@ pub enum ConfigError {
         key: String,
         source: UnknownSeverity,
     },
-    #[error("rules.{key}: {value} is not a severity (error, warning, info or off)")]
+    #[error("rules.{key}: {value} is not a severity (error, warning, info, on or off)")]
     RuleValue {
         key: String,
         value: serde_json::Value,
@@ -249,6 +256,11 @@ impl Config {
                 serde_json::Value::Bool(true) => {
                     self.policy.overrides.remove(id);
                 }
+                serde_json::Value::String(s)
+                    if matches!(s.to_ascii_lowercase().as_str(), "on" | "enabled" | "true") =>
+                {
+                    self.policy.overrides.remove(id);
+                }
                 serde_json::Value::String(s) => {
                     let sev = match s.to_ascii_lowercase().as_str() {
                         "off" | "disabled" | "false" | "none" => None,
@@ -341,6 +353,26 @@ mod tests {
         assert_eq!(t.toleration()["operator"], "Equal");
         assert!(Taint::parse("os=windows").is_err());
         assert_eq!(Taint::parse("dedicated:NoExecute").unwrap().value, None);
+    }
+
+    /// WIN308 is off by default; `on`/`true` turns it on at its own severity, flags too.
+    #[test]
+    fn rules_off_by_default() {
+        let off = |c: &Config| c.policy.overrides.get("WIN308") == Some(&None);
+        assert!(off(&Config::default()));
+        for v in ["on", "true", "enabled"] {
+            let c = Config::from_yaml(&format!("rules: {{WIN308: \"{v}\"}}"), "t").unwrap();
+            assert!(!off(&c), "{v}");
+        }
+        let c = Config::from_yaml("rules: {mountpath-not-windows-style: true}", "t").unwrap();
+        assert!(!off(&c));
+        let c = Config::from_yaml("rules: {WIN308: info}", "t").unwrap();
+        assert_eq!(
+            c.policy.overrides.get("WIN308"),
+            Some(&Some(Severity::Info))
+        );
+        let c = Config::from_yaml("rules: {WIN408: off}", "t").unwrap();
+        assert!(off(&c) && c.policy.overrides.get("WIN408") == Some(&None));
     }
 
     #[test]

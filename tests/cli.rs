@@ -18,8 +18,9 @@ const MULTI: &str = "testdata/cli/multi-doc.yaml";
 // ---------------------------------------------------------------------------------------------
 // 1. Locations in multi-document files
 
+/// The multi-document fixture plants a WIN308 (off by default) five levels deep: enabled here.
 fn multi_report() -> Value {
-    let out = winlint(&["-o", "json", MULTI]);
+    let out = winlint(&["-o", "json", "--enable", "WIN308", MULTI]);
     out.assert_code(1);
     out.json()
 }
@@ -154,7 +155,8 @@ fn multi_doc_finds_exactly_the_planted_faults() {
 fn unusual_yaml_locations() {
     let f = "testdata/cli/odd-yaml.yaml";
     let text = fixture(f);
-    let out = winlint(&["-o", "json", f]);
+    // Its findings are WIN308's (off by default), at odd YAML locations.
+    let out = winlint(&["-o", "json", "--enable", "WIN308", f]);
     out.assert_code(0);
     let r = out.json();
     assert_eq!(findings(&r).len(), 3, "{}", brief(&r));
@@ -589,7 +591,7 @@ fn broken_yaml_is_reported_with_its_line_and_other_files_still_linted() {
 #[test]
 fn text_line_shape_and_summary() {
     let text = fixture(MULTI);
-    let out = winlint(&[MULTI]);
+    let out = winlint(&["--enable", "WIN308", MULTI]);
     out.assert_code(1);
     let re = regex::Regex::new(
         r"^(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|info) (?P<id>WIN\d{3}) (?P<name>[a-z0-9-]+): (?P<msg>.+)$",
@@ -756,7 +758,7 @@ fn rules_json() -> Vec<Value> {
 #[test]
 fn sarif_shape() {
     let text = fixture(MULTI);
-    let out = winlint(&["-o", "sarif", MULTI]);
+    let out = winlint(&["-o", "sarif", "--enable", "WIN308", MULTI]);
     out.assert_code(1);
     let s = out.json();
     assert_eq!(s["version"], "2.1.0");
@@ -999,7 +1001,10 @@ const CONFIG: &str = "testdata/cli/config/target.yaml";
 fn config_file_sets_target_severity_and_disables_rules() {
     let plain = winlint(&["-o", "json", SUBJECT]).json();
     assert!(has(&plain, "WIN403", "info"), "{}", brief(&plain));
-    assert!(has(&plain, "WIN308", "info"), "{}", brief(&plain));
+    // WIN308 is off by default; `--enable` turns it on.
+    assert!(!rules_of(&plain).iter().any(|(a, _)| a == "WIN308"));
+    let enabled = winlint(&["-o", "json", "--enable", "WIN308", SUBJECT]).json();
+    assert!(has(&enabled, "WIN308", "info"), "{}", brief(&enabled));
     assert!(has(&plain, "WIN314", "warning"), "{}", brief(&plain));
 
     let out = winlint(&["-o", "json", "--config", CONFIG, SUBJECT]);
@@ -1098,15 +1103,12 @@ fn bad_config_files_are_usage_errors() {
 
 #[test]
 fn unquoted_off_in_the_config_disables_the_rule() {
-    // `WIN308: off` is how people write it; YAML 1.1 (Kubernetes' YAML) reads a bare off as
+    // `WIN314: off` is how people write it; YAML 1.1 (Kubernetes' YAML) reads a bare off as
     // false. Both must mean "disabled", not "invalid type: boolean".
     let dir = tempfile::tempdir().unwrap();
     for (name, body) in [
-        ("off.yaml", "rules:\n  WIN308: off\n"),
-        (
-            "false.yaml",
-            "rules:\n  mountpath-not-windows-style: false\n",
-        ),
+        ("off.yaml", "rules:\n  WIN314: off\n"),
+        ("false.yaml", "rules:\n  secret-volume-cleartext: false\n"),
     ] {
         let p = dir.path().join(name);
         std::fs::write(&p, body).unwrap();
@@ -1114,7 +1116,7 @@ fn unquoted_off_in_the_config_disables_the_rule() {
         out.assert_code(0);
         let r = out.json();
         assert!(
-            !rules_of(&r).iter().any(|(a, _)| a == "WIN308"),
+            !rules_of(&r).iter().any(|(a, _)| a == "WIN314"),
             "{name}: {}",
             brief(&r)
         );

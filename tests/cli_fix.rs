@@ -33,8 +33,9 @@ fn missing_in_order<'a>(needles: &[&'a str], hay: &[&str]) -> Option<&'a str> {
     needles.iter().copied().find(|n| !it.any(|h| h == n))
 }
 
+/// `--fix` with WIN308 (off by default) enabled: its mountPath fix is the fixtures' main edit.
 fn fix(path: &Path, extra: &[&str]) -> Out {
-    let mut args = vec!["--fix"];
+    let mut args = vec!["--fix", "--enable", "WIN308"];
     args.extend_from_slice(extra);
     args.push(s(path));
     winlint(&args)
@@ -50,7 +51,7 @@ fn diff_prints_a_unified_diff_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let p = copy_to(dir.path(), COMMENTS, "comments.yaml");
     let before = std::fs::read(&p).unwrap();
-    let out = winlint(&["--diff", s(&p)]);
+    let out = winlint(&["--diff", "--enable", "WIN308", s(&p)]);
     out.assert_clean_exit();
     assert_ne!(out.code(), 2, "{out}");
     assert_eq!(std::fs::read(&p).unwrap(), before, "--diff must not write");
@@ -138,7 +139,7 @@ fn fix_is_idempotent() {
     assert_fixed_cleanly(&fix(&p, &[]));
     let once = std::fs::read(&p).unwrap();
 
-    let out = winlint(&["-o", "json", s(&p)]);
+    let out = winlint(&["-o", "json", "--enable", "WIN308", s(&p)]);
     out.assert_clean_exit();
     let r = out.json();
     assert_eq!(r["summary"]["fixable"], 0, "after --fix:\n{}", brief(&r));
@@ -156,7 +157,7 @@ fn fix_is_idempotent() {
         once,
         "a second --fix changed the file"
     );
-    let out = winlint(&["--diff", s(&p)]);
+    let out = winlint(&["--diff", "--enable", "WIN308", s(&p)]);
     out.assert_clean_exit();
     assert!(out.stdout.trim().is_empty(), "nothing left to diff\n{out}");
 }

@@ -671,6 +671,8 @@ fn forbidden_left(object: &Value, config: &Config) -> Vec<String> {
     workload::pod_sites(object)
         .iter()
         .flat_map(|s| linux_only_fields(s, &config.target))
+        // What the target's API server would reject (a dropped or unknown field is admitted).
+        .filter(|f| f.rejected)
         .map(|f| f.pointer)
         .collect()
 }

@@ -556,18 +556,27 @@ impl Fixer<'_> {
         Ok(out)
     }
 
-    /// Fix an admission object in place ([`InPlace`]) without making it worse: if the fixed
-    /// object has an error (by rule) that `findings` (its lint) does not, the API server would
-    /// reject it, so the fixes are taken back and tried again without the fixes that add
-    /// `spec.os` ([`crate::model::meta::Mutation::adds_spec_os`]), then not at all. Returns the
-    /// patch against the original object and the rules whose fixes it holds.
+    /// Fix an admission object in place ([`InPlace`]) without making it worse, with the fixes
+    /// of the rules that are webhook mutations (a [`Mutation::recorded_as`] name; the others are
+    /// never applied here): if the fixed object has an error (by rule) that `findings` (its
+    /// lint) does not, the API server would reject it, so the fixes are taken back and tried
+    /// again without the fixes that add `spec.os` ([`Mutation::adds_spec_os`]), then not at
+    /// all. Returns the patch against the original object and the rules whose fixes it holds.
+    ///
+    /// [`Mutation::recorded_as`]: crate::model::meta::Mutation::recorded_as
+    /// [`Mutation::adds_spec_os`]: crate::model::meta::Mutation::adds_spec_os
     pub fn fix_guarded(
         &self,
         object: &mut Value,
         findings: &[Finding],
     ) -> (Vec<PatchOperation>, Vec<&'static RuleMeta>) {
         let before = errors_of(findings);
-        let mut skip: Vec<&str> = Vec::new();
+        let not_mutations: Vec<&str> = rules::all()
+            .iter()
+            .filter(|r| r.meta.mutation.recorded_as.is_none())
+            .map(|r| r.meta.id)
+            .collect();
+        let mut skip = not_mutations;
         for attempt in 0..2 {
             let mut doc = InPlace {
                 object,
@@ -590,11 +599,12 @@ impl Fixer<'_> {
             }
             fixed.rollback.apply(object);
             if attempt == 0 {
-                skip = rules::all()
-                    .iter()
-                    .filter(|r| r.meta.mutation.adds_spec_os)
-                    .map(|r| r.meta.id)
-                    .collect();
+                skip.extend(
+                    rules::all()
+                        .iter()
+                        .filter(|r| r.meta.mutation.adds_spec_os)
+                        .map(|r| r.meta.id),
+                );
             }
         }
         (Vec::new(), Vec::new())

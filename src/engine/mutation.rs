@@ -209,7 +209,8 @@ pub fn mutate(object: &mut Value, config: &Config) -> Mutated {
         m.patch = patch;
         for rule in applied {
             m.rules.push(rule.id);
-            let name = rule.mutation.name(rule.id).to_string();
+            // fix_guarded applies only the fixes of rules that have a mutation name.
+            let name = rule.mutation.name().unwrap_or(rule.name).to_string();
             if !m.changed.contains(&name) {
                 m.changed.push(name);
             }

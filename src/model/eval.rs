@@ -3,7 +3,6 @@
 use super::classify::Classification;
 use super::context::Context;
 use super::image::ImageInfo;
-use super::meta::Severity;
 use super::pod::{self, LinuxOnlyField};
 use super::target::Target;
 use super::workload::{ContainerRef, PodSite};
@@ -27,8 +26,10 @@ pub struct Eval<'a> {
     pub class: Classification,
     /// The containers of the site (init, regular, ephemeral) with their image analyses.
     pub images: Vec<(ContainerRef<'a>, ImageInfo)>,
-    /// The site's Linux-only fields, computed once for the rules that need them.
+    /// The site's Linux-only fields, computed once for the rules that need them: all of them,
+    /// and those the target rejects once spec.os is set.
     linux_only: std::cell::OnceCell<Vec<LinuxOnlyField<'a>>>,
+    blockers: std::cell::OnceCell<Vec<LinuxOnlyField<'a>>>,
 }
 
 impl<'a> Eval<'a> {
@@ -46,13 +47,27 @@ impl<'a> Eval<'a> {
             class,
             images,
             linux_only: std::cell::OnceCell::new(),
+            blockers: std::cell::OnceCell::new(),
         }
     }
 
-    /// The fields `validateWindows` rejects once `spec.os.name: windows` is set
-    /// ([`pod::linux_only_fields`]), computed once per pod site: WIN003,
-    /// WIN101–WIN103, WIN107 and the spec.os guard all ask.
+    /// The fields the target's API server rejects once `spec.os.name: windows` is set
+    /// ([`pod::linux_only_fields`] that are [`rejected`](LinuxOnlyField::rejected)): what blocks
+    /// adding `spec.os`. A field the target drops (its feature gate is off) or does not know does
+    /// not block it. WIN003, WIN107 and the webhook's spec.os guard ask.
     pub fn linux_only_fields(&self, site: &PodSite<'a>) -> &[LinuxOnlyField<'a>] {
+        self.blockers.get_or_init(|| {
+            self.present_linux_only_fields(site)
+                .iter()
+                .filter(|f| f.rejected)
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// Every Linux-only field the pod sets, with what the target's API server does with it
+    /// ([`pod::linux_only_fields`]), computed once per pod site: WIN101–WIN103 and WIN412 ask.
+    pub fn present_linux_only_fields(&self, site: &PodSite<'a>) -> &[LinuxOnlyField<'a>] {
         self.linux_only
             .get_or_init(|| pod::linux_only_fields(site, self.target))
     }
@@ -60,16 +75,6 @@ impl<'a> Eval<'a> {
     /// `spec.os.name == "windows"`: the API server validates Windows-only constraints.
     pub fn os_declared_windows(&self, site: &PodSite) -> bool {
         site.str("/os/name") == Some("windows")
-    }
-
-    /// Severity of a field the API server forbids once `spec.os.name: windows` is set
-    /// (shared/rules.md §2.2): error when it is set (and the target validates it), else warning.
-    pub fn forbidden_field_severity(&self, site: &PodSite) -> Severity {
-        if self.os_declared_windows(site) && pod::spec_os_available(self.target) {
-            Severity::Error
-        } else {
-            Severity::Warning
-        }
     }
 
     /// Whether a fix may be offered for this evaluation: the spec of an existing Pod is

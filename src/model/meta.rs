@@ -104,11 +104,13 @@ pub enum Fact {
 }
 
 /// How the webhook's mutation (shared/rules.md §3) treats a rule's fix. The webhook applies the
-/// fixes the policy allows, like `winlint --fix`; these fields say what else it must know.
+/// fixes the policy allows, like `winlint --fix`, of the rules that have a mutation name; these
+/// fields say what else it must know.
 #[derive(Debug, Clone, Copy)]
 pub struct Mutation {
-    /// The name the fix is recorded under in the `winlint.io/mutated` annotation (M7), e.g.
-    /// `nodeSelector`; `None`: the rule ID.
+    /// The name the webhook records the fix under in the `winlint.io/mutated` annotation (M7):
+    /// what it changes, in camelCase (`nodeSelector`, `tolerations`, `os`, …; never a rule ID).
+    /// `None`: the webhook never applies the rule's fix (`winlint --fix` still may).
     pub recorded_as: Option<&'static str>,
     /// The fix adds `spec.os`: when the fixed pod would be rejected, the fixer tries again
     /// without these fixes first.
@@ -119,15 +121,24 @@ pub struct Mutation {
 }
 
 impl Mutation {
-    /// Recorded under the rule ID, no `spec.os`, opt-in only by policy.
+    /// Not a webhook mutation: the rule has no fix, or the webhook never applies it.
     pub const DEFAULT: Mutation = Mutation {
         recorded_as: None,
         adds_spec_os: false,
         opt_in_when: None,
     };
 
-    /// The name recorded in `winlint.io/mutated` for rule `id`.
-    pub fn name(&self, id: &'static str) -> &'static str {
-        self.recorded_as.unwrap_or(id)
+    /// A webhook mutation recorded as `name` in `winlint.io/mutated`.
+    pub const fn named(name: &'static str) -> Mutation {
+        Mutation {
+            recorded_as: Some(name),
+            adds_spec_os: false,
+            opt_in_when: None,
+        }
+    }
+
+    /// The name recorded in `winlint.io/mutated`, `None` when the webhook never applies the fix.
+    pub fn name(&self) -> Option<&'static str> {
+        self.recorded_as
     }
 }

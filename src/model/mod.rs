@@ -6,6 +6,7 @@
 //! Nothing here depends on the rules, the configuration file, the engine or a front end
 //! (`tests/architecture.rs` checks it).
 
+pub mod api_fields;
 pub mod classify;
 pub mod context;
 pub mod eval;

@@ -12,6 +12,7 @@
 
 use serde_json::Value;
 
+use super::api_fields::{self, ApiField, FIELDS, Fate, Place};
 use super::target::Target;
 use super::workload::{ContainerRef, Lookup, PodSite, lookup};
 
@@ -134,16 +135,16 @@ pub fn host_process_requests(site: &PodSite) -> Vec<String> {
 
 /// Whether the target's API server keeps `windowsOptions.hostProcess`: Kubernetes 1.22–1.25 with
 /// the `WindowsHostProcessContainers` gate (alpha, off, in 1.22; beta, on, from 1.23), always from
-/// 1.26 (GA). Where it is not kept the field is dropped and the pod runs as a normal container.
+/// 1.26 (GA). Before 1.22 the field is unknown (dropped); with the gate off the API server rejects
+/// the pod ([`ApiField`] record of `hostProcess`).
 pub fn host_process_available(target: &Target) -> bool {
-    let k = target.kubernetes;
-    k.at_least(1, 26) || (k.at_least(1, 22) && target.gate("WindowsHostProcessContainers"))
+    ApiField::get(Place::WindowsOptions, "hostProcess").fate(target) == Fate::Kept
 }
 
 /// Whether the target has `spec.os` (1.24+, or 1.23 with the `IdentifyPodOS` gate); before that
 /// the API server drops the field and validates nothing by OS.
 pub fn spec_os_available(target: &Target) -> bool {
-    target.kubernetes.at_least(1, 23) && target.gate("IdentifyPodOS")
+    api_fields::spec_os_kept(target)
 }
 
 /// What removing a Linux-only field from a Windows pod loses.
@@ -159,22 +160,26 @@ pub enum FieldValue {
     NoEffect,
     /// A request Windows cannot meet (`privileged: true`, `capabilities.add`,
     /// `readOnlyRootFilesystem: true`, `hostPID: true`, `shareProcessNamespace: true`,
-    /// `hostUsers: false`): deleting it silently drops what the author asked for.
+    /// `hostUsers: false`, pod-level `resources`): deleting it silently drops what the author
+    /// asked for.
     Intent,
 }
 
 /// Where a Linux-only field sits in the PodSpec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldPlace {
-    /// `spec.securityContext`.
+    /// `spec.securityContext` (WIN101).
     PodSecurityContext,
-    /// `spec.hostPID`, `hostIPC`, `shareProcessNamespace`, `hostUsers`.
+    /// `spec.hostPID`, `hostIPC`, `shareProcessNamespace`, `hostUsers` (WIN102).
     HostNamespaces,
-    /// A container's `securityContext`.
+    /// A container's `securityContext` (WIN103).
     ContainerSecurityContext,
+    /// Pod-level `spec.resources` (WIN412).
+    PodResources,
 }
 
-/// One field of a PodSpec that `validateWindows` rejects once `spec.os.name: windows` is set.
+/// One field of a PodSpec that `validateWindows` checks on pods that declare
+/// `spec.os.name: windows`, as the pod sets it, and what the target's API server does with it.
 #[derive(Debug, Clone)]
 pub struct LinuxOnlyField<'a> {
     /// Where the field is.
@@ -187,39 +192,14 @@ pub struct LinuxOnlyField<'a> {
     /// The container, for container securityContext fields.
     pub container: Option<ContainerRef<'a>>,
     pub class: FieldValue,
+    /// The field's API history.
+    pub api: &'static ApiField,
+    /// What the target's API server does with it.
+    pub fate: Fate,
+    /// The target's API server rejects it once the pod declares `spec.os.name: windows`: it
+    /// blocks `spec.os`.
+    pub rejected: bool,
 }
-
-/// Pod `securityContext` fields `validateWindows` forbids, with the first Kubernetes minor that
-/// has them (a field the target does not know is dropped by the API server, so it is not
-/// reported). `sysctls` is forbidden only when non-empty, the others whenever present.
-pub const POD_SC_FIELDS: &[(&str, u32)] = &[
-    ("appArmorProfile", 30),
-    ("seLinuxOptions", 0),
-    ("seccompProfile", 19),
-    ("fsGroup", 0),
-    ("fsGroupChangePolicy", 20),
-    ("sysctls", 0),
-    ("runAsUser", 0),
-    ("runAsGroup", 0),
-    ("supplementalGroups", 0),
-    ("supplementalGroupsPolicy", 31),
-    ("seLinuxChangePolicy", 32),
-];
-
-/// Container `securityContext` fields `validateWindows` forbids (all containers, init and
-/// ephemeral included), with the first Kubernetes minor that has them.
-pub const CONTAINER_SC_FIELDS: &[(&str, u32)] = &[
-    ("appArmorProfile", 30),
-    ("seLinuxOptions", 0),
-    ("seccompProfile", 19),
-    ("capabilities", 0),
-    ("readOnlyRootFilesystem", 0),
-    ("privileged", 0),
-    ("allowPrivilegeEscalation", 0),
-    ("procMount", 0),
-    ("runAsUser", 0),
-    ("runAsGroup", 0),
-];
 
 fn profile_type(v: &Value) -> Option<&str> {
     v.get("type").and_then(Value::as_str)
@@ -231,6 +211,14 @@ fn classify_pod_field(field: &str, v: &Value) -> FieldValue {
             FieldValue::Neutral
         }
         _ => FieldValue::NoEffect,
+    }
+}
+
+fn classify_spec_field(field: &str, v: &Value) -> FieldValue {
+    match (field, v.as_bool()) {
+        // Their defaults: nothing is asked for.
+        ("shareProcessNamespace", Some(false)) | ("hostUsers", Some(true)) => FieldValue::Neutral,
+        _ => FieldValue::Intent,
     }
 }
 
@@ -263,14 +251,14 @@ fn classify_container_field(field: &str, v: &Value) -> FieldValue {
     }
 }
 
-/// Every field of the pod that `validateWindows` (VAL) rejects once `spec.os.name: windows` is
-/// set, in the target's Kubernetes version: pod securityContext fields (WIN101), `hostPID: true`,
-/// `hostIPC: true`, `shareProcessNamespace` and `hostUsers` (K≥1.25) (WIN102), and container
-/// securityContext fields of init, regular and ephemeral containers (WIN103). Presence counts,
-/// not value: `privileged: false` is rejected. `null` counts as absent.
+/// Every field of the pod that `validateWindows` (VAL) checks on a pod that declares
+/// `spec.os.name: windows`, with a value that counts ([`ApiField::value_counts`]: presence, not
+/// value, for most; `true` for `hostPID`/`hostIPC`; non-empty `sysctls`): pod securityContext
+/// fields (WIN101), `hostPID`, `hostIPC`, `shareProcessNamespace`, `hostUsers` (WIN102), container
+/// securityContext fields of init, regular and ephemeral containers (WIN103) and pod-level
+/// `resources` (WIN412). Each carries what the target's API server does with it ([`Fate`]) and
+/// whether it would reject it ([`LinuxOnlyField::rejected`]). `null` counts as absent.
 pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOnlyField<'a>> {
-    let k = target.kubernetes;
-    let known = |min: u32| min == 0 || k.at_least(1, min);
     // A field of a securityContext (pod or container): non-null, as `site.get` looks it up.
     let sc_field = |holder: &'a Value, field: &str| {
         holder
@@ -278,72 +266,165 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
             .and_then(|sc| sc.get(field))
             .filter(|v| !v.is_null())
     };
+    let field = |api: &'static ApiField,
+                 place: FieldPlace,
+                 pointer: String,
+                 value: &'a Value,
+                 container: Option<ContainerRef<'a>>,
+                 class: FieldValue| {
+        let fate = api.fate(target);
+        LinuxOnlyField {
+            place,
+            pointer,
+            field: api.name,
+            value,
+            container,
+            class,
+            api,
+            fate,
+            rejected: api.windows_rejects(target),
+        }
+    };
+    let linux = |place: Place| {
+        FIELDS
+            .iter()
+            .filter(move |f| f.place == place && f.windows_rejects_from.is_some())
+    };
     let mut out = Vec::new();
-    for &(field, min) in POD_SC_FIELDS {
-        let Some(v) = sc_field(site.spec, field) else {
-            continue;
-        };
-        if !known(min) || (field == "sysctls" && v.as_array().is_some_and(|a| a.is_empty())) {
-            continue;
-        }
-        out.push(LinuxOnlyField {
-            place: FieldPlace::PodSecurityContext,
-            pointer: site.ptr(&format!("/securityContext/{field}")),
-            field,
-            value: v,
-            container: None,
-            class: classify_pod_field(field, v),
-        });
-    }
-    for field in ["hostPID", "hostIPC"] {
-        if let Some(v) = site.spec.get(field).filter(|v| v.as_bool() == Some(true)) {
-            out.push(LinuxOnlyField {
-                place: FieldPlace::HostNamespaces,
-                pointer: site.ptr(&format!("/{field}")),
-                field,
-                value: v,
-                container: None,
-                class: FieldValue::Intent,
-            });
+    for api in linux(Place::PodSecurityContext) {
+        if let Some(v) = sc_field(site.spec, api.name).filter(|v| api.value_counts(v)) {
+            out.push(field(
+                api,
+                FieldPlace::PodSecurityContext,
+                site.ptr(&format!("/securityContext/{}", api.name)),
+                v,
+                None,
+                classify_pod_field(api.name, v),
+            ));
         }
     }
-    // shareProcessNamespace: neutral when false; hostUsers: neutral when true (the default).
-    for (field, neutral, min) in [("shareProcessNamespace", false, 0), ("hostUsers", true, 25)] {
-        let Some(v) = site.spec.get(field).filter(|v| !v.is_null()) else {
-            continue;
-        };
-        if !known(min) {
-            continue;
-        }
-        out.push(LinuxOnlyField {
-            place: FieldPlace::HostNamespaces,
-            pointer: site.ptr(&format!("/{field}")),
-            field,
-            value: v,
-            container: None,
-            class: if v.as_bool() == Some(neutral) {
-                FieldValue::Neutral
+    for api in linux(Place::Spec) {
+        if let Some(v) = site.spec.get(api.name).filter(|v| api.value_counts(v)) {
+            let (place, class) = if api.name == "resources" {
+                (FieldPlace::PodResources, FieldValue::Intent)
             } else {
-                FieldValue::Intent
-            },
-        });
+                (FieldPlace::HostNamespaces, classify_spec_field(api.name, v))
+            };
+            out.push(field(
+                api,
+                place,
+                site.ptr(&format!("/{}", api.name)),
+                v,
+                None,
+                class,
+            ));
+        }
     }
     for c in site.containers() {
-        for &(field, min) in CONTAINER_SC_FIELDS {
-            let Some(v) = sc_field(c.value, field) else {
-                continue;
+        for api in linux(Place::ContainerSecurityContext) {
+            if let Some(v) = sc_field(c.value, api.name).filter(|v| api.value_counts(v)) {
+                out.push(field(
+                    api,
+                    FieldPlace::ContainerSecurityContext,
+                    site.ptr(&format!("{}/securityContext/{}", c.rel(), api.name)),
+                    v,
+                    Some(c),
+                    classify_container_field(api.name, v),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A field the target's API server does not have, or drops because its feature gate is off, as
+/// a pod sets it (WIN109): the Windows fields (`spec.os`, `windowsOptions` and its fields except
+/// `hostProcess`, which WIN203 owns) and the Linux-only fields the target does not know. A
+/// `windowsOptions` the target does not know is reported whole, not field by field.
+#[derive(Debug, Clone)]
+pub struct TargetField<'a> {
+    pub pointer: String,
+    pub api: &'static ApiField,
+    pub fate: Fate,
+    pub container: Option<ContainerRef<'a>>,
+}
+
+/// The fields of the pod that the target does not know or drops (see [`TargetField`]).
+pub fn fields_lost_at_target<'a>(site: &PodSite<'a>, target: &Target) -> Vec<TargetField<'a>> {
+    let mut out = Vec::new();
+    let mut push =
+        |api: &'static ApiField, pointer: String, container: Option<ContainerRef<'a>>| {
+            let fate = api.fate(target);
+            let lost = match fate {
+                Fate::Unknown => true,
+                // A dropped Linux-only field is harmless on Windows (its own rule says so); a
+                // dropped Windows field loses what the author asked for.
+                Fate::Dropped { .. } => api.windows_rejects_from.is_none(),
+                Fate::GateRejects { .. } | Fate::Kept => false,
             };
-            if !known(min) {
+            if lost {
+                out.push(TargetField {
+                    pointer,
+                    api,
+                    fate,
+                    container,
+                });
+            }
+        };
+    if site.spec.get("os").is_some_and(|v| !v.is_null()) {
+        push(ApiField::get(Place::Spec, "os"), site.ptr("/os"), None);
+    }
+    let holders = std::iter::once((
+        site.spec,
+        site.ptr("/securityContext"),
+        None,
+        Place::PodSecurityContext,
+    ))
+    .chain(site.containers().map(|c| {
+        (
+            c.value,
+            site.ptr(&format!("{}/securityContext", c.rel())),
+            Some(c),
+            Place::ContainerSecurityContext,
+        )
+    }));
+    for (holder, sc_ptr, container, place) in holders {
+        let Some(sc) = holder.get("securityContext").filter(|v| v.is_object()) else {
+            continue;
+        };
+        for api in FIELDS.iter().filter(|f| f.place == place) {
+            if sc.get(api.name).is_none_or(Value::is_null) {
                 continue;
             }
-            out.push(LinuxOnlyField {
-                place: FieldPlace::ContainerSecurityContext,
-                pointer: site.ptr(&format!("{}/securityContext/{field}", c.rel())),
-                field,
-                value: v,
-                container: Some(c),
-                class: classify_container_field(field, v),
-            });
+            let pointer = format!("{sc_ptr}/{}", api.name);
+            if api.name != "windowsOptions" {
+                if api.fate(target) == Fate::Unknown && api.value_counts(&sc[api.name]) {
+                    push(api, pointer, container);
+                }
+                continue;
+            }
+            if api.fate(target) == Fate::Unknown {
+                push(api, pointer, container);
+                continue;
+            }
+            for w in FIELDS
+                .iter()
+                .filter(|f| f.place == Place::WindowsOptions && f.name != "hostProcess")
+            {
+                if sc[api.name].get(w.name).is_some_and(|v| !v.is_null()) {
+                    push(w, format!("{pointer}/{}", w.name), container);
+                }
+            }
+        }
+    }
+    for api in FIELDS
+        .iter()
+        .filter(|f| f.place == Place::Spec && f.windows_rejects_from.is_some())
+    {
+        if site.spec.get(api.name).is_some_and(|v| api.value_counts(v))
+            && api.fate(target) == Fate::Unknown
+        {
+            push(api, site.ptr(&format!("/{}", api.name)), None);
         }
     }
     out
@@ -501,18 +582,33 @@ mod tests {
                 ),
             ]
         );
-        // Fields the target does not know are dropped by the API server: not reported.
-        t.kubernetes = KubeVersion::new(1, 24);
-        let ptrs: Vec<String> = linux_only_fields(s, &t)
-            .into_iter()
-            .map(|f| f.pointer)
-            .collect();
-        assert!(
-            !ptrs
-                .iter()
-                .any(|p| p.ends_with("appArmorProfile") || p.ends_with("hostUsers"))
+        // Every field says what the target's API server does with it; only the rejected ones
+        // block spec.os.
+        let fate = |t: &Target, end: &str| {
+            linux_only_fields(s, t)
+                .into_iter()
+                .find(|f| f.pointer.ends_with(end))
+                .map(|f| (f.fate, f.rejected))
+                .unwrap()
+        };
+        assert_eq!(fate(&t, "/runAsUser"), (Fate::Kept, true));
+        assert_eq!(fate(&t, "/hostUsers"), (Fate::Kept, true));
+        t.kubernetes = KubeVersion::new(1, 32);
+        assert_eq!(
+            fate(&t, "/hostUsers"),
+            (
+                Fate::Dropped {
+                    gate: "UserNamespacesSupport"
+                },
+                false
+            )
         );
-        assert!(ptrs.contains(&"/spec/securityContext/runAsUser".to_string()));
+        t.kubernetes = KubeVersion::new(1, 24);
+        assert_eq!(fate(&t, "/appArmorProfile"), (Fate::Unknown, false));
+        assert_eq!(fate(&t, "/hostUsers"), (Fate::Unknown, false));
+        assert_eq!(fate(&t, "/runAsUser"), (Fate::Kept, true));
+        t.kubernetes = KubeVersion::new(1, 23);
+        assert_eq!(fate(&t, "/runAsUser"), (Fate::Kept, false));
     }
 
     #[test]

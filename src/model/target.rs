@@ -107,21 +107,212 @@ impl Default for Target {
     }
 }
 
+/// A feature gate's history: its default in each stretch of Kubernetes minors, and the minor from
+/// which it is locked (GA: the API server refuses to start with the gate set the other way, so an
+/// explicit setting no longer counts). Sources: issue-9 research §1 (the 1.32 binary's
+/// `kubernetes_feature_enabled` metrics; `pkg/features` of 1.32 and 1.33; the feature-gate pages
+/// of kubernetes/website).
+#[derive(Debug)]
+pub struct Gate {
+    pub name: &'static str,
+    /// `(first minor, default from there on)`, ascending; before the first entry the gate does
+    /// not exist (off, and setting it changes nothing).
+    pub defaults: &'static [(u32, bool)],
+    /// First minor where the gate is locked to its default.
+    pub locked_from: Option<u32>,
+    /// The gate's earlier name and the first minor of the current one (a setting under the old
+    /// name counts before that minor).
+    pub former: Option<(&'static str, u32)>,
+}
+
+/// The feature gates winlint's rules ask about (`Target::gate`).
+pub const GATES: &[Gate] = &[
+    Gate {
+        // spec.os: alpha (off) 1.23, beta (on) 1.24, GA 1.25.
+        name: "IdentifyPodOS",
+        defaults: &[(23, false), (24, true)],
+        locked_from: Some(25),
+        former: None,
+    },
+    Gate {
+        // windowsOptions.hostProcess: alpha (off) 1.22, beta (on) 1.23, GA 1.26.
+        name: "WindowsHostProcessContainers",
+        defaults: &[(22, false), (23, true)],
+        locked_from: Some(26),
+        former: None,
+    },
+    Gate {
+        // Windows hostNetwork (KEP-3503): the 1.26-1.32 binaries report it alpha but on
+        // (`WindowsHostNetwork ALPHA 1` in the 1.32 metrics); off and deprecated from 1.33.
+        name: "WindowsHostNetwork",
+        defaults: &[(26, true), (33, false)],
+        locked_from: None,
+        former: None,
+    },
+    Gate {
+        // env var names: alpha (off) 1.30-1.31, beta (on) 1.32-1.33, GA 1.34.
+        name: "RelaxedEnvironmentVariableValidation",
+        defaults: &[(30, false), (32, true)],
+        locked_from: Some(34),
+        former: None,
+    },
+    Gate {
+        // spec.hostUsers: alpha 1.25 (as UserNamespacesStatelessPodsSupport until 1.27), beta
+        // off 1.30-1.32, beta on 1.33.
+        name: "UserNamespacesSupport",
+        defaults: &[(25, false), (33, true)],
+        locked_from: None,
+        former: Some(("UserNamespacesStatelessPodsSupport", 28)),
+    },
+    Gate {
+        // securityContext.supplementalGroupsPolicy: alpha (off) 1.31, beta (on) 1.33.
+        name: "SupplementalGroupsPolicy",
+        defaults: &[(31, false), (33, true)],
+        locked_from: None,
+        former: None,
+    },
+    Gate {
+        // securityContext.seLinuxChangePolicy: alpha (off) 1.32, beta (on) 1.33.
+        name: "SELinuxChangePolicy",
+        defaults: &[(32, false), (33, true)],
+        locked_from: None,
+        former: None,
+    },
+    Gate {
+        // securityContext.procMount: alpha 1.12, beta off 1.31, beta on 1.33 (a disabled gate
+        // coerces the value to Default, it does not drop it).
+        name: "ProcMountType",
+        defaults: &[(12, false), (33, true)],
+        locked_from: None,
+        former: None,
+    },
+    Gate {
+        // pod-level spec.resources: alpha (off) 1.32, beta (on) 1.34.
+        name: "PodLevelResources",
+        defaults: &[(32, false), (34, true)],
+        locked_from: None,
+        former: None,
+    },
+    Gate {
+        // securityContext.appArmorProfile: beta (on) 1.30, GA 1.31.
+        name: "AppArmorFields",
+        defaults: &[(30, true)],
+        locked_from: Some(31),
+        former: None,
+    },
+    Gate {
+        // windowsOptions.runAsUserName: alpha (off) 1.16, beta (on) 1.17, GA 1.18.
+        name: "WindowsRunAsUserName",
+        defaults: &[(16, false), (17, true)],
+        locked_from: Some(18),
+        former: None,
+    },
+    Gate {
+        // windowsOptions.gmsaCredentialSpec(Name): alpha (off) 1.14, beta (on) 1.16, GA 1.18.
+        name: "WindowsGMSA",
+        defaults: &[(14, false), (16, true)],
+        locked_from: Some(18),
+        former: None,
+    },
+    Gate {
+        // securityContext.runAsGroup: alpha (off) 1.10, beta (on) 1.14, GA 1.21.
+        name: "RunAsGroup",
+        defaults: &[(10, false), (14, true)],
+        locked_from: Some(21),
+        former: None,
+    },
+    Gate {
+        // spec.securityContext.fsGroupChangePolicy: alpha (off) 1.18, beta (on) 1.20, GA 1.23.
+        name: "ConfigurableFSGroupPolicy",
+        defaults: &[(18, false), (20, true)],
+        locked_from: Some(23),
+        former: None,
+    },
+    Gate {
+        // spec.shareProcessNamespace: alpha (off) 1.10, beta (on) 1.12, GA 1.17.
+        name: "PodShareProcessNamespace",
+        defaults: &[(10, false), (12, true)],
+        locked_from: Some(17),
+        former: None,
+    },
+    Gate {
+        // Server-side unknown-field warnings (fieldValidation): alpha (off) 1.23, beta (on)
+        // 1.25, GA 1.27.
+        name: "ServerSideFieldValidation",
+        defaults: &[(23, false), (25, true)],
+        locked_from: Some(27),
+        former: None,
+    },
+    Gate {
+        // The kubelet's Hyper-V isolation annotation: alpha (off) 1.10, deprecated 1.20,
+        // removed 1.21.
+        name: "HyperVContainer",
+        defaults: &[(10, false)],
+        locked_from: None,
+        former: None,
+    },
+];
+
+impl Gate {
+    /// The gate's default in Kubernetes 1.`minor` (off before the gate exists).
+    pub fn default_at(&self, minor: u32) -> bool {
+        self.defaults
+            .iter()
+            .rev()
+            .find(|(from, _)| minor >= *from)
+            .is_some_and(|(_, on)| *on)
+    }
+
+    /// The first minor from which the gate is on by default, if any.
+    pub fn on_by_default_from(&self) -> Option<u32> {
+        self.defaults
+            .iter()
+            .find(|(_, on)| *on)
+            .map(|(from, _)| *from)
+    }
+
+    /// Whether the gate exists in Kubernetes 1.`minor`.
+    pub fn exists_at(&self, minor: u32) -> bool {
+        self.defaults
+            .first()
+            .is_some_and(|(from, _)| minor >= *from)
+    }
+}
+
+/// The history of gate `name`, when winlint knows it.
+pub fn gate_info(name: &str) -> Option<&'static Gate> {
+    GATES.iter().find(|g| g.name == name)
+}
+
 impl Target {
-    /// A feature gate's value: explicit setting, else its default for the target version.
+    /// A feature gate's value at the target: the explicit setting (`featureGates`,
+    /// `--feature-gate`), else its default for the target version ([`GATES`]). A known gate
+    /// is off before it exists and keeps its default once locked, whatever the setting says.
     pub fn gate(&self, name: &str) -> bool {
+        let Some(g) = gate_info(name) else {
+            return self.feature_gates.get(name).copied().unwrap_or(false);
+        };
+        let minor = self.kubernetes.minor;
+        if !g.exists_at(minor) {
+            return false;
+        }
+        if g.locked_from.is_some_and(|l| minor >= l) {
+            return g.default_at(minor);
+        }
+        self.gate_setting(name)
+            .unwrap_or_else(|| g.default_at(minor))
+    }
+
+    /// The explicit setting of gate `name` (under its current or, before the rename, its
+    /// former name), if the configuration makes one.
+    pub fn gate_setting(&self, name: &str) -> Option<bool> {
         if let Some(v) = self.feature_gates.get(name) {
-            return *v;
+            return Some(*v);
         }
-        let k = self.kubernetes;
-        match name {
-            "RelaxedEnvironmentVariableValidation" => k.at_least(1, 32),
-            "IdentifyPodOS" => k.at_least(1, 24),
-            "WindowsHostProcessContainers" => k.at_least(1, 23),
-            "WindowsHostNetwork" => false,
-            "HyperVContainer" => false,
-            _ => false,
-        }
+        let (former, until) = gate_info(name)?.former?;
+        (self.kubernetes.minor < until)
+            .then(|| self.feature_gates.get(former).copied())
+            .flatten()
     }
 
     /// Whether several Windows builds are in play (configured mixed, or more than one listed).
@@ -136,5 +327,90 @@ impl Target {
         } else {
             BETA_OS_LABEL
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(minor: u32) -> Target {
+        Target {
+            kubernetes: KubeVersion::new(1, minor),
+            ..Target::default()
+        }
+    }
+
+    /// The defaults measured on the 1.32 API server (research §1: its
+    /// `kubernetes_feature_enabled` metrics) and the documented switches around it.
+    #[test]
+    fn gate_defaults_per_minor() {
+        let cases: &[(&str, &[(u32, bool)])] = &[
+            (
+                "UserNamespacesSupport",
+                &[(24, false), (25, false), (32, false), (33, true)],
+            ),
+            (
+                "SupplementalGroupsPolicy",
+                &[(30, false), (32, false), (33, true)],
+            ),
+            ("SELinuxChangePolicy", &[(32, false), (33, true)]),
+            ("ProcMountType", &[(32, false), (33, true)]),
+            ("PodLevelResources", &[(32, false), (33, false), (34, true)]),
+            (
+                "RelaxedEnvironmentVariableValidation",
+                &[(31, false), (32, true)],
+            ),
+            ("AppArmorFields", &[(29, false), (30, true)]),
+            (
+                "WindowsHostNetwork",
+                &[(25, false), (26, true), (32, true), (33, false)],
+            ),
+            ("IdentifyPodOS", &[(22, false), (23, false), (24, true)]),
+            (
+                "WindowsHostProcessContainers",
+                &[(21, false), (22, false), (23, true)],
+            ),
+            ("WindowsRunAsUserName", &[(16, false), (17, true)]),
+            ("WindowsGMSA", &[(15, false), (16, true)]),
+            ("HyperVContainer", &[(12, false)]),
+        ];
+        for (name, points) in cases {
+            for &(minor, want) in *points {
+                assert_eq!(at(minor).gate(name), want, "{name} at 1.{minor}");
+            }
+        }
+        assert!(!at(34).gate("NoSuchGate"));
+    }
+
+    #[test]
+    fn explicit_settings_locks_and_former_names() {
+        let mut t = at(32);
+        t.feature_gates.insert("UserNamespacesSupport".into(), true);
+        assert!(t.gate("UserNamespacesSupport"));
+        // Locked at GA: the setting no longer counts.
+        let mut t = at(34);
+        t.feature_gates
+            .insert("RelaxedEnvironmentVariableValidation".into(), false);
+        assert!(t.gate("RelaxedEnvironmentVariableValidation"));
+        t.kubernetes = KubeVersion::new(1, 31);
+        assert!(!t.gate("RelaxedEnvironmentVariableValidation"));
+        t.feature_gates
+            .insert("RelaxedEnvironmentVariableValidation".into(), true);
+        assert!(t.gate("RelaxedEnvironmentVariableValidation"));
+        // A gate that does not exist yet cannot be turned on.
+        let mut t = at(22);
+        t.feature_gates.insert("IdentifyPodOS".into(), true);
+        assert!(!t.gate("IdentifyPodOS"));
+        // The gate's former name counts before the rename.
+        let mut t = at(26);
+        t.feature_gates
+            .insert("UserNamespacesStatelessPodsSupport".into(), true);
+        assert!(t.gate("UserNamespacesSupport"));
+        t.kubernetes = KubeVersion::new(1, 28);
+        assert!(!t.gate("UserNamespacesSupport"));
+        // Unknown gates: the setting, else off.
+        t.feature_gates.insert("SomethingNew".into(), true);
+        assert!(t.gate("SomethingNew"));
     }
 }

@@ -5,10 +5,10 @@ use serde_json::{Value, json};
 
 use super::Rule;
 use crate::model::Eval;
+use crate::model::Target;
 use crate::model::meta::{Fact, Mutation, RuleOs};
 use crate::model::workload::{ContainerRef, Lookup, PodSite, list};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
-use crate::model::{KubeVersion, Target};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -54,9 +54,8 @@ pub enum EnvRegime {
 impl EnvRegime {
     pub fn of(target: &Target) -> EnvRegime {
         let k = target.kubernetes;
-        if k.at_least(1, 34)
-            || (k.at_least(1, 30) && target.gate("RelaxedEnvironmentVariableValidation"))
-        {
+        // The gate's history (locked on from 1.34) is in `target::GATES`.
+        if target.gate("RelaxedEnvironmentVariableValidation") {
             EnvRegime::Relaxed
         } else if k.at_least(1, 8) {
             EnvRegime::Strict
@@ -74,16 +73,41 @@ impl EnvRegime {
         }
     }
 
-    fn rule_text(self) -> &'static str {
+    /// Why the API server rejects `name` under this regime, in its words where they were
+    /// measured (1.32 with the gate on and off, research §1.2; note the double spaces of the
+    /// strict message), paraphrased for the C-identifier era.
+    fn server_text(self, name: &str) -> String {
         match self {
-            EnvRegime::CIdentifier => "must be a C identifier ([A-Za-z_][A-Za-z0-9_]*)",
-            EnvRegime::Strict => {
-                "must consist of alphabetic characters, digits, '_', '-' or '.', and must not start with a digit"
+            EnvRegime::CIdentifier => {
+                "a name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*) before Kubernetes 1.8"
+                    .into()
             }
-            EnvRegime::Relaxed => "must consist only of printable ASCII characters other than '='",
+            EnvRegime::Strict if !matches_strict_env_regex(name) => STRICT_ENV_NAME_MSG.into(),
+            // apimachinery `hasChDirPrefix`.
+            EnvRegime::Strict if name == "." || name == ".." => format!("must not be '{name}'"),
+            EnvRegime::Strict => "must not start with '..'".into(),
+            EnvRegime::Relaxed => RELAXED_ENV_NAME_MSG.into(),
+        }
+    }
+
+    /// The API server's error for `name` at the field `path` (dotted), quoted.
+    fn rejection(self, path: &str, name: &str) -> String {
+        match self {
+            EnvRegime::CIdentifier => self.server_text(name),
+            _ => format!(
+                "\"{path}: Invalid value: {name:?}: {}\"",
+                self.server_text(name)
+            ),
         }
     }
 }
+
+/// apimachinery `envVarNameFmtErrMsg` as the API server prints it (measured on 1.32 with
+/// RelaxedEnvironmentVariableValidation off).
+pub const STRICT_ENV_NAME_MSG: &str = "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')";
+
+/// apimachinery `relaxedEnvVarNameFmtErrMsg` (measured on 1.32 with the gate on).
+pub const RELAXED_ENV_NAME_MSG: &str = "a valid environment variable name must consist only of printable ASCII characters other than '='";
 
 fn is_c_identifier(s: &str) -> bool {
     let mut b = s.bytes();
@@ -91,15 +115,17 @@ fn is_c_identifier(s: &str) -> bool {
         && b.all(|c| c == b'_' || c.is_ascii_alphanumeric())
 }
 
-/// apimachinery `IsEnvVarName`: `^[-._a-zA-Z][-._a-zA-Z0-9]*$` and no `.`/`..`/`..`-prefix.
-pub fn is_strict_env_name(s: &str) -> bool {
+/// apimachinery `envVarNameFmt`: `^[-._a-zA-Z][-._a-zA-Z0-9]*$`.
+fn matches_strict_env_regex(s: &str) -> bool {
     let mut b = s.bytes();
     let ok_first =
         matches!(b.next(), Some(c) if c.is_ascii_alphabetic() || matches!(c, b'-' | b'.' | b'_'));
-    ok_first
-        && b.all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_'))
-        && s != "."
-        && !s.starts_with("..")
+    ok_first && b.all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_'))
+}
+
+/// apimachinery `IsEnvVarName`: `^[-._a-zA-Z][-._a-zA-Z0-9]*$` and no `.`/`..`/`..`-prefix.
+pub fn is_strict_env_name(s: &str) -> bool {
+    matches_strict_env_regex(s) && s != "." && !s.starts_with("..")
 }
 
 /// apimachinery `IsRelaxedEnvVarName`: non-empty, printable ASCII (space included), no `=`.
@@ -107,13 +133,16 @@ pub fn is_relaxed_env_name(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|c| (0x20..=0x7e).contains(&c) && c != b'=')
 }
 
-fn gate_hint(k: KubeVersion) -> &'static str {
-    if k.at_least(1, 30) && !k.at_least(1, 32) {
-        " (it accepts them with the RelaxedEnvironmentVariableValidation feature gate)"
-    } else if k.at_least(1, 32) && !k.at_least(1, 34) {
-        " (the RelaxedEnvironmentVariableValidation gate is switched off)"
+/// What would make the target accept the name: the relaxed rule's gate, where it exists.
+fn gate_hint(target: &Target) -> String {
+    const GATE: &str = "RelaxedEnvironmentVariableValidation";
+    let k = target.kubernetes;
+    if target.gate(GATE) || !k.at_least(1, 30) {
+        String::new()
+    } else if target.gate_setting(GATE) == Some(false) {
+        format!("; the feature gate {GATE} is switched off, with it on the API server accepts it")
     } else {
-        ""
+        format!("; with the feature gate {GATE} (alpha, off by default before 1.32) it accepts it")
     }
 }
 
@@ -176,7 +205,7 @@ is taken.
     applies: "all (error K<1.30 or 1.30–1.31 without the gate; info with relaxed validation)",
     os: RuleOs::Windows,
     context: &[],
-    mutation: Mutation::DEFAULT,
+    mutation: Mutation::named("envNames"),
 };
 
 fn env_name_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -204,13 +233,13 @@ fn env_name_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 (
                     Severity::Error,
                     format!(
-                        "{} env var name {name:?} is rejected by the Kubernetes {k} API server: a name {}{}",
+                        "{} env var name {name:?} is rejected by the Kubernetes {k} API server ({}){}",
                         c.label(),
-                        regime.rule_text(),
-                        if regime == EnvRegime::Relaxed {
-                            ""
+                        regime.rejection(&crate::model::pod::dotted(&p), name),
+                        if regime.accepts(name) || is_relaxed_env_name(name) {
+                            gate_hint(eval.target)
                         } else {
-                            gate_hint(k)
+                            String::new()
                         }
                     ),
                 )
@@ -322,10 +351,13 @@ fn envfrom_prefix_or_keys(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     &WIN404,
                     site.container_ptr(&c, &format!("/envFrom/{j}/prefix")),
                     format!(
-                        "{} envFrom prefix {prefix:?} is rejected by the Kubernetes {k} API server: an env var name {}{}{hint}",
+                        "{} envFrom prefix {prefix:?} is rejected by the Kubernetes {k} API server ({}){}{hint}",
                         c.label(),
-                        regime.rule_text(),
-                        if regime == EnvRegime::Relaxed { "" } else { gate_hint(k) }
+                        regime.rejection(
+                            &crate::model::pod::dotted(&site.container_ptr(&c, &format!("/envFrom/{j}/prefix"))),
+                            prefix
+                        ),
+                        if is_relaxed_env_name(prefix) { gate_hint(eval.target) } else { String::new() }
                     ),
                 ));
                 continue;
@@ -446,9 +478,9 @@ mod tests {
     use crate::config::Config;
     use crate::engine::fix::apply_fixes;
     use crate::engine::lint_object;
-    use crate::model::{Context, Operation};
+    use crate::model::{Context, KubeVersion, Operation};
     use crate::rules::testutil::{
-        at, cfg, findings, fixed, has_fix, hit, hits, ids_in, legacy, set, winok,
+        at, cfg, findings, fixed, has_fix, hit, hits, ids_in, legacy, only, set, winok,
     };
 
     /// The WIN3xx/WIN4xx rules (other modules' rules are asserted by their tests).
@@ -464,6 +496,21 @@ mod tests {
         let p = "/spec/containers/0/env/0/name";
         assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN403"]);
         assert_eq!(hits(&pod, &cfg(), "WIN403"), hit(Severity::Error, p));
+        // The strict regime's words, as a 1.32 API server with the gate off prints them.
+        let f = &only(&pod, &cfg(), "WIN403")[0];
+        assert!(
+            f.message.contains(&format!(
+                "(\"spec.containers[0].env[0].name: Invalid value: \"ConnectionStrings:Default\": {STRICT_ENV_NAME_MSG}\")"
+            )),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.message
+                .contains("with the feature gate RelaxedEnvironmentVariableValidation"),
+            "{}",
+            f.message
+        );
         assert_eq!(hits(&pod, &at(32), "WIN403"), hit(Severity::Info, p));
         let mut gated = cfg();
         gated
@@ -545,6 +592,20 @@ mod tests {
         let sev = |n: &str, c: &Config| hits(&pod(n), c, "WIN403").first().map(|h| h.0);
         // `=` and non-ASCII: error even with relaxed validation (1.34 GA).
         assert_eq!(sev("A=B", &at(34)), Some(Severity::Error));
+        let f = &only(&pod("A=B"), &at(32), "WIN403")[0];
+        assert!(
+            f.message.contains(&format!(
+                "(\"spec.containers[0].env[0].name: Invalid value: \"A=B\": {RELAXED_ENV_NAME_MSG}\")"
+            )),
+            "{}",
+            f.message
+        );
+        assert!(!f.message.contains("feature gate"), "{}", f.message);
+        assert!(
+            only(&pod("..x"), &cfg(), "WIN403")[0]
+                .message
+                .contains(": must not start with '..'")
+        );
         assert_eq!(sev("Grüße", &at(34)), Some(Severity::Error));
         // Starting with a digit: strict error, relaxed info.
         assert_eq!(sev("1VAR", &cfg()), Some(Severity::Error));

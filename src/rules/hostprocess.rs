@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::Rule;
 use crate::model::Eval;
 use crate::model::Runtime;
+use crate::model::api_fields::{self, ApiField, Fate, Place};
 use crate::model::labels::PSA_ENFORCE_LABEL;
 use crate::model::meta::{Fact, Mutation, RuleOs};
 use crate::model::paths::host_pipe_path;
@@ -105,7 +106,7 @@ Safe: set `spec.hostNetwork: true` — it only states what a HostProcess pod get
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
     context: &[],
-    mutation: Mutation::DEFAULT,
+    mutation: Mutation::named("hostNetwork"),
 };
 
 fn hostprocess_requires_hostnetwork(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -226,21 +227,24 @@ pub static WIN203: RuleMeta = RuleMeta {
     id: "WIN203",
     name: "hostprocess-unavailable",
     severity: Severity::Error,
-    summary: "HostProcess requested where the target cannot run it (K<1.22, 1.22 without the alpha gate, Docker runtime)",
+    summary: "HostProcess requested where the target cannot run it (K<1.22, the gate off in 1.22-1.25, Docker runtime)",
     docs: r#"## What it does
 Finds `windowsOptions.hostProcess: true` when the target cannot honour it:
 
-* Kubernetes < 1.22: the field does not exist; the API server drops it and the pod starts as an
-  ordinary isolated container;
-* Kubernetes 1.22 (alpha) unless the `WindowsHostProcessContainers` feature gate is enabled on the
-  API server and the kubelets (likewise 1.23–1.25 when the gate is turned off): the field is dropped;
-* runtime Docker (dockershim): HostProcess containers need containerd 1.6 or later.
+* Kubernetes < 1.22 (**warning**): the field does not exist. `kubectl` refuses the manifest
+  (unknown field); other clients have the field dropped and the pod starts as an ordinary isolated
+  container, without host access;
+* Kubernetes 1.22–1.25 with the `WindowsHostProcessContainers` feature gate off (alpha and off by
+  default in 1.22; beta and on from 1.23, GA in 1.26) (**error**): the API server does not drop the
+  field, it rejects the pod (HostProcess was the exception to dropping disabled fields);
+* runtime Docker (dockershim, **error**): HostProcess containers need containerd 1.6 or later.
 
-A cluster running the API server with `--allow-privileged=false` also rejects them ("hostProcess
-containers are disallowed by cluster policy"); winlint cannot see that flag.
+A cluster whose API server runs with `--allow-privileged=false` also rejects them ("spec: Forbidden:
+hostProcess containers are disallowed by cluster policy", measured on 1.32); winlint cannot see that
+flag.
 
 ## Why is this bad?
-The workload silently runs without host access, or does not start at all.
+The workload silently runs without host access, or is never created.
 
 ## Example
 ```yaml
@@ -252,11 +256,11 @@ spec:
 
 ## Fix
 Upgrade to Kubernetes ≥ 1.23 (HostProcess beta, on by default; GA in 1.26) with containerd ≥ 1.6,
-or enable the gate on 1.22.
+or enable the gate on 1.22 (API server and kubelets).
 "#,
     fix: None,
-    source: "K-HPC, VAL",
-    applies: "K<1.23 or runtime docker",
+    source: "K-HPC, VAL, kubernetes PR #99576, issue-9 research §1.4",
+    applies: "K<1.22 (warning); 1.22-1.25 with the gate off, or runtime docker (error)",
     os: RuleOs::Windows,
     context: &[],
     mutation: Mutation::DEFAULT,
@@ -269,38 +273,36 @@ fn hostprocess_unavailable(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     }
     let t = eval.target;
     let k = t.kubernetes;
-    let mut causes = Vec::new();
-    if !k.at_least(1, 22) {
-        causes.push(format!(
-            "Kubernetes {k} has no HostProcess containers (added in 1.22): the API server drops the field and the pod runs as an ordinary container"
-        ));
-    } else if !pod::host_process_available(t) {
-        if k == crate::model::KubeVersion::new(1, 22) {
-            causes.push("HostProcess containers are alpha in Kubernetes 1.22: enable the feature gate WindowsHostProcessContainers on the API server and the kubelets, or the field is dropped".to_string());
-        } else {
-            causes.push(format!(
-                "the feature gate WindowsHostProcessContainers is disabled on Kubernetes {k}: the field is dropped"
-            ));
-        }
-    }
-    if t.runtime == Runtime::Docker {
-        causes.push("the Docker runtime (dockershim) cannot run HostProcess containers: they need containerd 1.6 or later".to_string());
-    }
-    if causes.is_empty() {
-        return Vec::new();
-    }
+    let (severity, cause) = match ApiField::get(Place::WindowsOptions, "hostProcess").fate(t) {
+        Fate::Unknown => (
+            Severity::Warning,
+            None, // the message depends on the field's path
+        ),
+        Fate::GateRejects { gate } => (
+            Severity::Error,
+            Some(format!(
+                "the Kubernetes {k} API server rejects the pod: HostProcess containers need the feature gate {gate} ({}), and with it off validation fails instead of dropping the field; enable it on the API server and the kubelets",
+                api_fields::gate_off_text(t, gate)
+            )),
+        ),
+        _ if t.runtime == Runtime::Docker => (
+            Severity::Error,
+            Some("the Docker runtime (dockershim) cannot run HostProcess containers: they need containerd 1.6 or later".to_string()),
+        ),
+        _ => return Vec::new(),
+    };
     requests
         .into_iter()
         .map(|p| {
-            Finding::new(
-                &WIN203,
-                p.clone(),
-                format!(
-                    "{}: true cannot be honoured by the target: {}",
-                    pod::dotted(&p),
-                    causes.join("; ")
+            let path = pod::dotted(&p);
+            let msg = match &cause {
+                Some(cause) => format!("{path}: true cannot be honoured by the target: {cause}"),
+                None => format!(
+                    "{path} does not exist in Kubernetes {k} (added in 1.22): {}; the pod would run as an ordinary isolated container, without host access",
+                    api_fields::unknown_field_text(t, &path)
                 ),
-            )
+            };
+            Finding::new(&WIN203, p, msg).severity(severity)
         })
         .collect()
 }
@@ -308,15 +310,18 @@ fn hostprocess_unavailable(site: &PodSite, eval: &Eval) -> Vec<Finding> {
 pub static WIN204: RuleMeta = RuleMeta {
     id: "WIN204",
     name: "hostprocess-runasnonroot",
-    severity: Severity::Error,
-    summary: "HostProcess container with effective runAsNonRoot: true",
+    severity: Severity::Warning,
+    summary: "HostProcess container with effective runAsNonRoot: true (admitted, but it restricts nothing)",
     docs: r#"## What it does
 Finds HostProcess containers whose effective `runAsNonRoot` (the container's value, else the pod's)
 is `true`.
 
 ## Why is this bad?
-HostProcess containers run as a host service account; the HostProcess documentation allows
-`runAsNonRoot` only undefined or `false`. The container does not start.
+The API server admits the pod (measured on 1.32: this is not an API rule), but the setting does not
+do what it says. A HostProcess container runs as the host account named by `runAsUserName`
+(`NT AUTHORITY\SYSTEM` is the most privileged account of the node); the kubelet's non-root check
+on Windows only refuses the user name `ContainerAdministrator`. The HostProcess documentation
+allows `runAsNonRoot` only undefined or `false`: a reviewer reading `runAsNonRoot: true` is misled.
 
 ## Example
 ```yaml
@@ -331,7 +336,7 @@ spec:
 Remove `runAsNonRoot` (or set it to `false`) for HostProcess pods.
 "#,
     fix: None,
-    source: "K-HPC",
+    source: "K-HPC, KL-SC, issue-9 research §1.3 (admitted by kube-apiserver 1.32)",
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
     context: &[],
@@ -361,7 +366,7 @@ fn hostprocess_runasnonroot(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     &WIN204,
                     pointer.clone(),
                     format!(
-                        "{} sets runAsNonRoot: true for HostProcess containers, which must leave it undefined or false (they run as a host service account); remove {}",
+                        "{} sets runAsNonRoot: true for HostProcess containers: the API server admits it, but it restricts nothing (a HostProcess container runs as the host account in runAsUserName; the kubelet only refuses ContainerAdministrator), and the HostProcess documentation leaves it undefined or false; remove {}",
                         who,
                         pod::dotted(&pointer)
                     ),
@@ -387,31 +392,36 @@ pub static WIN205: RuleMeta = RuleMeta {
     id: "WIN205",
     name: "hostprocess-user",
     severity: Severity::Warning,
-    summary: "HostProcess container without runAsUserName, or not running as SYSTEM / Local service / NetworkService",
+    summary: "HostProcess container without runAsUserName (warning), or running as an account other than SYSTEM / Local service / NetworkService (info)",
     docs: r#"## What it does
 For every HostProcess container, checks the effective `windowsOptions.runAsUserName` (container
-value, else pod value): it should be set, and be one of `NT AUTHORITY\SYSTEM`,
-`NT AUTHORITY\Local service` or `NT AUTHORITY\NetworkService` (case-insensitive).
+value, else pod value):
+
+* unset: **warning**, choose the account explicitly;
+* not one of `NT AUTHORITY\SYSTEM`, `NT AUTHORITY\Local service` or `NT AUTHORITY\NetworkService`
+  (case-insensitive): **info**. Any other name is valid when it names a local users group of the
+  node: the container then runs as a temporary user in that group (KEP-1981); it fails at container
+  start only if no such group exists on the node.
 
 ## Why is this bad?
-HostProcess containers run directly on the host as a host account; the documented choices are the
-three service accounts above. Any other name fails at container start unless it is a local users
-group (accepted by containerd ≥ 1.7), in which case the warning can be ignored.
+HostProcess containers run directly on the host as a host account; the documented default choices
+are the three service accounts above, and a local group keeps the container's rights to what the
+group may do.
 
 ## Example
 ```yaml
 spec:
   hostNetwork: true
   securityContext:
-    windowsOptions: {hostProcess: true, runAsUserName: ContainerAdministrator}
+    windowsOptions: {hostProcess: true}
 ```
 
 ## Fix
-Set `runAsUserName` to the least-privileged account that works, usually
-`NT AUTHORITY\Local service`; `NT AUTHORITY\SYSTEM` only when needed.
+Set `runAsUserName` to the least-privileged account that works: a local users group made for the
+workload, or `NT AUTHORITY\Local service`; `NT AUTHORITY\SYSTEM` only when needed.
 "#,
     fix: None,
-    source: "K-HPC",
+    source: "K-HPC, KEP-1981",
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
     context: &[],
@@ -456,10 +466,11 @@ fn hostprocess_user(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                         &WIN205,
                         e.pointer.clone(),
                         format!(
-                            "HostProcess containers run as a host account: {:?} is not NT AUTHORITY\\SYSTEM, NT AUTHORITY\\Local service or NT AUTHORITY\\NetworkService (ignore this if it names a local users group, which containerd 1.7+ accepts)",
+                            "HostProcess containers run as a host account: {:?} is none of NT AUTHORITY\\SYSTEM, NT AUTHORITY\\Local service and NT AUTHORITY\\NetworkService, so it must name a local users group of the node (the container then runs as a temporary member of it); make sure the group exists on every Windows node",
                             e.value
                         ),
-                    ),
+                    )
+                    .severity(Severity::Info),
                 );
             }
             Some(_) => {}
@@ -638,9 +649,11 @@ Finds Windows pods with `spec.hostNetwork: true` and no HostProcess container.
 
 ## Why is this bad?
 Host networking for ordinary Windows containers is not supported: only HostProcess containers run
-in the host's network. Kubernetes 1.26–1.32 had an alpha feature (gate `WindowsHostNetwork`, off by
-default, containerd ≥ 1.7) for it; it was withdrawn in 1.33 (KEP-3503). Elsewhere the setting does
-not give the pod the node's network.
+in the host's network. Kubernetes 1.26–1.32 had an alpha feature for it (KEP-3503, feature gate
+`WindowsHostNetwork`; the 1.26–1.32 binaries have it on by default although it is alpha, and it
+needs containerd 1.7+ on the nodes); it was withdrawn in 1.33. The API server never rejects the
+field: this is about what the nodes do with it. Set `featureGates: {WindowsHostNetwork: true}` in
+the target when a 1.26–1.32 cluster relies on the alpha feature on purpose.
 
 ## Example
 ```yaml
@@ -658,7 +671,7 @@ pod if it must run on the host.
 "#,
     fix: None,
     source: "K-NET, KEP3503",
-    applies: "all (K 1.26-1.32: unless the WindowsHostNetwork gate is on)",
+    applies: "all (K 1.26-1.32: unless the target sets the WindowsHostNetwork gate on)",
     os: RuleOs::Windows,
     context: &[],
     mutation: Mutation::DEFAULT,
@@ -668,18 +681,33 @@ fn hostnetwork_without_hostprocess(site: &PodSite, eval: &Eval) -> Vec<Finding> 
     if !host_network(site) || host_process_pod(site, eval) {
         return Vec::new();
     }
+    // A HostProcess request the API server rejects (WIN203): the pod is never created.
+    if matches!(
+        ApiField::get(Place::WindowsOptions, "hostProcess").fate(eval.target),
+        Fate::GateRejects { .. }
+    ) && pod::is_host_process_pod(site)
+    {
+        return Vec::new();
+    }
     let k = eval.target.kubernetes;
     let why = if k.at_least(1, 33) {
         format!(
             "host networking for Windows pods (alpha in 1.26-1.32, KEP-3503) was withdrawn in Kubernetes 1.33, so on {k} only HostProcess pods run in the host network"
         )
     } else if k.at_least(1, 26) {
-        if eval.target.gate("WindowsHostNetwork") {
+        // The configuration says the cluster uses the alpha feature on purpose.
+        if eval.target.gate_setting("WindowsHostNetwork") == Some(true) {
             return Vec::new();
         }
-        format!(
-            "host networking for Windows pods is alpha in Kubernetes {k}, behind the feature gate WindowsHostNetwork (off by default, needs containerd 1.7+ on the nodes) and withdrawn in 1.33"
-        )
+        if eval.target.gate("WindowsHostNetwork") {
+            format!(
+                "host networking for Windows pods is an alpha feature of Kubernetes {k} (feature gate WindowsHostNetwork, on by default in the 1.26-1.32 binaries) that works only with containerd 1.7+ on the nodes (with an older runtime the pod gets its own network) and was withdrawn in 1.33"
+            )
+        } else {
+            format!(
+                "host networking for Windows pods is alpha in Kubernetes {k} and the feature gate WindowsHostNetwork is off, so the pod gets its own network (the feature was withdrawn in 1.33)"
+            )
+        }
     } else {
         format!(
             "Kubernetes {k} does not support host networking for Windows pods; only HostProcess pods run in the host network"
@@ -876,14 +904,21 @@ mod tests {
             "/spec/securityContext/windowsOptions/hostProcess"
         );
         assert!(f.message.contains("added in 1.22"), "{}", f.message);
+        // An unknown field: kubectl refuses it, other clients have it dropped (warning).
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.message.contains("--validate=false"), "{}", f.message);
         // The other HostProcess rules do not apply where the field is dropped.
         assert_eq!(ids_in(&t14(), &at(21), OWN), ["WIN203"]);
+        // 1.22 with the alpha gate off: the API server rejects the pod (it does not drop it).
         let f = &only(&pod, &at(22), "WIN203")[0];
         assert!(
-            f.message.contains("WindowsHostProcessContainers"),
+            f.message.contains(
+                "API server rejects the pod: HostProcess containers need the feature gate WindowsHostProcessContainers (feature gate WindowsHostProcessContainers is off by default before 1.23)"
+            ),
             "{}",
             f.message
         );
+        assert_eq!(f.severity, Severity::Error);
         let mut gated = at(22);
         gated
             .target
@@ -906,6 +941,14 @@ mod tests {
         assert_eq!(ids(&pod, &cfg()), ["WIN204"]);
         let f = &only(&pod, &cfg(), "WIN204")[0];
         assert_eq!(f.pointer, "/spec/securityContext/runAsNonRoot");
+        // Admitted by the API server (measured): a warning that says so, not a rejection.
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(
+            f.message.contains("the API server admits it"),
+            "{}",
+            f.message
+        );
+        assert!(!f.message.contains("rejects"), "{}", f.message);
         // Container override to false: fine.
         let ok = set(
             pod.clone(),
@@ -949,10 +992,13 @@ mod tests {
             f.pointer,
             "/spec/securityContext/windowsOptions/runAsUserName"
         );
-        assert_eq!(f.severity, Severity::Warning);
+        // Another name is valid when it names a local users group (KEP-1981): info.
+        assert_eq!(f.severity, Severity::Info);
+        assert!(f.message.contains("local users group"), "{}", f.message);
         let pod = unset(hpc(), "/spec/securityContext/windowsOptions/runAsUserName");
         let fs = only(&pod, &cfg(), "WIN205");
         assert_eq!(fs.len(), 1);
+        assert_eq!(fs[0].severity, Severity::Warning);
         assert_eq!(
             fs[0].pointer,
             "/spec/securityContext/windowsOptions/hostProcess"
@@ -1069,7 +1115,22 @@ mod tests {
         let f = &only(&pod, &cfg(), "WIN208")[0];
         assert_eq!(f.pointer, "/spec/hostNetwork");
         assert_eq!(f.severity, Severity::Warning);
-        assert!(f.message.contains("WindowsHostNetwork"), "{}", f.message);
+        // The 1.26-1.32 binaries have the alpha gate on by default (measured on 1.32).
+        assert!(
+            f.message
+                .contains("WindowsHostNetwork, on by default in the 1.26-1.32 binaries"),
+            "{}",
+            f.message
+        );
+        let mut off = cfg();
+        off.target
+            .feature_gates
+            .insert("WindowsHostNetwork".into(), false);
+        assert!(
+            only(&pod, &off, "WIN208")[0]
+                .message
+                .contains("WindowsHostNetwork is off")
+        );
         assert!(
             only(&pod, &at(34), "WIN208")[0]
                 .message

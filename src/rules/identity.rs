@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::Rule;
 use crate::model::Eval;
+use crate::model::api_fields::{ApiField, Fate, Place};
 use crate::model::meta::{Mutation, RuleOs};
 use crate::model::pod::{
     self, effective_run_as_non_root, effective_run_as_user_name, is_host_process,
@@ -153,18 +154,16 @@ pub fn run_as_user_name_errors(name: &str) -> Vec<String> {
     errs
 }
 
-/// Whether the target knows `windowsOptions.runAsUserName` (alpha 1.16 behind
-/// `WindowsRunAsUserName`, beta and on from 1.17, GA 1.18).
+/// Whether the target keeps `windowsOptions.runAsUserName` (alpha 1.16 behind
+/// `WindowsRunAsUserName`, beta and on from 1.17, GA 1.18); elsewhere WIN109 reports it.
 fn run_as_user_name_available(eval: &Eval) -> bool {
-    let k = eval.target.kubernetes;
-    k.at_least(1, 17) || (k.at_least(1, 16) && eval.target.gate("WindowsRunAsUserName"))
+    ApiField::get(Place::WindowsOptions, "runAsUserName").fate(eval.target) == Fate::Kept
 }
 
-/// Whether the target knows the GMSA fields (alpha 1.14 behind `WindowsGMSA`, beta and on from
-/// 1.16, GA 1.18).
+/// Whether the target keeps the GMSA fields (alpha 1.14 behind `WindowsGMSA`, beta and on from
+/// 1.16, GA 1.18); elsewhere WIN109 reports them.
 fn gmsa_available(eval: &Eval) -> bool {
-    let k = eval.target.kubernetes;
-    k.at_least(1, 16) || (k.at_least(1, 14) && eval.target.gate("WindowsGMSA"))
+    ApiField::get(Place::WindowsOptions, "gmsaCredentialSpecName").fate(eval.target) == Fate::Kept
 }
 
 pub static WIN105: RuleMeta = RuleMeta {
@@ -467,7 +466,7 @@ without administrator rights).
     applies: "all",
     os: RuleOs::Windows,
     context: &[],
-    mutation: Mutation::DEFAULT,
+    mutation: Mutation::named("runAsUserName"),
 };
 
 /// Ops that set `securityContext.windowsOptions.runAsUserName` of container `c`, creating the

@@ -130,7 +130,7 @@ Hyper-V RuntimeClass (handler `runhcs-wcow-hypervisor`, containerd ≥ 1.7).
     applies: "all (error K1.10–1.20 with >1 container)",
     os: RuleOs::Windows,
     context: &[],
-    mutation: Mutation::DEFAULT,
+    mutation: Mutation::named("runtimeClassName"),
 };
 
 fn hyperv_annotation(site: &PodSite, eval: &Eval) -> Vec<Finding> {

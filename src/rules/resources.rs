@@ -1,5 +1,5 @@
-//! WIN406–WIN408: container resources on Windows (shared/rules.md §2.5): requests and limits
-//! before 1.10, hugepages, memory requests below limits.
+//! WIN406–WIN408, WIN412: resources on Windows (shared/rules.md §2.5): requests and limits
+//! before 1.10, hugepages, memory requests below limits, pod-level resources.
 
 use std::cmp::Ordering;
 
@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::Rule;
 use crate::model::meta::{Mutation, RuleOs};
+use crate::model::pod::FieldPlace;
 use crate::model::quantity;
 use crate::model::workload::{Lookup, PodSite};
 use crate::model::{Eval, escape};
@@ -25,6 +26,10 @@ pub fn rules() -> Vec<Rule> {
         Rule {
             meta: &WIN408,
             check: memory_request_limit,
+        },
+        Rule {
+            meta: &WIN412,
+            check: pod_level_resources,
         },
     ]
 }
@@ -217,6 +222,55 @@ fn memory_request_limit(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         ));
     }
     out
+}
+
+// ---------------------------------------------------------------------------------------------
+// WIN412
+
+pub static WIN412: RuleMeta = RuleMeta {
+    id: "WIN412",
+    name: "pod-level-resources",
+    severity: Severity::Error,
+    summary: "Pod-level spec.resources on a Windows pod (not supported on Windows; rejected with spec.os.name: windows from 1.34)",
+    docs: r#"## What it does
+Reports the pod-level `spec.resources` (the `PodLevelResources` feature) on Windows pods.
+
+Severity, by what the target's API server does:
+
+* **error** with `spec.os.name: windows` from Kubernetes 1.34 (`PodLevelResources` beta, on by
+  default; kubernetes PR #133046: the API server rejects pod-level resources on pods that target
+  Windows);
+* **info** on 1.32–1.33 with default gates: the gate is off, the API server drops the field and
+  admits the pod (measured on 1.32);
+* **warning** without `spec.os`: Windows nodes do not support pod-level resources.
+
+Before 1.32 the field does not exist (WIN109).
+
+## Why is this bad?
+Pod-level resources are not supported for Windows pods: the budget is not enforced, and once the pod
+declares Windows the API server refuses it.
+
+## Example
+```yaml
+spec:
+  os: {name: windows}
+  resources:
+    limits: {cpu: "2", memory: 4Gi}
+```
+
+## Fix
+Set requests and limits on each container instead.
+"#,
+    fix: None,
+    source: "kubernetes PR #133046, feature-gates/PodLevelResources.md, issue-9 research §1.2",
+    applies: "K>=1.32 (error with spec.os.name: windows from 1.34)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
+};
+
+fn pod_level_resources<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
+    super::security::linux_only_findings(&WIN412, FieldPlace::PodResources, site, eval, |_| None)
 }
 
 #[cfg(test)]

@@ -168,7 +168,7 @@ Safe: rename the key to `kubernetes.io/os` (`kubernetes.io/arch`).
     applies: "K>=1.14",
     os: RuleOs::Windows,
     context: &[],
-    mutation: Mutation::DEFAULT,
+    mutation: Mutation::named("betaOsLabel"),
 };
 
 fn deprecated_beta_os_label(site: &PodSite, eval: &Eval) -> Vec<Finding> {

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::Rule;
 use crate::model::Eval;
 use crate::model::KubeVersion;
+use crate::model::api_fields::{self, Fate};
 use crate::model::labels::{PSA_ENFORCE_LABEL, PSA_ENFORCE_VERSION_LABEL};
 use crate::model::meta::{Fact, Mutation, RuleOs};
 use crate::model::pod::{self, FieldPlace, FieldValue, LinuxOnlyField};
@@ -37,6 +38,10 @@ pub fn rules() -> Vec<Rule> {
         Rule {
             meta: &WIN107,
             check: psa_restricted_windows,
+        },
+        Rule {
+            meta: &WIN109,
+            check: field_newer_than_target,
         },
     ]
 }
@@ -83,39 +88,96 @@ fn advice(f: &LinuxOnlyField) -> &'static str {
             "user namespaces do not exist on Windows; remove it"
         }
         "hostUsers" => "remove it (true is the default)",
+        "resources" => {
+            "pod-level resources are not supported for Windows pods; set requests and limits on each container instead"
+        }
         _ => "remove it",
     }
 }
 
-/// The finding for one Linux-only field: severity by `spec.os`, message with advice, and the fix
-/// with the given safety (none when `safety` is `None`).
+/// The severity of a Linux-only field's finding (`None`: not reported by its own rule).
+///
+/// * the target does not know the field: WIN109's business;
+/// * dropped by a disabled feature gate: **info** (admitted, no effect), except a neutral value on
+///   a pod without spec.os, which nothing will ever reject;
+/// * rejected (the pod declares `spec.os.name: windows` and the target validates the field):
+///   **error**;
+/// * otherwise the field is kept and ignored on Windows: **warning**, or **info** for a neutral
+///   value (what Pod Security asks of Linux pods: harmless, it only blocks spec.os, which WIN003
+///   names).
+pub(crate) fn linux_only_severity(f: &LinuxOnlyField, declared: bool) -> Option<Severity> {
+    let neutral = f.class == FieldValue::Neutral;
+    match f.fate {
+        Fate::Unknown | Fate::GateRejects { .. } => None,
+        Fate::Dropped { .. } => (declared || !neutral).then_some(Severity::Info),
+        Fate::Kept if declared && f.rejected => Some(Severity::Error),
+        Fate::Kept if neutral => Some(Severity::Info),
+        Fate::Kept => Some(Severity::Warning),
+    }
+}
+
+/// The API server's words when it rejects the field, as measured on 1.32 (research §1.2); pod-level
+/// `resources` is rejected only from 1.34, whose words were not measured.
+fn forbidden_text(f: &LinuxOnlyField, path: &str) -> String {
+    if f.place == FieldPlace::PodResources {
+        "kubernetes PR #133046".to_string()
+    } else {
+        format!("\"{path}: Forbidden: cannot be set for a windows pod\"")
+    }
+}
+
+/// The finding for one Linux-only field (see [`linux_only_severity`]), with advice and the fix of
+/// the given safety (none when `safety` is `None`; a dropped field's fix is never more than
+/// opt-in: removing it changes nothing on this target).
 fn linux_only_finding(
     meta: &'static RuleMeta,
     site: &PodSite,
     eval: &Eval,
     f: &LinuxOnlyField,
     safety: Option<FixSafety>,
-) -> Finding {
-    let sev = eval.forbidden_field_severity(site);
+) -> Option<Finding> {
+    let declared = eval.os_declared_windows(site);
+    let sev = linux_only_severity(f, declared)?;
+    let k = eval.target.kubernetes;
     let path = pod::dotted(&f.pointer);
     let who = f
         .container
         .map(|c| format!(" ({})", c.label()))
         .unwrap_or_default();
-    let why = if sev == Severity::Error {
-        "the API server rejects the pod because spec.os.name is windows"
-    } else {
-        "ignored on Windows, and the API server rejects it once spec.os.name is windows"
-    };
-    let mut finding = Finding::new(
-        meta,
-        f.pointer.clone(),
-        format!(
-            "{path}{who} cannot be set for a Windows pod ({why}); {}",
-            advice(f)
+    let quoted = forbidden_text(f, &path);
+    let why = match f.fate {
+        Fate::Dropped { gate } => {
+            let later = match f.api.windows_rejected_by_default_from() {
+                Some(m) => format!(
+                    "; from Kubernetes 1.{m} the API server rejects it on pods that declare spec.os.name: windows ({quoted})"
+                ),
+                None => String::new(),
+            };
+            format!(
+                "{path}{who} is dropped by the Kubernetes {k} API server ({}): the field has no effect{later}",
+                api_fields::gate_off_text(eval.target, gate)
+            )
+        }
+        _ if sev == Severity::Error => format!(
+            "{path}{who} cannot be set for a Windows pod: the API server rejects the pod because spec.os.name is windows ({quoted})"
         ),
-    )
-    .severity(sev);
+        _ if f.api.windows_rejects(eval.target) => format!(
+            "{path}{who} has no effect on Windows, and the API server rejects it once the pod declares spec.os.name: windows ({quoted})"
+        ),
+        _ => format!("{path}{who} has no effect on Windows"),
+    };
+    let mut advice = advice(f).to_string();
+    if f.class == FieldValue::Neutral && !declared && f.api.windows_rejects(eval.target) {
+        advice.push_str(
+            "; if it is there for Pod Security, drop it together with adding spec.os.name: windows, which makes Pod Security (1.25+) skip the checks it satisfies",
+        );
+    }
+    let mut finding =
+        Finding::new(meta, f.pointer.clone(), format!("{why}; {advice}")).severity(sev);
+    let safety = match (safety, f.fate) {
+        (Some(_), Fate::Dropped { .. }) => Some(FixSafety::OptIn),
+        (s, _) => s,
+    };
     if let Some(safety) = safety.filter(|_| eval.fix_possible(site)) {
         finding = finding.with_fix(Fix {
             safety,
@@ -123,20 +185,20 @@ fn linux_only_finding(
             ops: vec![ops::remove(&f.pointer)],
         });
     }
-    finding
+    Some(finding)
 }
 
-fn linux_only_findings<'a>(
+pub(crate) fn linux_only_findings<'a>(
     meta: &'static RuleMeta,
     place: FieldPlace,
     site: &PodSite<'a>,
     eval: &Eval<'a>,
     safety: impl Fn(&LinuxOnlyField) -> Option<FixSafety>,
 ) -> Vec<Finding> {
-    eval.linux_only_fields(site)
+    eval.present_linux_only_fields(site)
         .iter()
         .filter(|f| f.place == place)
-        .map(|f| linux_only_finding(meta, site, eval, f, safety(f)))
+        .filter_map(|f| linux_only_finding(meta, site, eval, f, safety(f)))
         .collect()
 }
 
@@ -148,14 +210,27 @@ pub static WIN101: RuleMeta = RuleMeta {
     docs: r#"## What it does
 Finds the pod-level security settings the API server forbids for Windows pods (`validateWindows`):
 `spec.securityContext.seLinuxOptions`, `.seccompProfile`, `.fsGroup`, `.fsGroupChangePolicy`,
-`.sysctls` (non-empty), `.runAsUser`, `.runAsGroup`, `.supplementalGroups`,
-`.supplementalGroupsPolicy` (Kubernetes ≥ 1.31), `.seLinuxChangePolicy` (≥ 1.32) and
-`.appArmorProfile` (≥ 1.30). Presence counts, not value. Only `runAsNonRoot` and `windowsOptions`
-are allowed in a Windows pod's securityContext.
+`.sysctls` (non-empty: `sysctls: []` is admitted), `.runAsUser`, `.runAsGroup`,
+`.supplementalGroups` (even `[]`), `.supplementalGroupsPolicy`, `.seLinuxChangePolicy` and
+`.appArmorProfile`. Presence counts, not value. Only `runAsNonRoot` and `windowsOptions` are
+allowed in a Windows pod's securityContext.
 
-Severity: **error** when `spec.os.name: windows` (the API server rejects the pod: "cannot be set for a
-windows pod"); **warning** when `spec.os` is unset (the API server accepts the pod, Windows ignores the
-field, and the pod can never be given `spec.os`).
+Severity, by what the target's API server does (checked against a real kube-apiserver 1.32):
+
+* **error** when the pod declares `spec.os.name: windows` and the target rejects the field:
+  Kubernetes ≥ 1.24 (1.23 with `IdentifyPodOS`), and the field's feature gate on —
+  `appArmorProfile` from 1.30, `supplementalGroupsPolicy` and `seLinuxChangePolicy` from 1.33
+  (`SupplementalGroupsPolicy`, `SELinuxChangePolicy` gates, off by default before). The message
+  quotes the server: "spec.securityContext.runAsUser: Forbidden: cannot be set for a windows pod";
+* **info** when a disabled feature gate makes the API server drop the field (admitted, no effect;
+  e.g. `supplementalGroupsPolicy` on 1.31–1.32): nothing breaks today, it will be rejected once
+  the gate is on;
+* **warning** when `spec.os` is unset: the API server accepts the pod and Windows ignores the
+  field, but the pod can never be given `spec.os`; **info** for a neutral value
+  (`seccompProfile`/`appArmorProfile` `RuntimeDefault`, set for Pod Security on purpose): harmless,
+  WIN003 names it when it asks for spec.os.
+
+A field the target does not know yet (e.g. `appArmorProfile` before 1.30) is WIN109's.
 
 ## Why is this bad?
 The settings mean nothing on Windows: the kubelet logs "Windows container does not support
@@ -175,16 +250,14 @@ spec:
 
 ## Fix
 Opt-in (`--fix-opt-in WIN101`): remove the field. It has no effect on Windows, but it changes the
-manifest; to choose the user on Windows use `securityContext.windowsOptions.runAsUserName`. The
-webhook's `stripLinuxOnlyFields` policy removes these fields before adding `spec.os` and records
-them in the annotation `winlint.io/stripped`.
+manifest; to choose the user on Windows use `securityContext.windowsOptions.runAsUserName`.
 "#,
     fix: Some(FixSafety::OptIn),
-    source: "VAL, K-INTRO",
-    applies: "K>=1.23 (error with spec.os.name: windows); any (warning)",
+    source: "VAL, K-INTRO, issue-9 research §1.2 (measured on kube-apiserver 1.32)",
+    applies: "K>=1.24, 1.23 with IdentifyPodOS (error with spec.os.name: windows, per field and gate); any (warning/info)",
     os: RuleOs::Windows,
     context: &[],
-    mutation: Mutation::DEFAULT,
+    mutation: Mutation::named("linuxOnlyFields"),
 };
 
 fn pod_securitycontext_linux_only<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
@@ -200,11 +273,14 @@ pub static WIN102: RuleMeta = RuleMeta {
     summary: "hostPID/hostIPC: true, shareProcessNamespace or hostUsers on a Windows pod",
     docs: r#"## What it does
 Finds the host-namespace settings the API server forbids for Windows pods: `spec.hostPID: true`,
-`spec.hostIPC: true`, `spec.shareProcessNamespace` (any value) and `spec.hostUsers` (any value;
-Kubernetes ≥ 1.25). `hostPID`/`hostIPC` are plain booleans, so only `true` is rejected; the other two
-are rejected whenever present, even with their default value.
+`spec.hostIPC: true`, `spec.shareProcessNamespace` (any value) and `spec.hostUsers` (any value).
+`hostPID`/`hostIPC` are plain booleans, so only `true` is rejected; the other two are rejected
+whenever present, even with their default value.
 
-Severity: error with `spec.os.name: windows`, warning without.
+Severity: error with `spec.os.name: windows` where the target rejects the field; `hostUsers` only
+from Kubernetes 1.33 (or with `UserNamespacesSupport` on): a 1.25–1.32 API server with default
+gates drops it and admits the pod, which is **info**. Without `spec.os`: warning (info for the
+neutral `shareProcessNamespace: false` and `hostUsers: true`).
 
 ## Why is this bad?
 Windows containers have no Linux PID/IPC/user namespaces to share; the API server rejects the pod
@@ -224,11 +300,11 @@ defaults, so nothing changes on any OS). `hostPID: true`, `hostIPC: true`,
 automatic fix; remove them by hand (a HostProcess pod is the Windows way to reach the host).
 "#,
     fix: Some(FixSafety::Safe),
-    source: "VAL",
-    applies: "K>=1.23 (error with spec.os.name: windows); any (warning)",
+    source: "VAL, issue-9 research §1.2 (measured on kube-apiserver 1.32)",
+    applies: "K>=1.24, 1.23 with IdentifyPodOS (error with spec.os.name: windows; hostUsers from 1.33); any (warning/info)",
     os: RuleOs::Windows,
     context: &[],
-    mutation: Mutation::DEFAULT,
+    mutation: Mutation::named("linuxOnlyFields"),
 };
 
 fn host_namespaces<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
@@ -247,9 +323,13 @@ Finds the container security settings the API server forbids for Windows pods, i
 and ephemeral containers: `securityContext.seLinuxOptions`, `.seccompProfile`, `.capabilities`,
 `.readOnlyRootFilesystem`, `.privileged`, `.allowPrivilegeEscalation`, `.procMount`, `.runAsUser`,
 `.runAsGroup` and `.appArmorProfile` (Kubernetes ≥ 1.30). Presence counts, not value:
-`privileged: false` and `allowPrivilegeEscalation: false` are rejected too.
+`privileged: false`, `allowPrivilegeEscalation: false`, `capabilities: {}` and `procMount: Default`
+are rejected too (a disabled `ProcMountType` gate coerces `procMount` to `Default`, it does not drop
+it).
 
-Severity: error with `spec.os.name: windows`, warning without.
+Severity: error with `spec.os.name: windows` (Kubernetes ≥ 1.24, 1.23 with `IdentifyPodOS`); without
+it warning, or info for the neutral values Pod Security asks of Linux pods (they are harmless on
+Windows and only block spec.os, which WIN003 names).
 
 ## Why is this bad?
 Charts hardened for the Pod Security `restricted` profile set `allowPrivilegeEscalation: false`,
@@ -286,11 +366,11 @@ Other values Windows ignores (`runAsUser`, `seLinuxOptions`, …) are removed on
 cannot meet: no automatic fix (drop them, or use a HostProcess pod for host access).
 "#,
     fix: Some(FixSafety::OptIn),
-    source: "VAL, K-INTRO, K-PSS",
-    applies: "K>=1.23 (error with spec.os.name: windows); any (warning)",
+    source: "VAL, K-INTRO, K-PSS, issue-9 research §1.2 (measured on kube-apiserver 1.32)",
+    applies: "K>=1.24, 1.23 with IdentifyPodOS (error with spec.os.name: windows); any (warning/info)",
     os: RuleOs::Windows,
     context: &[],
-    mutation: Mutation::DEFAULT,
+    mutation: Mutation::named("linuxOnlyFields"),
 };
 
 fn container_securitycontext_linux_only<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {
@@ -515,6 +595,102 @@ fn psa_restricted_windows<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Findin
     out
 }
 
+// ---------------------------------------------------------------------------------------------
+// WIN109: fields the target does not have
+
+pub static WIN109: RuleMeta = RuleMeta {
+    id: "WIN109",
+    name: "field-newer-than-target",
+    severity: Severity::Warning,
+    summary: "Field the target's API server does not have yet, or drops because its feature gate is off (spec.os, windowsOptions.runAsUserName, appArmorProfile, …)",
+    docs: r#"## What it does
+Finds fields of a Windows pod that the target's Kubernetes version does not have yet: `spec.os`
+(1.23), `securityContext.windowsOptions` (1.14) and its `gmsaCredentialSpecName`/`gmsaCredentialSpec`
+(1.14), `runAsUserName` (1.16), `appArmorProfile` (1.30), `seccompProfile` (1.19), `hostUsers`
+(1.25), pod-level `resources` (1.32), … — and the Windows fields a disabled feature gate drops
+(`runAsUserName` on 1.16, the gMSA fields on 1.14–1.15, `spec.os` on 1.23: their gates were alpha,
+off by default). `hostProcess` is WIN203's.
+
+## Why is this bad?
+What happens depends on the client. `kubectl` refuses the manifest ("strict decoding error:
+unknown field …" from 1.25; its client-side validation before); other clients (Helm, GitOps
+controllers, client libraries) have the field dropped by the API server, with a warning from 1.25
+and silently before. Either way the setting has no effect: a container meant to run as
+`ContainerUser` runs as the image's default user, a gMSA pod runs without its domain identity, a pod
+with `spec.os` is not validated as Windows.
+
+## Example
+```yaml
+# target: kubernetes 1.15
+spec:
+  securityContext:
+    windowsOptions:
+      runAsUserName: ContainerUser   # added in 1.16
+```
+
+## Fix
+Upgrade the cluster, or remove the field and get the behaviour another way (e.g. a `USER` in the
+image instead of `runAsUserName`).
+"#,
+    fix: None,
+    source: "issue-9 research §1.1, §1.4 (feature-gate history, measured on kube-apiserver 1.32)",
+    applies: "K before the field's release, or its feature gate off",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
+};
+
+/// What losing the field means, for WIN109's message.
+fn lost_consequence(field: &str) -> &'static str {
+    match field {
+        "os" => {
+            "the API server does not validate the pod as Windows and the kubelet does not check its OS"
+        }
+        "windowsOptions" => {
+            "its settings (runAsUserName, gMSA) have no effect: the containers run as the image's default user, without a domain identity"
+        }
+        "runAsUserName" => "the container runs as the image's default user",
+        "gmsaCredentialSpecName" | "gmsaCredentialSpec" => {
+            "the container runs without the gMSA domain identity"
+        }
+        _ => "it would have no effect on Windows anyway; remove it",
+    }
+}
+
+fn field_newer_than_target(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    let t = eval.target;
+    let k = t.kubernetes;
+    pod::fields_lost_at_target(site, t)
+        .into_iter()
+        .map(|f| {
+            let path = pod::dotted(&f.pointer);
+            let who = f
+                .container
+                .map(|c| format!(" ({})", c.label()))
+                .unwrap_or_default();
+            let consequence = lost_consequence(f.api.name);
+            let msg = match f.fate {
+                Fate::Dropped { gate } => {
+                    let kept = crate::model::target::gate_info(gate)
+                        .and_then(|g| g.on_by_default_from())
+                        .map(|m| format!("; it is kept from Kubernetes 1.{m}"))
+                        .unwrap_or_default();
+                    format!(
+                        "{path}{who} is dropped by the Kubernetes {k} API server ({}): {consequence}{kept}",
+                        api_fields::gate_off_text(t, gate)
+                    )
+                }
+                _ => format!(
+                    "{path}{who} does not exist in Kubernetes {k} (added in 1.{}): {}; {consequence}",
+                    f.api.introduced,
+                    api_fields::unknown_field_text(t, &path)
+                ),
+            };
+            Finding::new(&WIN109, f.pointer, msg)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -522,7 +698,7 @@ mod tests {
     use crate::engine::lint_object;
     use crate::model::Context;
     use crate::model::Operation;
-    use crate::rules::testutil::{apply, at, cfg, ids, ids_in, only, set, unset, winok};
+    use crate::rules::testutil::{apply, at, cfg, findings, ids, ids_in, only, set, unset, winok};
     use serde_json::Value;
 
     /// The WIN1xx rules (other modules' rules may fire beside them).
@@ -561,7 +737,7 @@ mod tests {
         assert_eq!(f.pointer, "/spec/securityContext/runAsUser");
         assert!(
             f.message.starts_with(
-                "spec.securityContext.runAsUser cannot be set for a Windows pod (the API server rejects the pod because spec.os.name is windows)"
+                "spec.securityContext.runAsUser cannot be set for a Windows pod: the API server rejects the pod because spec.os.name is windows (\"spec.securityContext.runAsUser: Forbidden: cannot be set for a windows pod\")"
             ),
             "{}",
             f.message
@@ -584,10 +760,15 @@ mod tests {
         let f = &only(&pod, &cfg(), "WIN101")[0];
         assert_eq!(f.severity, Severity::Warning);
         assert!(
-            f.message.contains("once spec.os.name is windows"),
+            f.message
+                .contains("rejects it once the pod declares spec.os.name: windows"),
             "{}",
             f.message
         );
+        // Before spec.os exists nothing rejects it: it only has no effect.
+        let f = &only(&pod, &at(23), "WIN101")[0];
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(!f.message.contains("rejects"), "{}", f.message);
     }
 
     #[test]
@@ -604,19 +785,62 @@ mod tests {
                 .map(|f| f.pointer)
                 .collect()
         };
+        let sev = |c: &Config| -> Vec<(String, Severity)> {
+            only(&pod, c, "WIN101")
+                .into_iter()
+                .map(|f| {
+                    (
+                        f.pointer.rsplit('/').next().unwrap().to_string(),
+                        f.severity,
+                    )
+                })
+                .collect()
+        };
         assert_eq!(ptrs(&at(34)).len(), 11);
+        assert!(sev(&at(34)).iter().all(|(_, s)| *s == Severity::Error));
+        // 1.32: the gates of supplementalGroupsPolicy and seLinuxChangePolicy are off, the API
+        // server drops both (info); 1.31 does not know seLinuxChangePolicy (WIN109's).
+        let s32 = sev(&at(32));
+        assert_eq!(s32.len(), 11);
+        for (field, s) in &s32 {
+            let dropped = field == "supplementalGroupsPolicy" || field == "seLinuxChangePolicy";
+            assert_eq!(
+                *s,
+                if dropped {
+                    Severity::Info
+                } else {
+                    Severity::Error
+                },
+                "{field}"
+            );
+        }
+        let mut gates_on = at(32);
+        for g in ["SupplementalGroupsPolicy", "SELinuxChangePolicy"] {
+            gates_on.target.feature_gates.insert(g.into(), true);
+        }
+        assert!(sev(&gates_on).iter().all(|(_, s)| *s == Severity::Error));
         let p30 = ptrs(&cfg());
         assert_eq!(p30.len(), 9, "{p30:?}");
         assert!(p30.contains(&"/spec/securityContext/appArmorProfile".to_string()));
         let p29 = ptrs(&at(29));
         assert_eq!(p29.len(), 8);
         assert!(!p29.iter().any(|p| p.ends_with("appArmorProfile")));
-        // Before spec.os exists every finding is a warning.
-        assert!(
-            only(&pod, &at(22), "WIN101")
-                .iter()
-                .all(|f| f.severity == Severity::Warning)
-        );
+        assert_eq!(ids_in(&pod, &at(29), &["WIN109"]), ["WIN109"]);
+        // Before spec.os exists nothing is an error (neutral RuntimeDefault values are info).
+        let s22 = sev(&at(22));
+        assert!(!s22.is_empty());
+        for (field, s) in &s22 {
+            let neutral = field == "seccompProfile";
+            assert_eq!(
+                *s,
+                if neutral {
+                    Severity::Info
+                } else {
+                    Severity::Warning
+                },
+                "{field}"
+            );
+        }
         // Empty sysctls are allowed; null counts as absent.
         let pod = set(
             winok(),
@@ -665,16 +889,45 @@ mod tests {
     #[test]
     fn t11_host_users_true() {
         let pod = set(winok(), "/spec/hostUsers", json!(true));
-        assert_eq!(ids(&pod, &cfg()), ["WIN102"]);
-        let f = &only(&pod, &cfg(), "WIN102")[0];
+        // 1.33+ (UserNamespacesSupport on by default): rejected, safe deletion of the default.
+        let c34 = at(34);
+        assert_eq!(ids(&pod, &c34), ["WIN102"]);
+        let f = &only(&pod, &c34, "WIN102")[0];
         assert_eq!(f.pointer, "/spec/hostUsers");
+        assert_eq!(f.severity, Severity::Error);
         assert_eq!(f.fix.as_ref().unwrap().safety, FixSafety::Safe);
         assert_eq!(apply(&pod, f), winok());
+        // 1.30 (the vector target): the gate is off, the API server drops the field and admits
+        // the pod (measured on 1.32): info, and its removal is only opt-in.
+        assert_eq!(ids(&pod, &cfg()), ["WIN102"]);
+        let f = &only(&pod, &cfg(), "WIN102")[0];
+        assert_eq!(f.severity, Severity::Info);
+        assert!(
+            f.message.starts_with(
+                "spec.hostUsers is dropped by the Kubernetes 1.30 API server (feature gate UserNamespacesSupport is off by default before 1.33): the field has no effect; from Kubernetes 1.33 the API server rejects it"
+            ),
+            "{}",
+            f.message
+        );
+        assert_eq!(f.fix.as_ref().unwrap().safety, FixSafety::OptIn);
+        // The gate turned on: rejected.
+        let mut gates_on = at(32);
+        gates_on
+            .target
+            .feature_gates
+            .insert("UserNamespacesSupport".into(), true);
+        assert_eq!(only(&pod, &gates_on, "WIN102")[0].severity, Severity::Error);
         // hostUsers: false asks for user namespaces: no fix.
         let pod = set(winok(), "/spec/hostUsers", json!(false));
-        assert!(only(&pod, &cfg(), "WIN102")[0].fix.is_none());
-        // The field does not exist before 1.25: not reported.
+        assert!(only(&pod, &c34, "WIN102")[0].fix.is_none());
+        // The field does not exist before 1.25: WIN109's.
         assert!(only(&pod, &at(24), "WIN102").is_empty());
+        assert_eq!(ids_in(&pod, &at(24), OWN), ["WIN109"]);
+        // A dropped field does not block spec.os: WIN003 offers it on 1.32.
+        let no_os = unset(set(winok(), "/spec/hostUsers", json!(false)), "/spec/os");
+        let w003 = only(&no_os, &at(32), "WIN003");
+        assert!(w003[0].fix.is_some(), "{}", w003[0].message);
+        assert!(only(&no_os, &c34, "WIN003")[0].fix.is_none());
     }
 
     #[test]
@@ -731,8 +984,9 @@ mod tests {
         );
         let fs = only(&pod, &cfg(), "WIN103");
         assert_eq!(fs.len(), 2);
+        // Values Pod Security asks of Linux pods: harmless on Windows, they only block spec.os.
         for f in &fs {
-            assert_eq!(f.severity, Severity::Warning);
+            assert_eq!(f.severity, Severity::Info);
             assert_eq!(f.fix.as_ref().unwrap().safety, FixSafety::OptIn);
         }
     }
@@ -886,6 +1140,177 @@ mod tests {
             json!({"runAsUserName":"ContainerUser"}),
         );
         assert!(ids_in(&win, &cfg(), OWN).is_empty());
+    }
+
+    #[test]
+    fn win109_fields_newer_than_the_target() {
+        let pod = set(
+            set(
+                winok(),
+                "/spec/securityContext/windowsOptions",
+                json!({"runAsUserName": "ContainerUser"}),
+            ),
+            "/spec/containers/0/securityContext/windowsOptions",
+            json!({"gmsaCredentialSpecName": "webapp1", "runAsUserName": "ContainerUser"}),
+        );
+        let w = |c: &Config| -> Vec<(String, Severity)> {
+            only(&pod, c, "WIN109")
+                .into_iter()
+                .map(|f| (f.pointer, f.severity))
+                .collect()
+        };
+        // 1.9: neither spec.os nor windowsOptions exist; windowsOptions is reported whole.
+        let w9 = w(&at(9));
+        assert_eq!(
+            w9,
+            [
+                ("/spec/os".to_string(), Severity::Warning),
+                (
+                    "/spec/securityContext/windowsOptions".to_string(),
+                    Severity::Warning
+                ),
+                (
+                    "/spec/containers/0/securityContext/windowsOptions".to_string(),
+                    Severity::Warning
+                ),
+            ]
+        );
+        let f = &only(&pod, &at(9), "WIN109")[1];
+        assert!(
+            f.message.starts_with(
+                "spec.securityContext.windowsOptions does not exist in Kubernetes 1.9 (added in 1.14): kubectl's client-side validation refuses the manifest"
+            ),
+            "{}",
+            f.message
+        );
+        // 1.15: windowsOptions exists, gMSA is alpha (off: dropped), runAsUserName does not.
+        let ptrs = |c: &Config| -> Vec<String> { w(c).into_iter().map(|(p, _)| p).collect() };
+        assert_eq!(
+            ptrs(&at(15)),
+            [
+                "/spec/os",
+                "/spec/securityContext/windowsOptions/runAsUserName",
+                "/spec/containers/0/securityContext/windowsOptions/gmsaCredentialSpecName",
+                "/spec/containers/0/securityContext/windowsOptions/runAsUserName"
+            ]
+        );
+        // 1.16: runAsUserName is alpha and off: dropped.
+        let f = &only(&pod, &at(16), "WIN109")[1];
+        assert!(
+            f.message.starts_with(
+                "spec.securityContext.windowsOptions.runAsUserName is dropped by the Kubernetes 1.16 API server (feature gate WindowsRunAsUserName is off by default before 1.17): the container runs as the image's default user; it is kept from Kubernetes 1.17"
+            ),
+            "{}",
+            f.message
+        );
+        // 1.23: only spec.os (IdentifyPodOS off by default); 1.24: nothing.
+        assert_eq!(ptrs(&at(23)), ["/spec/os"]);
+        assert!(ptrs(&at(24)).is_empty());
+        // A Linux-only field the target does not know: unknown, with the strict-decoding story.
+        let aa = set(
+            winok(),
+            "/spec/containers/0/securityContext/appArmorProfile",
+            json!({"type": "RuntimeDefault"}),
+        );
+        let f = &only(&aa, &at(29), "WIN109")[0];
+        assert_eq!(
+            f.pointer,
+            "/spec/containers/0/securityContext/appArmorProfile"
+        );
+        assert!(
+            f.message.contains(
+                "kubectl refuses the manifest (\"strict decoding error: unknown field \\\"spec.containers[0].securityContext.appArmorProfile\\\"\")"
+            ),
+            "{}",
+            f.message
+        );
+        assert!(only(&aa, &at(29), "WIN103").is_empty());
+        assert!(only(&aa, &at(30), "WIN109").is_empty());
+        // hostProcess is WIN203's.
+        let hp = set(
+            winok(),
+            "/spec/securityContext/windowsOptions",
+            json!({"hostProcess": true}),
+        );
+        assert!(
+            only(&hp, &at(21), "WIN109")
+                .iter()
+                .all(|f| !f.pointer.contains("hostProcess"))
+        );
+        assert_eq!(only(&hp, &at(21), "WIN203").len(), 1);
+    }
+
+    #[test]
+    fn win412_pod_level_resources() {
+        let pod = set(
+            winok(),
+            "/spec/resources",
+            json!({"limits": {"cpu": "2", "memory": "4Gi"}}),
+        );
+        let sev = |c: &Config| only(&pod, c, "WIN412").first().map(|f| f.severity);
+        assert_eq!(sev(&at(34)), Some(Severity::Error));
+        assert_eq!(sev(&at(33)), Some(Severity::Info));
+        assert_eq!(sev(&at(32)), Some(Severity::Info));
+        assert_eq!(sev(&at(31)), None);
+        assert_eq!(ids_in(&pod, &at(31), &["WIN109"]), ["WIN109"]);
+        let f = &only(&pod, &at(32), "WIN412")[0];
+        assert!(
+            f.message.starts_with(
+                "spec.resources is dropped by the Kubernetes 1.32 API server (feature gate PodLevelResources is off by default before 1.34): the field has no effect; from Kubernetes 1.34 the API server rejects it"
+            ),
+            "{}",
+            f.message
+        );
+        assert!(f.fix.is_none());
+        // Without spec.os: not supported on Windows (warning), and it blocks spec.os from 1.34.
+        let no_os = unset(pod, "/spec/os");
+        assert_eq!(
+            only(&no_os, &at(34), "WIN412")[0].severity,
+            Severity::Warning
+        );
+        assert!(only(&no_os, &at(34), "WIN003")[0].fix.is_none());
+        assert!(only(&no_os, &at(33), "WIN003")[0].fix.is_some());
+    }
+
+    #[test]
+    fn win1xx_empty_values_by_the_api_rule() {
+        // Admitted: sysctls [], hostPID/hostIPC false. Rejected: supplementalGroups [],
+        // capabilities {}, procMount Default (coerced, not dropped, whatever the gate).
+        let pod = set(
+            set(
+                set(
+                    winok(),
+                    "/spec/securityContext",
+                    json!({"sysctls": [], "supplementalGroups": []}),
+                ),
+                "/spec/hostPID",
+                json!(false),
+            ),
+            "/spec/containers/0/securityContext",
+            json!({"capabilities": {}, "procMount": "Default"}),
+        );
+        let got: Vec<(String, Severity)> = findings(&pod, &at(32))
+            .into_iter()
+            .filter(|f| f.rule.id.starts_with("WIN1"))
+            .map(|f| (f.pointer, f.severity))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "/spec/securityContext/supplementalGroups".to_string(),
+                    Severity::Error
+                ),
+                (
+                    "/spec/containers/0/securityContext/capabilities".to_string(),
+                    Severity::Error
+                ),
+                (
+                    "/spec/containers/0/securityContext/procMount".to_string(),
+                    Severity::Error
+                ),
+            ]
+        );
     }
 
     fn ns(name: &str, labels: Value) -> Value {

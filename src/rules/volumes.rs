@@ -15,6 +15,7 @@ use crate::model::Eval;
 use crate::model::Runtime;
 use crate::model::meta::{Mutation, RuleOs};
 use crate::model::paths::{is_smb_unc, kubelet_pipe_path, make_absolute, normalize_path};
+use crate::model::pod;
 use crate::model::windows;
 use crate::model::workload::Lookup;
 use crate::model::workload::{ContainerRef, PodSite};
@@ -515,7 +516,7 @@ applied silently.
     applies: "all",
     os: RuleOs::Windows,
     context: &[],
-    mutation: Mutation::DEFAULT,
+    mutation: Mutation::named("emptyDirMedium"),
 };
 
 fn emptydir_memory(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -550,16 +551,23 @@ fn emptydir_memory(site: &PodSite, eval: &Eval) -> Vec<Finding> {
 pub static WIN304: RuleMeta = RuleMeta {
     id: "WIN304",
     name: "mount-propagation",
-    severity: Severity::Error,
-    summary: "volumeMounts[].mountPropagation HostToContainer/Bidirectional (unsupported on Windows)",
+    severity: Severity::Warning,
+    summary: "volumeMounts[].mountPropagation HostToContainer/Bidirectional (Windows has no mount propagation; Bidirectional needs a privileged container)",
     docs: r#"## What it does
-Flags `volumeMounts[].mountPropagation` in every container: `HostToContainer` is a warning,
-`Bidirectional` an error; `None` is fine.
+Flags `volumeMounts[].mountPropagation` in every container; `None` is fine.
+
+* `Bidirectional` in a container that is not `privileged: true`: **error**. The API server rejects it
+  on any pod: "spec.containers[0].volumeMounts.mountPropagation: Forbidden: Bidirectional mount
+  propagation is available only to privileged containers" (measured on 1.32).
+* `Bidirectional` in a privileged container, and `HostToContainer`: **warning**. The API server
+  admits them (a privileged container is itself rejected once the pod declares
+  `spec.os.name: windows`, WIN103), and the Windows kubelet runs the mount without propagation.
 
 ## Why is this bad?
-Windows containers have no mount propagation ("You cannot enable mountPropagation"). Bidirectional
-is moreover only allowed for privileged containers ("Bidirectional mount propagation is available
-only to privileged containers"), and `privileged` is forbidden on Windows pods.
+Windows containers have no mount propagation ("You cannot enable mountPropagation"): whatever the
+manifest asks for, mounts made on the host after the container started do not appear in it, and
+the container's mounts never reach the host. Node agents written for Linux (CSI node plugins)
+rely on it.
 
 ## Example
 ```yaml
@@ -571,14 +579,15 @@ containers:
 
 ## Fix
 Safe for `HostToContainer`: delete the field (Windows behaves as `None` anyway). `Bidirectional`
-has no Windows equivalent: remove it and redesign how the host and the container share mounts.
+has no Windows equivalent: remove it and redesign how the host and the container share mounts (on
+Windows, CSI node plugins use csi-proxy or run as HostProcess containers).
 "#,
     fix: Some(FixSafety::Safe),
-    source: "K-INTRO, KEP116, VAL",
+    source: "K-INTRO, KEP116, VAL, issue-9 research §1.2 (measured on kube-apiserver 1.32)",
     applies: "all",
     os: RuleOs::Windows,
     context: &[],
-    mutation: Mutation::DEFAULT,
+    mutation: Mutation::named("mountPropagation"),
 };
 
 fn mount_propagation(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -595,25 +604,41 @@ fn mount_propagation(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     &WIN304,
                     p.clone(),
                     format!(
-                        "{} mounts {path:?} with mountPropagation: HostToContainer, which Windows does not support; delete the field",
+                        "{} mounts {path:?} with mountPropagation: HostToContainer; the API server admits it, but Windows has no mount propagation: mounts made on the host later do not appear in the container. Delete the field",
                         c.label()
                     ),
                 )
-                .severity(Severity::Warning)
                 .with_fix(Fix {
                     safety: FixSafety::Safe,
                     description: format!("delete mountPropagation of {path:?}"),
                     ops: vec![ops::remove(&p)],
                 }),
             ),
-            "Bidirectional" => out.push(Finding::new(
-                &WIN304,
-                p,
-                format!(
-                    "{} mounts {path:?} with mountPropagation: Bidirectional; Windows has no mount propagation and Bidirectional needs a privileged container, which Windows pods cannot have. Remove it",
-                    c.label()
-                ),
-            )),
+            "Bidirectional" => {
+                let privileged = c.value.lookup("/securityContext/privileged")
+                    == Some(&Value::Bool(true));
+                out.push(if privileged {
+                    Finding::new(
+                        &WIN304,
+                        p,
+                        format!(
+                            "{} mounts {path:?} with mountPropagation: Bidirectional; the API server admits it for this privileged container, but Windows has no mount propagation: the mount is private. Remove it",
+                            c.label()
+                        ),
+                    )
+                } else {
+                    Finding::new(
+                        &WIN304,
+                        p.clone(),
+                        format!(
+                            "{} mounts {path:?} with mountPropagation: Bidirectional, which the API server rejects for a container that is not privileged (\"{}: Forbidden: Bidirectional mount propagation is available only to privileged containers\"); Windows has no mount propagation anyway. Remove it",
+                            c.label(),
+                            pod::dotted(&site.ptr(&format!("{}/volumeMounts/mountPropagation", c.rel())))
+                        ),
+                    )
+                    .severity(Severity::Error)
+                });
+            }
             _ => {}
         }
     }
@@ -681,53 +706,113 @@ fn volume_devices(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
 pub static WIN306: RuleMeta = RuleMeta {
     id: "WIN306",
     name: "subpath",
-    severity: Severity::Warning,
-    summary: "volumeMounts[].subPath / subPathExpr (Windows mounts only whole volumes)",
+    severity: Severity::Error,
+    summary: "subPath naming a single file of a configMap/secret/downwardAPI/projected volume with the Docker runtime (Docker on Windows cannot bind-mount a file)",
     docs: r#"## What it does
-Flags `volumeMounts[].subPath` and `volumeMounts[].subPathExpr` in every container.
+With runtime `docker` (dockershim up to 1.23, or cri-dockerd), flags `volumeMounts[].subPath` values
+that name a single file: a key or `items[].path` of a `configMap`, `secret`, `downwardAPI` or
+`projected` volume. HostProcess pods are not checked (their mounts are not bind mounts of a
+container).
+
+Directory subPaths and `subPathExpr` are not reported: the Windows kubelet implements subPath
+(`subpath_windows.go`: the subpath itself becomes the mount source, no bind mount needed), and the
+upstream e2e subPath tests run on Windows except the file ones. With containerd (WS2019 and later)
+single-file mounts work too. The Windows storage page that calls subPath unsupported is out of date.
 
 ## Why is this bad?
-The Windows storage documentation lists volume subpath mounts as unsupported: "only the entire
-volume can be mounted in a Windows container". The mount fails or exposes the whole volume.
+Docker on Windows cannot bind-mount a file: the container is never created ("invalid mount config
+for type "bind": source path must be a directory", moby#30555), and the pod stays in
+`CreateContainerError`.
 
 ## Example
 ```yaml
+# target: runtime docker
 volumeMounts:
 - {name: config, mountPath: 'C:\app\appsettings.json', subPath: appsettings.json}
+volumes:
+- name: config
+  configMap: {name: app-config}
 ```
 
 ## Fix
-Mount the whole volume at a directory and point the application at the file inside it
-(or use `items` of a configMap/secret volume to choose the file names).
+Mount the whole volume at a directory and point the application at the file inside it (`items`
+chooses the file names), or move the nodes to containerd.
 "#,
     fix: None,
-    source: "K-STOR, KEP116",
-    applies: "all",
+    source: "pkg/volume/util/subpath/subpath_windows.go, test/e2e/storage/testsuites/subpath.go, moby#30555, kubernetes PR #83057, issue-9 research §2",
+    applies: "runtime docker",
     os: RuleOs::Windows,
     context: &[],
     mutation: Mutation::DEFAULT,
 };
 
-fn subpath(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
+/// Whether `sub` names a single file of volume `v`: a key (a configMap/secret without `items`
+/// projects each key as a file, and keys contain no `/`) or an `items[].path` of a configMap,
+/// secret, downwardAPI or projected volume. `None`: what `sub` names cannot be told from the
+/// manifest (emptyDir, hostPath, PVC, … or a path the volume does not project).
+fn subpath_file_kind(v: &Value, sub: &str) -> Option<&'static str> {
+    let sub = sub.trim_end_matches('/');
+    let item_paths = |src: &Value| -> Option<bool> {
+        src.get("items").and_then(Value::as_array).map(|items| {
+            items
+                .iter()
+                .any(|i| i.get("path").and_then(Value::as_str) == Some(sub))
+        })
+    };
+    // A configMap/secret source: an item path, else (no items) any key.
+    let keyed = |src: &Value| item_paths(src).unwrap_or(!sub.contains('/'));
+    for (kind, what) in [("configMap", "configMap"), ("secret", "secret")] {
+        if let Some(src) = v.get(kind) {
+            return keyed(src).then_some(what);
+        }
+    }
+    if let Some(src) = v.get("downwardAPI") {
+        return item_paths(src).unwrap_or(false).then_some("downwardAPI");
+    }
+    let sources = v.lookup("/projected/sources").and_then(Value::as_array)?;
+    sources
+        .iter()
+        .any(|s| {
+            ["configMap", "secret"]
+                .iter()
+                .any(|k| s.get(*k).is_some_and(keyed))
+                || s.get("downwardAPI").and_then(item_paths).unwrap_or(false)
+                || ["serviceAccountToken", "clusterTrustBundle"]
+                    .iter()
+                    .any(|k| s.lookup(&format!("/{k}/path")).and_then(Value::as_str) == Some(sub))
+        })
+        .then_some("projected")
+}
+
+fn subpath(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    if eval.target.runtime != Runtime::Docker || pod::is_host_process_pod(site) {
+        return Vec::new();
+    }
     let mut out = Vec::new();
     for (c, i, m) in mounts(site) {
-        for field in ["subPath", "subPathExpr"] {
-            let Some(sp) = m.get(field).and_then(Value::as_str) else {
-                continue;
-            };
-            if sp.is_empty() {
-                continue;
-            }
-            out.push(Finding::new(
-                &WIN306,
-                mount_ptr(site, &c, i, field),
-                format!(
-                    "{} mounts {field} {sp:?} of volume {:?}; Windows containers can only mount whole volumes. Mount the volume at a directory instead",
-                    c.label(),
-                    m.get("name").and_then(Value::as_str).unwrap_or("")
-                ),
-            ));
-        }
+        let Some(sp) = m
+            .get("subPath")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        else {
+            continue;
+        };
+        let name = m.get("name").and_then(Value::as_str).unwrap_or("");
+        let Some(kind) = site
+            .volumes()
+            .find(|(_, v)| vol_name(v) == name)
+            .and_then(|(_, v)| subpath_file_kind(v, sp))
+        else {
+            continue;
+        };
+        out.push(Finding::new(
+            &WIN306,
+            mount_ptr(site, &c, i, "subPath"),
+            format!(
+                "{} mounts subPath {sp:?} of {kind} volume {name:?}, a single file: Docker on Windows cannot bind-mount a file (\"invalid mount config for type \\\"bind\\\": source path must be a directory\"), so the container is never created. Mount the whole volume at a directory instead",
+                c.label()
+            ),
+        ));
     }
     out
 }
@@ -830,16 +915,19 @@ pub static WIN308: RuleMeta = RuleMeta {
     id: "WIN308",
     name: "mountpath-not-windows-style",
     severity: Severity::Info,
-    summary: "mountPath without a drive letter (the kubelet maps /x to c:/x)",
+    summary: "mountPath without a drive letter (the kubelet maps /x to c:/x); off by default",
     docs: r#"## What it does
+**Off by default**: enable it with `rules: {WIN308: on}` in `winlint.yaml` or `--enable WIN308`.
 Reports `volumeMounts[].mountPath` values that are neither drive-qualified (`C:\data`) nor UNC
 (`\\.\pipe\x`): `/data` or `\data` (mapped to `c:/data`) and relative `data` (mapped to
-`c:\data`). The ServiceAccount token mount the API server injects is not reported.
+`c:\data`). HostProcess pods and the ServiceAccount token mount the API server injects are not
+reported.
 
 ## Why is this bad?
-The kubelet silently rewrites the path (`MakeAbsolutePath`): the application sees `C:\data`,
-not `/data`. Code or configuration that expects the Linux path, or two mounts that differ only by
-drive, behave unexpectedly. On very old Kubernetes (≤ 1.8) such paths failed.
+Usually it is not: `/data` already means `C:\data` to the kubelet (`MakeAbsolutePath`), and the
+maintained Windows manifests (CNI, CSI, kube-proxy DaemonSets) write root-relative paths on purpose.
+It matters where code or configuration expects the Linux path, or two mounts differ only by drive.
+On very old Kubernetes (≤ 1.8) such paths failed (warning there).
 
 ## Example
 ```yaml
@@ -848,17 +936,24 @@ volumeMounts:
 ```
 
 ## Fix
-Safe: prefix `C:` (`/cache` → `C:/cache`), which is exactly what the kubelet does.
+Safe with `winlint --fix` when the rule is enabled: prefix `C:` (`/cache` → `C:/cache`), which is
+exactly what the kubelet does. Never applied by the admission webhook (it would rewrite upstream
+manifests for nothing).
 "#,
     fix: Some(FixSafety::Safe),
-    source: "KL-PATH, K-EX",
-    applies: "all (warning K≤1.8)",
+    source: "KL-PATH, K-EX, issue-9 research §3",
+    applies: "all (warning K≤1.8); off by default",
     os: RuleOs::Windows,
     context: &[],
     mutation: Mutation::DEFAULT,
 };
 
 fn mountpath_not_windows_style(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    // In a HostProcess container a mount lands under %CONTAINER_SANDBOX_MOUNT_POINT% (containerd
+    // 1.6, or 1.7 with symlink mounts), not at C:\x: the rule's story does not apply.
+    if pod::is_host_process_pod(site) {
+        return Vec::new();
+    }
     let injected = injected_names(site);
     let sev = if eval.target.kubernetes.at_least(1, 9) {
         Severity::Info
@@ -1127,36 +1222,60 @@ fn named_pipe_mismatch(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
 // WIN312
 
 /// Host paths that only exist on Linux nodes (first path components).
-const LINUX_HOST_DIRS: &[&str] = &[
-    "/var/run", "/run", "/var/log", "/var/lib", "/etc", "/proc", "/sys", "/dev", "/usr", "/lib",
-    "/lib64", "/bin", "/sbin", "/boot", "/root", "/tmp",
+/// The Unix sockets of Linux container runtimes and daemons: they do not exist on a Windows node
+/// (Docker listens on `\\.\pipe\docker_engine`, containerd on `\\.\pipe\containerd-containerd`).
+const LINUX_DAEMON_SOCKETS: &[&str] = &[
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/var/run/containerd/containerd.sock",
+    "/run/containerd/containerd.sock",
+    "/var/run/crio/crio.sock",
+    "/run/crio/crio.sock",
+    "/var/run/dockershim.sock",
+    "/var/run/cri-dockerd.sock",
+    "/run/cri-dockerd.sock",
 ];
 
-fn is_linux_host_path(p: &str) -> bool {
-    if !p.starts_with('/') {
-        return false;
-    }
+/// Linux kernel and tmpfs trees: on a Windows node `/proc` is just the directory `C:\proc`.
+const LINUX_PSEUDO_DIRS: &[&str] = &["/proc", "/sys", "/dev", "/run", "/var/run"];
+
+/// What a root-relative hostPath is on a Linux node that it cannot be on a Windows one, if
+/// anything: a Linux daemon socket, or a kernel/tmpfs tree. Other root-relative paths
+/// (`/etc/cni/net.d`, `/var/log`, `/opt/cni/bin`) are ordinary directories of the system drive.
+fn linux_only_host_path(p: &str) -> Option<&'static str> {
     let p = p.trim_end_matches('/');
-    p.ends_with(".sock")
-        || LINUX_HOST_DIRS
-            .iter()
-            .any(|d| p == *d || p.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
+    if LINUX_DAEMON_SOCKETS.contains(&p) {
+        return Some("socket");
+    }
+    LINUX_PSEUDO_DIRS
+        .iter()
+        .any(|d| p == *d || p.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
+        .then_some("tree")
 }
 
 pub static WIN312: RuleMeta = RuleMeta {
     id: "WIN312",
     name: "linux-hostpath",
     severity: Severity::Warning,
-    summary: "hostPath to a Linux-only path (/var/run/docker.sock, /var/log, /proc, …) or of type Socket/CharDevice/BlockDevice",
+    summary: "hostPath that cannot work on Windows: a Linux daemon socket (docker.sock, containerd.sock), /proc, /sys, /dev, /run, /var/run, or type CharDevice/BlockDevice",
     docs: r#"## What it does
-Flags `hostPath.path` values that only exist on Linux nodes (`/var/run/docker.sock` and other
-`*.sock`, `/var/log`, `/var/lib`, `/etc`, `/proc`, `/sys`, `/dev`, …) and `hostPath.type`
-`Socket`, `CharDevice` or `BlockDevice`.
+Flags `hostPath` volumes that cannot work on a Windows node:
+
+* the Unix sockets of Linux runtimes and daemons (`/var/run/docker.sock`, `/run/containerd/containerd.sock`,
+  `/var/run/crio/crio.sock`, …);
+* Linux kernel and tmpfs trees: `/proc`, `/sys`, `/dev`, `/run`, `/var/run` and below;
+* `hostPath.type` `CharDevice` or `BlockDevice`: the Windows kubelet reports no device files, so
+  the type check fails and the pod does not start.
+
+Root-relative directories are not reported: on a Windows node `/etc/cni/net.d` is
+`C:\etc\cni\net.d`, `/var/log/antrea` is `C:\var\log\antrea`, the places the maintained Windows
+CNI and CSI manifests use. `type: Socket` alone is not reported either: AF_UNIX sockets exist on
+Windows (CSI drivers use them) and the kubelet's type check supports them.
 
 ## Why is this bad?
-Typical of Linux agents (log shippers, monitoring) deployed to Windows nodes: the path does not
-exist on Windows (it would resolve to `C:\var\log`), and Unix sockets and device files have no
-Windows hostPath equivalent, so the volume is empty or the mount fails.
+Typical of Linux agents (log shippers, monitoring, Docker-in-Docker) deployed to Windows nodes: the
+socket does not exist (the runtime listens on a named pipe), and `C:\proc` is an empty directory,
+not the node's process table.
 
 ## Example
 ```yaml
@@ -1166,11 +1285,11 @@ volumes:
 ```
 
 ## Fix
-Use the Windows location (`C:\var\log\pods`, `C:\ProgramData\…`) or a named pipe
-(`\\.\pipe\containerd-containerd`), or keep the workload on Linux nodes.
+Use the named pipe (`\\.\pipe\containerd-containerd`, `\\.\pipe\docker_engine`) or the Windows
+location of what the agent needs, or keep the workload on Linux nodes.
 "#,
     fix: None,
-    source: "K-INTRO",
+    source: "K-INTRO, pkg/volume/util/util.go (MakeAbsolutePath), hostutil_windows.go, issue-9 research §4",
     applies: "all",
     os: RuleOs::Windows,
     context: &[],
@@ -1185,24 +1304,33 @@ fn linux_hostpath(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
         };
         let name = vol_name(v);
         if let Some(path) = hp.get("path").and_then(Value::as_str)
-            && is_linux_host_path(path)
+            && path.starts_with('/')
+            && let Some(what) = linux_only_host_path(path)
         {
+            let msg = if what == "socket" {
+                format!(
+                    "hostPath volume {name:?} mounts {path}, a Linux runtime socket that does not exist on a Windows node: Docker listens on the named pipe \\\\.\\pipe\\docker_engine, containerd on \\\\.\\pipe\\containerd-containerd. Mount the named pipe, or run this workload on Linux"
+                )
+            } else {
+                format!(
+                    "hostPath volume {name:?} mounts {path}, a Linux kernel/tmpfs path: on a Windows node it is the ordinary directory C:{}, not what a Linux agent expects there. Use the Windows source of the data, or run this workload on Linux",
+                    path.replace('/', "\\")
+                )
+            };
             out.push(Finding::new(
                 &WIN312,
                 site.ptr(&format!("/volumes/{i}/hostPath/path")),
-                format!(
-                    "hostPath volume {name:?} points at the Linux path {path:?}, which does not exist on Windows nodes; use the Windows location (C:\\…) or a named pipe, or run this workload on Linux"
-                ),
+                msg,
             ));
         }
         if let Some(ty) = hp.get("type").and_then(Value::as_str)
-            && matches!(ty, "Socket" | "CharDevice" | "BlockDevice")
+            && matches!(ty, "CharDevice" | "BlockDevice")
         {
             out.push(Finding::new(
                 &WIN312,
                 site.ptr(&format!("/volumes/{i}/hostPath/type")),
                 format!(
-                    "hostPath volume {name:?} has type {ty}, which Windows nodes do not have; use a named-pipe hostPath (\\\\.\\pipe\\…) or a directory"
+                    "hostPath volume {name:?} has type {ty}: the Windows kubelet finds no device files, so the type check fails and the pod does not start. Remove the volume or run this workload on Linux"
                 ),
             ));
         }
@@ -1358,11 +1486,18 @@ mod tests {
     use super::*;
     use crate::model::KubeVersion;
     use crate::rules::testutil::{
-        cfg, findings, fixed, hits, ids, ids_in, legacy, set, unset, winok,
+        cfg, findings, fixed, hits, ids, ids_in, legacy, only, set, unset, winok,
     };
 
     /// The WIN3xx/WIN4xx rules (other modules' rules are asserted by their tests).
     const OWN: &[&str] = &["WIN3", "WIN4"];
+
+    /// The vector target with WIN308 (off by default) enabled.
+    fn cfg308() -> crate::config::Config {
+        let mut c = cfg();
+        c.policy.overrides.remove("WIN308");
+        c
+    }
 
     /// WINOK with one volume mounted by the container.
     fn pod_with(vol: Value, mount: Value) -> Value {
@@ -1447,7 +1582,7 @@ mod tests {
                 "/spec/volumes/0/projected/sources/3/secret".to_string()
             )]
         );
-        assert_eq!(hits(&pod, &cfg(), "WIN308").len(), 1);
+        assert_eq!(hits(&pod, &cfg308(), "WIN308").len(), 1);
     }
 
     // --- §6 vectors -------------------------------------------------------------------------
@@ -1502,37 +1637,53 @@ mod tests {
     #[test]
     fn t20_posix_mountpath_info_with_safe_fix() {
         let pod = empty_dir_at("/data");
-        assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN308"]);
+        // Off by default: `/data` already means C:\data.
+        assert_eq!(ids_in(&pod, &cfg(), OWN), Vec::<&str>::new());
+        let cfg = cfg308();
+        assert_eq!(ids_in(&pod, &cfg, OWN), vec!["WIN308"]);
         assert_eq!(
-            hits(&pod, &cfg(), "WIN308"),
+            hits(&pod, &cfg, "WIN308"),
             vec![(
                 Severity::Info,
                 "/spec/containers/0/volumeMounts/0/mountPath".to_string()
             )]
         );
-        let f = fixed(&pod, &cfg(), "WIN308");
+        let f = fixed(&pod, &cfg, "WIN308");
         assert_eq!(
             f["spec"]["containers"][0]["volumeMounts"][0]["mountPath"],
             "C:/data"
         );
-        assert_eq!(ids_in(&f, &cfg(), OWN), Vec::<&str>::new());
+        assert_eq!(ids_in(&f, &cfg, OWN), Vec::<&str>::new());
         // Relative: the kubelet uses c:\x.
-        let rel = fixed(&empty_dir_at("data"), &cfg(), "WIN308");
+        let rel = fixed(&empty_dir_at("data"), &cfg, "WIN308");
         assert_eq!(
             rel["spec"]["containers"][0]["volumeMounts"][0]["mountPath"],
             "C:\\data"
         );
         // K ≤ 1.8: warning.
-        let mut old = cfg();
+        let mut old = cfg.clone();
         old.target.kubernetes = KubeVersion::new(1, 8);
         assert_eq!(hits(&pod, &old, "WIN308")[0].0, Severity::Warning);
-        // The webhook's safe-fix path applies it too.
-        let c = cfg();
-        let fs = findings(&pod, &c);
+        // `--fix` applies it when enabled; the webhook never does.
+        let fs = findings(&pod, &cfg);
         let mut obj = pod.clone();
-        let (_, applied) = crate::engine::fix::apply_fixes(&mut obj, &fs, &c);
+        let (_, applied) = crate::engine::fix::apply_fixes(&mut obj, &fs, &cfg);
         assert!(applied.contains(&"WIN308"));
         assert_eq!(obj, f);
+        let mut obj = pod.clone();
+        let m = crate::engine::mutation::mutate(&mut obj, &cfg);
+        assert!(!m.rules.contains(&"WIN308"), "{:?}", m.rules);
+        assert_eq!(
+            obj["spec"]["containers"][0]["volumeMounts"][0]["mountPath"],
+            "/data"
+        );
+        // HostProcess pods: mounts land under %CONTAINER_SANDBOX_MOUNT_POINT%, not at C:\x.
+        let hpc = set(
+            set(pod, "/spec/hostNetwork", json!(true)),
+            "/spec/securityContext/windowsOptions",
+            json!({"hostProcess": true, "runAsUserName": "NT AUTHORITY\\SYSTEM"}),
+        );
+        assert!(hits(&hpc, &cfg, "WIN308").is_empty());
     }
 
     #[test]
@@ -1623,6 +1774,20 @@ mod tests {
             vec![(Severity::Error, p.clone())]
         );
         assert!(findings(&bi, &cfg())[0].fix.is_none());
+        // The server's words, with its path (no index after volumeMounts).
+        assert!(
+            only(&bi, &cfg(), "WIN304")[0].message.contains(
+                "(\"spec.containers[0].volumeMounts.mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers\")"
+            )
+        );
+        // A privileged container may ask for it (the API server admits it): a warning; the
+        // privileged field itself is WIN103's.
+        let privileged = set(
+            unset(bi.clone(), "/spec/os"),
+            "/spec/containers/0/securityContext/privileged",
+            json!(true),
+        );
+        assert_eq!(hits(&privileged, &cfg(), "WIN304")[0].0, Severity::Warning);
         let h2c = mk("HostToContainer");
         assert_eq!(hits(&h2c, &cfg(), "WIN304"), vec![(Severity::Warning, p)]);
         let f = fixed(&h2c, &cfg(), "WIN304");
@@ -1787,27 +1952,69 @@ mod tests {
 
     #[test]
     fn win306_subpath() {
+        let mut docker = cfg();
+        docker.target.runtime = Runtime::Docker;
+        // A configMap key as a file: Docker cannot bind-mount it.
         let pod = pod_with(
             json!({"name":"cfg","configMap":{"name":"cfg"}}),
             json!({"name":"cfg","mountPath":r"C:\app\appsettings.json","subPath":"appsettings.json"}),
         );
         assert_eq!(
-            hits(&pod, &cfg(), "WIN306"),
+            hits(&pod, &docker, "WIN306"),
             vec![(
-                Severity::Warning,
+                Severity::Error,
                 "/spec/containers/0/volumeMounts/0/subPath".to_string()
             )]
         );
+        let f = &only(&pod, &docker, "WIN306")[0];
+        assert!(
+            f.message.contains("source path must be a directory"),
+            "{}",
+            f.message
+        );
+        // containerd mounts single files: nothing.
+        assert!(hits(&pod, &cfg(), "WIN306").is_empty());
+        // subPathExpr and directory subPaths work with every runtime.
         let expr = set(
-            unset(pod, "/spec/containers/0/volumeMounts/0/subPath"),
+            unset(pod.clone(), "/spec/containers/0/volumeMounts/0/subPath"),
             "/spec/containers/0/volumeMounts/0/subPathExpr",
             json!("$(POD_NAME)"),
         );
-        assert_eq!(
-            hits(&expr, &cfg(), "WIN306")[0].1,
-            "/spec/containers/0/volumeMounts/0/subPathExpr"
+        assert!(hits(&expr, &docker, "WIN306").is_empty());
+        let dir = pod_with(
+            json!({"name":"data","emptyDir":{}}),
+            json!({"name":"data","mountPath":r"C:\data","subPath":"logs"}),
         );
-        assert!(hits(&empty_dir_at(r"C:\x"), &cfg(), "WIN306").is_empty());
+        assert!(hits(&dir, &docker, "WIN306").is_empty());
+        // items: a file only where the subPath is an item's path.
+        let items = set(
+            pod.clone(),
+            "/spec/volumes/0/configMap/items",
+            json!([{"key":"a","path":"conf/app.json"}]),
+        );
+        assert!(hits(&items, &docker, "WIN306").is_empty());
+        let items = set(
+            items,
+            "/spec/containers/0/volumeMounts/0/subPath",
+            json!("conf/app.json"),
+        );
+        assert_eq!(hits(&items, &docker, "WIN306").len(), 1);
+        // secret, downwardAPI and projected sources.
+        for vol in [
+            json!({"name":"cfg","secret":{"secretName":"s"}}),
+            json!({"name":"cfg","downwardAPI":{"items":[{"path":"appsettings.json","fieldRef":{"fieldPath":"metadata.name"}}]}}),
+            json!({"name":"cfg","projected":{"sources":[{"secret":{"name":"s"}}]}}),
+        ] {
+            let p = set(pod.clone(), "/spec/volumes/0", vol.clone());
+            assert_eq!(hits(&p, &docker, "WIN306").len(), 1, "{vol}");
+        }
+        // HostProcess pods: their mounts are not container bind mounts.
+        let hpc = set(
+            set(pod, "/spec/hostNetwork", json!(true)),
+            "/spec/securityContext/windowsOptions",
+            json!({"hostProcess": true, "runAsUserName": "NT AUTHORITY\\SYSTEM"}),
+        );
+        assert!(hits(&hpc, &docker, "WIN306").is_empty());
     }
 
     #[test]
@@ -1860,9 +2067,12 @@ mod tests {
             r"\\.\pipe\docker_engine",
             r"\\server\share",
         ] {
-            assert!(hits(&empty_dir_at(p), &cfg(), "WIN308").is_empty(), "{p}");
+            assert!(
+                hits(&empty_dir_at(p), &cfg308(), "WIN308").is_empty(),
+                "{p}"
+            );
         }
-        assert_eq!(hits(&empty_dir_at(r"\data"), &cfg(), "WIN308").len(), 1);
+        assert_eq!(hits(&empty_dir_at(r"\data"), &cfg308(), "WIN308").len(), 1);
     }
 
     #[test]
@@ -1911,26 +2121,72 @@ mod tests {
             json!({"name":"sock","hostPath":{"path":"/var/run/docker.sock","type":"Socket"}}),
             json!({"name":"sock","mountPath":r"C:\sock"}),
         );
+        // One finding for the socket path; `type: Socket` alone says nothing.
         assert_eq!(
             hits(&pod, &cfg(), "WIN312"),
-            vec![
-                (
-                    Severity::Warning,
-                    "/spec/volumes/0/hostPath/path".to_string()
-                ),
-                (
-                    Severity::Warning,
-                    "/spec/volumes/0/hostPath/type".to_string()
-                ),
-            ]
+            vec![(
+                Severity::Warning,
+                "/spec/volumes/0/hostPath/path".to_string()
+            )]
         );
-        for p in ["/var/log", "/proc", "/etc/kubernetes", "/dev/kmsg"] {
+        let f = &only(&pod, &cfg(), "WIN312")[0];
+        assert!(
+            f.message.contains(r"\\.\pipe\docker_engine"),
+            "{}",
+            f.message
+        );
+        for p in [
+            "/proc",
+            "/sys/fs/cgroup",
+            "/dev/kmsg",
+            "/run",
+            "/var/run/secrets",
+            "/run/containerd/containerd.sock",
+            "/var/run/crio/crio.sock/",
+        ] {
             let v = set(pod.clone(), "/spec/volumes/0/hostPath", json!({"path":p}));
             assert_eq!(hits(&v, &cfg(), "WIN312").len(), 1, "{p}");
         }
-        for p in [r"C:\var\log", "/data", "/etcetera", r"\\.\pipe\x"] {
+        // Root-relative directories are C:\ paths on a Windows node (the maintained CNI and CSI
+        // manifests use them); AF_UNIX sockets exist on Windows.
+        for p in [
+            r"C:\var\log",
+            "/data",
+            "/etcetera",
+            "/etc",
+            "/etc/cni/net.d",
+            "/var/log/antrea/",
+            "/opt/cni/bin",
+            "/var/lib/kubelet",
+            "/k/antrea",
+            "/",
+            "/var/runner",
+            r"\\.\pipe\x",
+        ] {
             let v = set(pod.clone(), "/spec/volumes/0/hostPath", json!({"path":p}));
             assert!(hits(&v, &cfg(), "WIN312").is_empty(), "{p}");
+        }
+        let sock = set(
+            pod.clone(),
+            "/spec/volumes/0/hostPath",
+            json!({"path":r"C:\csi\csi.sock","type":"Socket"}),
+        );
+        assert!(hits(&sock, &cfg(), "WIN312").is_empty());
+        // Device types cannot pass the Windows kubelet's type check.
+        for ty in ["CharDevice", "BlockDevice"] {
+            let v = set(
+                pod.clone(),
+                "/spec/volumes/0/hostPath",
+                json!({"path":r"C:\dev","type":ty}),
+            );
+            assert_eq!(
+                hits(&v, &cfg(), "WIN312"),
+                vec![(
+                    Severity::Warning,
+                    "/spec/volumes/0/hostPath/type".to_string()
+                )],
+                "{ty}"
+            );
         }
     }
 
@@ -1979,7 +2235,8 @@ mod tests {
             json!({"name":"data","emptyDir":{"medium":"Memory"}}),
             json!({"name":"data","mountPath":"/data","mountPropagation":"HostToContainer"}),
         );
-        let r = lint_object(&pod, &cfg(), &Context::default(), Operation::Update);
+        let cfg = cfg308();
+        let r = lint_object(&pod, &cfg, &Context::default(), Operation::Update);
         let mut got: Vec<&str> = r.findings.iter().map(|f| f.rule.id).collect();
         got.sort();
         assert_eq!(got, vec!["WIN303", "WIN304", "WIN308"]);
@@ -1987,9 +2244,9 @@ mod tests {
         // Workload templates stay fixable.
         let dep = json!({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},
             "spec":{"template":{"metadata":{},"spec":pod["spec"].clone()}}});
-        let r = lint_object(&dep, &cfg(), &Context::default(), Operation::Update);
+        let r = lint_object(&dep, &cfg, &Context::default(), Operation::Update);
         assert_eq!(r.findings.iter().filter(|f| f.fix.is_some()).count(), 3);
-        let f = fixed(&dep, &cfg(), "WIN308");
+        let f = fixed(&dep, &cfg, "WIN308");
         assert_eq!(
             f["spec"]["template"]["spec"]["containers"][0]["volumeMounts"][0]["mountPath"],
             "C:/data"
