@@ -15,6 +15,7 @@ pub mod labels;
 pub mod meta;
 pub mod nodes;
 pub mod paths;
+pub mod placement;
 pub mod pod;
 pub mod quantity;
 pub mod schedule;

@@ -6,7 +6,8 @@ use super::Rule;
 use crate::model::Eval;
 use crate::model::classify::Source;
 use crate::model::image::ImageInfo;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::placement;
 use crate::model::pod::is_host_process;
 use crate::model::windows::{self, Build, Channel, Isolation};
 use crate::model::workload::{ContainerRef, PodSite};
@@ -242,13 +243,16 @@ Use the image variant built for the nodes' build (`:ltsc2022`), or add nodes of 
     source: "MS-COMPAT, MS-PORT",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    context: &[Fact::Nodes],
     mutation: Mutation::DEFAULT,
 };
 
 fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    let hosts = &eval.target.windows_builds;
-    if hosts.is_empty() {
+    let p = eval.placement(site);
+    let Some(hosts) = p.host_builds(eval.target) else {
+        return Vec::new();
+    };
+    if hosts.builds.is_empty() {
         return Vec::new();
     }
     let iso = pod_isolation(site, eval);
@@ -257,31 +261,46 @@ fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
     for (c, img, i) in images(eval) {
         let Some(b) = i.build else { continue };
-        if is_host_process(site, c) || !windows::compatible_hosts(b, hosts, iso).is_empty() {
+        if is_host_process(site, c) || !windows::compatible_hosts(b, &hosts.builds, iso).is_empty()
+        {
             continue;
         }
         let product = b.product();
         let why = match iso {
             Isolation::Process => format!(
-                "but the target nodes run {}; with process isolation the image and host builds must match",
-                describe_builds(hosts)
+                "but {} run {}; with process isolation the image and host builds must match",
+                hosts.who(),
+                describe_builds(&hosts.builds)
             ),
             Isolation::Hyperv => format!(
-                "newer than the target nodes' {}; Hyper-V isolation runs only images of the host's build or older",
-                describe_builds(hosts)
+                "newer than {}' {}; Hyper-V isolation runs only images of the host's build or older",
+                hosts.who(),
+                describe_builds(&hosts.builds)
             ),
         };
         let mut msg = format!(
-            "{} image {img} is built for {} {why}: {} or add {product} nodes",
+            "{} image {img} is built for {} {why}: {}",
             c.label(),
             b.named(),
             suggest_retag(i, eval)
         );
+        match placement::hyperv_runtime_class_for(site, eval.target, eval.context, &[b])
+            .filter(|_| iso == Isolation::Process)
+        {
+            Some(rc) => msg.push_str(&format!(
+                ", or run it under Hyper-V isolation with runtimeClassName: {rc}"
+            )),
+            None => msg.push_str(&format!(" or add {product} nodes")),
+        }
         let mut sev = Severity::Error;
         if i.low_confidence {
             msg.push_str(
                 " (the build comes from the tag; the runtime uses the digest, so check which build it names)",
             );
+            sev = Severity::Warning;
+        }
+        if let Some(note) = p.unobserved_note() {
+            msg.push_str(note);
             sev = Severity::Warning;
         }
         out.push(Finding::new(&WIN502, image_ptr(site, c), msg).severity(sev));
