@@ -11,6 +11,7 @@ pub mod context;
 pub mod eval;
 pub mod finding;
 pub mod image;
+pub mod known_images;
 pub mod labels;
 pub mod meta;
 pub mod nodes;

@@ -583,7 +583,7 @@ fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let mut hosts = windows::compatible_hosts(
         build,
         &host_builds.builds,
-        super::images::pod_isolation(site, eval),
+        super::images::isolation(site, eval),
     );
     if hosts.is_empty() {
         hosts.push(build); // WIN502 reports the mismatch; pin to the image's own build.
@@ -751,7 +751,7 @@ fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> 
             continue;
         }
         if !crate::model::pod::is_host_process_pod(site) {
-            let isolation = super::images::pod_isolation(site, eval);
+            let isolation = super::images::isolation(site, eval);
             for (c, info) in &eval.images {
                 if let Some(b) = info.build
                     && !windows::compatible(b, sel, isolation)
