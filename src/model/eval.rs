@@ -3,6 +3,7 @@
 use super::classify::Classification;
 use super::context::Context;
 use super::image::ImageInfo;
+use super::placement::Placement;
 use super::pod::{self, LinuxOnlyField};
 use super::target::Target;
 use super::workload::{ContainerRef, PodSite};
@@ -30,6 +31,8 @@ pub struct Eval<'a> {
     /// and those the target rejects once spec.os is set.
     linux_only: std::cell::OnceCell<Vec<LinuxOnlyField<'a>>>,
     blockers: std::cell::OnceCell<Vec<LinuxOnlyField<'a>>>,
+    /// Where the pod can run, computed once for the rules that need node facts.
+    placement: std::cell::OnceCell<Placement>,
 }
 
 impl<'a> Eval<'a> {
@@ -48,6 +51,7 @@ impl<'a> Eval<'a> {
             images,
             linux_only: std::cell::OnceCell::new(),
             blockers: std::cell::OnceCell::new(),
+            placement: std::cell::OnceCell::new(),
         }
     }
 
@@ -70,6 +74,12 @@ impl<'a> Eval<'a> {
     pub fn present_linux_only_fields(&self, site: &PodSite<'a>) -> &[LinuxOnlyField<'a>] {
         self.linux_only
             .get_or_init(|| pod::linux_only_fields(site, self.target))
+    }
+
+    /// Where the pod can run on the target's nodes ([`Placement`]), computed once per pod site.
+    pub fn placement(&self, site: &PodSite) -> &Placement {
+        self.placement
+            .get_or_init(|| Placement::of(site, self.target, self.context))
     }
 
     /// `spec.os.name == "windows"`: the API server validates Windows-only constraints.
