@@ -453,6 +453,23 @@ fn vectors() -> Vec<(&'static str, Value)> {
             ),
         ),
     ]);
+    // Workload templates are validated the same way, with the template's path.
+    let deployment = |pod: Value| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d"},
+            "spec": {"selector": {"matchLabels": {"app": "d"}},
+                     "template": {"metadata": {"labels": {"app": "d"}}, "spec": pod["spec"]}}})
+    };
+    v.extend([
+        (
+            "Deployment with pod runAsUser",
+            deployment(set(b(), &format!("{PSC}/runAsUser"), json!(1000))),
+        ),
+        (
+            "Deployment with hostUsers",
+            deployment(set(b(), "/spec/hostUsers", json!(false))),
+        ),
+    ]);
     v
 }
 
