@@ -281,7 +281,7 @@ fn hostprocess_unavailable(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         Fate::GateRejects { gate } => (
             Severity::Error,
             Some(format!(
-                "the Kubernetes {k} API server rejects the pod: HostProcess containers need the feature gate {gate} ({}), and with it off validation fails instead of dropping the field; enable it on the API server and the kubelets",
+                "the Kubernetes {k} API server rejects the pod: HostProcess containers need the feature gate {gate}, and the {} (with it off, validation fails instead of dropping the field); enable it on the API server and the kubelets",
                 api_fields::gate_off_text(t, gate)
             )),
         ),
@@ -913,7 +913,7 @@ mod tests {
         let f = &only(&pod, &at(22), "WIN203")[0];
         assert!(
             f.message.contains(
-                "API server rejects the pod: HostProcess containers need the feature gate WindowsHostProcessContainers (feature gate WindowsHostProcessContainers is off by default before 1.23)"
+                "API server rejects the pod: HostProcess containers need the feature gate WindowsHostProcessContainers, and the feature gate WindowsHostProcessContainers is off by default before 1.23"
             ),
             "{}",
             f.message
