@@ -327,6 +327,22 @@ pub fn unknown_field_text(target: &Target, dotted: &str) -> String {
     }
 }
 
+/// The API server's `Forbidden` error for the field at dotted `path`, quoted as `kubectl` prints
+/// it: `"spec.hostPID: Forbidden: cannot be set for a windows pod"` (field.Forbidden).
+pub fn forbidden(path: &str, detail: &str) -> String {
+    format!("\"{path}: Forbidden: {detail}\"")
+}
+
+/// The API server's `Invalid value` error, quoted as `kubectl` prints it (field.Invalid): a string
+/// value is Go-quoted (`Invalid value: "Web_App": …`), a boolean bare (`Invalid value: false: …`).
+pub fn invalid(path: &str, value: &serde_json::Value, detail: &str) -> String {
+    let value = match value {
+        serde_json::Value::String(s) => format!("{s:?}"),
+        v => v.to_string(),
+    };
+    format!("\"{path}: Invalid value: {value}: {detail}\"")
+}
+
 /// Why a gate is off at the target, for messages: "feature gate G is off by default before
 /// 1.33" or "feature gate G is off".
 pub fn gate_off_text(target: &Target, gate: &str) -> String {
@@ -432,6 +448,27 @@ mod tests {
         let caps = ApiField::get(Place::ContainerSecurityContext, "capabilities");
         assert!(caps.value_counts(&json!({})));
         assert!(!caps.value_counts(&json!(null)));
+    }
+
+    #[test]
+    fn server_errors_as_kubectl_prints_them() {
+        assert_eq!(
+            forbidden("spec.hostPID", "cannot be set for a windows pod"),
+            "\"spec.hostPID: Forbidden: cannot be set for a windows pod\""
+        );
+        assert_eq!(
+            invalid(
+                "spec.hostNetwork",
+                &json!(false),
+                "hostNetwork must be true"
+            ),
+            "\"spec.hostNetwork: Invalid value: false: hostNetwork must be true\""
+        );
+        // Go's %q and Rust's {:?} agree on backslashes and quotes.
+        assert_eq!(
+            invalid("x", &json!("a\\b\\c"), "m"),
+            "\"x: Invalid value: \"a\\\\b\\\\c\": m\""
+        );
     }
 
     #[test]

@@ -94,9 +94,10 @@ impl EnvRegime {
     fn rejection(self, path: &str, name: &str) -> String {
         match self {
             EnvRegime::CIdentifier => self.server_text(name),
-            _ => format!(
-                "\"{path}: Invalid value: {name:?}: {}\"",
-                self.server_text(name)
+            _ => crate::model::api_fields::invalid(
+                path,
+                &Value::String(name.to_string()),
+                &self.server_text(name),
             ),
         }
     }

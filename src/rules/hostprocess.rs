@@ -121,7 +121,14 @@ fn hostprocess_requires_hostnetwork(site: &PodSite, eval: &Eval) -> Vec<Finding>
     let mut f = Finding::new(
         &WIN201,
         pointer,
-        "hostNetwork must be true if pod contains any hostProcess containers (the API server rejects the pod); set spec.hostNetwork: true, HostProcess containers always use the host network",
+        format!(
+            "a pod with HostProcess containers must set hostNetwork: true: the API server rejects the pod ({}); set spec.hostNetwork: true, HostProcess containers always use the host network",
+            api_fields::invalid(
+                &pod::dotted(&site.ptr("/hostNetwork")),
+                &json!(false),
+                "hostNetwork must be true if pod contains any hostProcess containers"
+            )
+        ),
     );
     if eval.fix_possible(site) {
         f = f.with_fix(Fix {
@@ -198,8 +205,13 @@ fn hostprocess_mixed(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 &WIN202,
                 site.ptr(&own_rel),
                 format!(
-                    "{} sets windowsOptions.hostProcess: {o}, but the pod sets {p}; pod hostProcess value must be identical if both are specified, was {p} (the API server rejects the pod). Remove the container-level value: all containers of a pod must have the same effective HostProcess value",
-                    c.label()
+                    "{} sets windowsOptions.hostProcess: {o}, but the pod sets {p}: the API server rejects the pod ({}). Remove the container-level value: all containers of a pod must have the same effective HostProcess value",
+                    c.label(),
+                    api_fields::invalid(
+                        &pod::dotted(&site.ptr(&own_rel)),
+                        &json!(o),
+                        &format!("pod hostProcess value must be identical if both are specified, was {p}")
+                    )
                 ),
             ));
             continue;
@@ -214,8 +226,13 @@ fn hostprocess_mixed(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 &WIN202,
                 pointer,
                 format!(
-                    "{} is not a HostProcess container, but other containers of the pod are; If pod contains any hostProcess containers then all containers must be HostProcess containers (the API server rejects the pod). Make it a HostProcess container or move it to another pod",
-                    c.label()
+                    "{} is not a HostProcess container, but other containers of the pod are: the API server rejects the pod ({}). Make it a HostProcess container or move it to another pod",
+                    c.label(),
+                    api_fields::invalid(
+                        &pod::dotted(&site.spec_ptr),
+                        &json!(""),
+                        "If pod contains any hostProcess containers then all containers must be HostProcess containers"
+                    )
                 ),
             ));
         }

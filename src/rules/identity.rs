@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::Rule;
 use crate::model::Eval;
-use crate::model::api_fields::{ApiField, Fate, Place};
+use crate::model::api_fields::{self, ApiField, Fate, Place};
 use crate::model::meta::{Mutation, RuleOs};
 use crate::model::pod::{
     self, effective_run_as_non_root, effective_run_as_user_name, is_host_process,
@@ -216,13 +216,17 @@ fn runasusername_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         let errs = run_as_user_name_errors(name);
         if !errs.is_empty() {
             let p = format!("{p}/runAsUserName");
+            let path = pod::dotted(&p);
+            let quoted: Vec<String> = errs
+                .iter()
+                .map(|e| api_fields::invalid(&path, v, e))
+                .collect();
             out.push(Finding::new(
                 &WIN105,
                 p.clone(),
                 format!(
-                    "{} {name:?} is rejected by the API server: {}; use user or DOMAIN\\user (e.g. ContainerUser, NT AUTHORITY\\SYSTEM)",
-                    pod::dotted(&p),
-                    errs.join("; ")
+                    "{path} {name:?} is rejected by the API server ({}); use user or DOMAIN\\user (e.g. ContainerUser, NT AUTHORITY\\SYSTEM)",
+                    quoted.join(", ")
                 ),
             ));
         }
@@ -298,13 +302,17 @@ fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             let np = format!("{p}/gmsaCredentialSpecName");
             let errs = dns1123_subdomain_errors(name);
             if !errs.is_empty() {
+                let path = pod::dotted(&np);
+                let quoted: Vec<String> = errs
+                    .iter()
+                    .map(|e| api_fields::invalid(&path, &json!(name), e))
+                    .collect();
                 out.push(Finding::new(
                     &WIN106,
                     np.clone(),
                     format!(
-                        "{} {name:?} is rejected by the API server: {}; it names a GMSACredentialSpec resource, use a lower-case name such as {:?}",
-                        pod::dotted(&np),
-                        errs.join("; "),
+                        "{path} {name:?} is rejected by the API server ({}); it names a GMSACredentialSpec resource, use a lower-case name such as {:?}",
+                        quoted.join(", "),
                         name.to_ascii_lowercase().replace('_', "-")
                     ),
                 ));
@@ -312,8 +320,13 @@ fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         }
         if let Some(s) = spec {
             let sp = format!("{p}/gmsaCredentialSpec");
+            let path = pod::dotted(&sp);
             let err = if s.is_empty() {
-                Some("gmsaCredentialSpec cannot be an empty string".to_string())
+                Some(api_fields::invalid(
+                    &path,
+                    &json!(""),
+                    "gmsaCredentialSpec cannot be an empty string",
+                ))
             } else if s.len() > MAX_GMSA_CREDENTIAL_SPEC_LENGTH {
                 Some(format!(
                     "gmsaCredentialSpec size must be under {MAX_GMSA_CREDENTIAL_SPEC_LENGTH_KIB} KiB"
@@ -326,8 +339,7 @@ fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     &WIN106,
                     sp.clone(),
                     format!(
-                        "{} is rejected by the API server: {err} ({} bytes); let the windows-gmsa webhook inline the spec from gmsaCredentialSpecName",
-                        pod::dotted(&sp),
+                        "{path} ({} bytes) is rejected by the API server ({err}); let the windows-gmsa webhook inline the spec from gmsaCredentialSpecName",
                         s.len()
                     ),
                 ));

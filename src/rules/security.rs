@@ -122,7 +122,7 @@ fn forbidden_text(f: &LinuxOnlyField, path: &str) -> String {
     if f.place == FieldPlace::PodResources {
         "kubernetes PR #133046".to_string()
     } else {
-        format!("\"{path}: Forbidden: cannot be set for a windows pod\"")
+        api_fields::forbidden(path, "cannot be set for a windows pod")
     }
 }
 
@@ -429,9 +429,10 @@ fn windowsoptions_on_linux_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         return Vec::new();
     }
     let msg = |p: &str| {
+        let path = pod::dotted(p);
         format!(
-            "{} cannot be set for a linux pod (the API server rejects the pod: \"windows options cannot be set for a linux pod\"); remove it, or set spec.os.name: windows if this is a Windows pod",
-            pod::dotted(p)
+            "{path} cannot be set for a linux pod: the API server rejects the pod ({}); remove it, or set spec.os.name: windows if this is a Windows pod",
+            api_fields::forbidden(&path, "windows options cannot be set for a linux pod")
         )
     };
     let mut out = Vec::new();

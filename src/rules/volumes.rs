@@ -631,9 +631,12 @@ fn mount_propagation(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                         &WIN304,
                         p.clone(),
                         format!(
-                            "{} mounts {path:?} with mountPropagation: Bidirectional, which the API server rejects for a container that is not privileged (\"{}: Forbidden: Bidirectional mount propagation is available only to privileged containers\"); Windows has no mount propagation anyway. Remove it",
+                            "{} mounts {path:?} with mountPropagation: Bidirectional, which the API server rejects for a container that is not privileged ({}); Windows has no mount propagation anyway. Remove it",
                             c.label(),
-                            pod::dotted(&site.ptr(&format!("{}/volumeMounts/mountPropagation", c.rel())))
+                            crate::model::api_fields::forbidden(
+                                &pod::dotted(&site.ptr(&format!("{}/volumeMounts/mountPropagation", c.rel()))),
+                                "Bidirectional mount propagation is available only to privileged containers"
+                            )
                         ),
                     )
                     .severity(Severity::Error)
