@@ -18,12 +18,13 @@ use k8s_support::cluster;
 use serde_json::{Value, json};
 use winlint::config::{Config, KubeVersion};
 use winlint::engine;
+use winlint::model::workload;
 use winlint::model::{Context, Finding, Operation, Severity};
 
 /// The rules whose errors claim that the API server rejects the pod.
 const API_RULES: &[&str] = &[
-    "WIN101", "WIN102", "WIN103", "WIN104", "WIN105", "WIN106", "WIN201", "WIN202", "WIN203",
-    "WIN304", "WIN403", "WIN404", "WIN412",
+    "WIN009", "WIN101", "WIN102", "WIN103", "WIN104", "WIN105", "WIN106", "WIN201", "WIN202",
+    "WIN203", "WIN304", "WIN403", "WIN404", "WIN412",
 ];
 
 /// The research's base pod: spec.os windows, pinned and tolerating, one servercore container.
@@ -520,37 +521,42 @@ fn without_mount_index(path: &str) -> String {
     }
 }
 
-/// The server's words a message quotes: `("spec…")`.
+/// The server's words a message quotes: `("spec…")`, `("conflict: …")`.
 fn quoted(message: &str) -> Option<&str> {
-    let start = message.find("(\"spec")? + 2;
+    let start = message.find("(\"")? + 2;
     let len = message[start..].find("\")")?;
     Some(&message[start..start + len])
 }
 
-fn verdict(findings: &[Finding]) -> Vec<&Finding> {
+/// The errors that claim the server rejects `kind`: WIN009's RuntimeClass admission runs on
+/// pods only (a workload is admitted, the pods it creates are not).
+fn verdict<'a>(findings: &'a [Finding], kind: &str) -> Vec<&'a Finding> {
     findings
         .iter()
         .filter(|f| f.severity == Severity::Error && API_RULES.contains(&f.rule.id))
+        .filter(|f| kind == "Pod" || f.rule.id != "WIN009")
         .collect()
 }
 
-#[test]
-fn winlint_errors_match_what_the_api_server_rejects() {
-    let Some(c) = cluster() else { return };
-    let ns = c.unique("fields");
-    c.create_namespace(&ns, &[]);
-    let cfg = config();
-    let mut problems = Vec::new();
-    let (mut rejected, mut admitted, mut dropped) = (0, 0, 0);
-    for (name, pod) in vectors() {
-        let pod = set(pod, "/metadata/namespace", json!(ns));
-        let report = engine::lint_object(&pod, &cfg, &Context::default(), Operation::Lint);
-        let errors = verdict(&report.findings);
-        let server = c.dry_run_create(&pod);
+/// What the comparisons found.
+#[derive(Default)]
+struct Tally {
+    rejected: usize,
+    admitted: usize,
+    dropped: usize,
+    problems: Vec<String>,
+}
+
+impl Tally {
+    /// Lint `object` at the 1.32 target, dry-run it on the server, and note every disagreement.
+    fn compare(&mut self, c: &k8s_support::Guard, name: &str, object: &Value, context: &Context) {
+        let report = engine::lint_object(object, &config(), context, Operation::Lint);
+        let errors = verdict(&report.findings, object["kind"].as_str().unwrap_or(""));
+        let server = c.dry_run_create(object);
         let says = |f: &Finding| format!("{} {} {}", f.rule.id, f.pointer, f.message);
         match (server.success, errors.is_empty()) {
             (true, true) => {
-                admitted += 1;
+                self.admitted += 1;
                 // Fields winlint says the 1.32 server drops are gone from what it returns.
                 let stored = server.json();
                 for f in &report.findings {
@@ -560,33 +566,33 @@ fn winlint_errors_match_what_the_api_server_rejects() {
                     {
                         continue;
                     }
-                    dropped += 1;
+                    self.dropped += 1;
                     if stored.pointer(&f.pointer).is_some() {
-                        problems.push(format!(
+                        self.problems.push(format!(
                             "{name}: winlint says {} is dropped, the server kept it",
                             f.pointer
                         ));
                     }
                 }
             }
-            (true, false) => problems.push(format!(
-                "{name}: the server admits the pod, winlint reports errors: {:?}",
+            (true, false) => self.problems.push(format!(
+                "{name}: the server admits it, winlint reports errors: {:?}",
                 errors.iter().map(|f| says(f)).collect::<Vec<_>>()
             )),
-            (false, true) => problems.push(format!(
-                "{name}: the server rejects the pod ({}), winlint reports no API error: {:?}",
+            (false, true) => self.problems.push(format!(
+                "{name}: the server rejects it ({}), winlint reports no API error: {:?}",
                 server.stderr.trim(),
                 report.findings.iter().map(says).collect::<Vec<_>>()
             )),
             (false, false) => {
-                rejected += 1;
+                self.rejected += 1;
                 for f in errors {
                     let path = dotted(&f.pointer);
                     let quote = quoted(&f.message);
                     if let Some(q) = quote
                         && !server.stderr.contains(q)
                     {
-                        problems.push(format!(
+                        self.problems.push(format!(
                             "{name}: winlint quotes {q:?}, the server said: {}",
                             server.stderr.trim()
                         ));
@@ -599,7 +605,7 @@ fn winlint_errors_match_what_the_api_server_rejects() {
                         && !server.stderr.contains(&path)
                         && !server.stderr.contains(&without_mount_index(&path))
                     {
-                        problems.push(format!(
+                        self.problems.push(format!(
                             "{name}: winlint's field {path} is not in the server's answer: {}",
                             server.stderr.trim()
                         ));
@@ -608,18 +614,152 @@ fn winlint_errors_match_what_the_api_server_rejects() {
             }
         }
     }
-    assert!(
-        problems.is_empty(),
-        "winlint and kube-apiserver 1.32 disagree:\n{}",
-        problems.join("\n")
-    );
+
+    fn assert_agree(&self) {
+        assert!(
+            self.problems.is_empty(),
+            "winlint and kube-apiserver 1.32 disagree:\n{}",
+            self.problems.join("\n")
+        );
+    }
+}
+
+#[test]
+fn winlint_errors_match_what_the_api_server_rejects() {
+    let Some(c) = cluster() else { return };
+    let ns = c.unique("fields");
+    c.create_namespace(&ns, &[]);
+    let mut t = Tally::default();
+    for (name, pod) in vectors() {
+        t.compare(
+            &c,
+            name,
+            &set(pod, "/metadata/namespace", json!(ns)),
+            &Context::default(),
+        );
+    }
     eprintln!(
-        "{rejected} vectors rejected, {admitted} admitted ({dropped} dropped fields checked)"
+        "{} vectors rejected, {} admitted ({} dropped fields checked)",
+        t.rejected, t.admitted, t.dropped
     );
+    t.assert_agree();
     // The vectors really exercise both sides.
-    assert!(rejected >= 30, "only {rejected} vectors rejected");
-    assert!(admitted >= 15, "only {admitted} vectors admitted");
-    assert!(dropped >= 5, "only {dropped} dropped fields checked");
+    assert!(t.rejected >= 30, "only {} vectors rejected", t.rejected);
+    assert!(t.admitted >= 15, "only {} vectors admitted", t.admitted);
+    assert!(t.dropped >= 5, "only {} dropped fields checked", t.dropped);
+}
+
+/// The workload kinds the golden cases hold that the API server validates as pods.
+const WORKLOADS: &[&str] = &[
+    "Pod",
+    "Deployment",
+    "DaemonSet",
+    "StatefulSet",
+    "ReplicaSet",
+    "ReplicationController",
+    "Job",
+    "CronJob",
+];
+
+/// Every object of the golden cases (`testdata/rules/<ID>/<case>/input.yaml`) that declares
+/// `spec.os.name: windows` in a pod spec, with its case and the RuntimeClasses of its file.
+fn golden_windows_objects() -> Vec<(String, Value, Vec<Value>)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules");
+    let mut inputs: Vec<_> = std::fs::read_dir(&root)
+        .expect("testdata/rules")
+        .flatten()
+        .flat_map(|rule| {
+            std::fs::read_dir(rule.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|case| case.path().join("input.yaml"))
+        .filter(|p| p.is_file())
+        .collect();
+    inputs.sort();
+    let mut out = Vec::new();
+    for input in inputs {
+        let Ok(values) = winlint::source::load_bytes_values(&std::fs::read(&input).unwrap()) else {
+            continue;
+        };
+        let case = input
+            .parent()
+            .unwrap()
+            .strip_prefix(&root)
+            .unwrap()
+            .display()
+            .to_string();
+        let runtime_classes: Vec<Value> = values
+            .iter()
+            .filter(|v| v["kind"] == "RuntimeClass")
+            .cloned()
+            .collect();
+        for (i, v) in values.into_iter().enumerate() {
+            let kind = v["kind"].as_str().unwrap_or("");
+            let windows = workload::pod_sites(&v)
+                .iter()
+                .any(|s| s.str("/os/name") == Some("windows"));
+            if WORKLOADS.contains(&kind) && windows {
+                out.push((format!("{case} #{i} {kind}"), v, runtime_classes.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The issue-9 contract for the golden cases: every test vector with `spec.os.name: windows` is
+/// rejected by the server exactly when winlint reports an API error at the 1.32 target (the
+/// case's own target flags are not used: the server has 1.32's default gates).
+#[test]
+fn golden_cases_with_spec_os_windows_match_the_api_server() {
+    let Some(c) = cluster() else { return };
+    let ns = c.unique("golden");
+    c.create_namespace(&ns, &[]);
+    let mut t = Tally::default();
+    let objects = golden_windows_objects();
+    for (name, mut object, runtime_classes) in objects {
+        object["metadata"]["namespace"] = json!(ns);
+        // The ServiceAccount admission plugin refuses pods whose account does not exist, the
+        // RuntimeClass plugin pods whose RuntimeClass does not (and merges its scheduling): the
+        // case's own RuntimeClasses (cluster-wide, so applied again for each case), else a
+        // plain one.
+        for rc in &runtime_classes {
+            c.apply(rc).ok();
+        }
+        for site in workload::pod_sites(&object) {
+            if let Some(sa) = site.str("/serviceAccountName") {
+                c.create(&json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                    "metadata": {"name": sa, "namespace": ns}}));
+            }
+            if let Some(rc) = site.str("/runtimeClassName")
+                && !runtime_classes.iter().any(|r| r["metadata"]["name"] == rc)
+            {
+                c.apply(
+                    &json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                    "metadata": {"name": rc}, "handler": rc}),
+                )
+                .ok();
+            }
+        }
+        // winlint sees the file's RuntimeClasses, as `winlint FILE` does.
+        let mut context = Context::default();
+        for rc in &runtime_classes {
+            context.add(rc);
+        }
+        t.compare(&c, &name, &object, &context);
+    }
+    eprintln!(
+        "golden cases with spec.os.name: windows: {} rejected, {} admitted ({} dropped fields checked)",
+        t.rejected, t.admitted, t.dropped
+    );
+    t.assert_agree();
+    assert!(
+        t.rejected >= 10 && t.admitted >= 100,
+        "too few golden cases: {} rejected, {} admitted",
+        t.rejected,
+        t.admitted
+    );
 }
 
 /// The helpers the test relies on: a pointer made dotted as the API server writes paths, and
@@ -633,6 +773,10 @@ fn dotted_paths_and_quotes() {
     assert_eq!(
         quoted("x (\"spec.hostPID: Forbidden: cannot be set for a windows pod\"); remove it"),
         Some("spec.hostPID: Forbidden: cannot be set for a windows pod")
+    );
+    assert_eq!(
+        quoted("x (\"conflict: a = b\"). y"),
+        Some("conflict: a = b")
     );
     assert_eq!(quoted("no quote here"), None);
     assert_eq!(

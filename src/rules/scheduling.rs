@@ -1062,7 +1062,10 @@ fn runtimeclass_selector_conflict(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 Finding::new(
                     &WIN009,
                     site.ptr(&format!("/nodeSelector/{}", escape(k))),
-                    format!("nodeSelector {k}={pod_v} conflicts with RuntimeClass {name:?} ({k}={v}); the API server rejects the pod. Remove the key from the pod"),
+                    format!(
+                        "nodeSelector {k}={pod_v} conflicts with RuntimeClass {name:?} ({k}={v}); the API server's RuntimeClass admission rejects {} (\"conflict: runtimeClass.scheduling.nodeSelector[{k}] = {v}; pod.spec.nodeSelector[{k}] = {pod_v}\"). Remove the key from the pod",
+                        if site.spec_ptr == "/spec" { "the pod" } else { "every pod the workload creates" }
+                    ),
                 )
             })
         })
