@@ -448,52 +448,42 @@ fn an_unfixable_alias_does_not_block_the_other_fixes() {
     );
 }
 
-/// Two pods of a List share one spec through an anchor: --fix cannot edit it for one pod
-/// without changing the other, so it leaves the file alone, and the report after --fix says
-/// the fixes were not applied instead of offering them again as "fixable with --fix".
+/// Two pods of a List share one spec through an anchor and need the same fixes: --fix makes
+/// them once, in the anchored spec, and the alias stays.
 #[test]
-fn fixes_that_could_not_be_applied_are_reported_as_not_fixed() {
-    let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n  spec: &spec\n    containers:\n    - name: app\n      image: mcr.microsoft.com/windows/servercore:ltsc2022\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: b}\n  spec: *spec\n";
+fn fixes_shared_through_an_anchor_are_made_once() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("shared-spec.yaml");
-    std::fs::write(&p, text).unwrap();
-
-    let before = winlint(&["-o", "json", s(&p)]).json();
-    let fixable = before["summary"]["fixable"].as_u64().unwrap();
-    assert!(
-        fixable >= 4,
-        "WIN001/WIN007 for both pods: {}",
-        brief(&before)
+    let p = copy_to(
+        dir.path(),
+        "testdata/cli/fix/shared-spec.yaml",
+        "shared.yaml",
     );
+    let before = winlint(&["-o", "json", s(&p)]).json();
+    assert_eq!(before["summary"]["fixable"], 6, "{}", brief(&before));
     assert_eq!(before["summary"]["not_fixed"], 0);
-
     let out = fix(&p, &[]);
     assert_fixed_cleanly(&out);
-    assert_eq!(std::fs::read_to_string(&p).unwrap(), text, "file unchanged");
-    let last = out.stdout.lines().last().unwrap_or_default();
+    let after = std::fs::read_to_string(&p).unwrap();
     assert!(
-        last.contains(&format!("{fixable} not fixed by --fix")) && !last.contains("fixable"),
-        "summary: {last:?}"
+        after.contains("  spec: &spec\n") && after.contains("  spec: *spec\n"),
+        "{after}"
     );
-    let tagged: Vec<&str> = out
-        .stdout
-        .lines()
-        .filter(|l| l.contains(": error WIN"))
-        .collect();
-    assert!(
-        !tagged.is_empty() && tagged.iter().all(|l| l.ends_with("[not fixed]")),
-        "{out}"
-    );
-
-    let r = winlint(&["--fix", "-o", "json", s(&p)]).json();
-    assert_eq!(r["summary"]["fixable"], 0, "{}", brief(&r));
-    assert_eq!(r["summary"]["not_fixed"], fixable);
-    let f = &findings(&r)[0]["fix"];
     assert_eq!(
-        (f["applied_by_fix"].as_bool(), f["not_fixed"].as_bool()),
-        (Some(false), Some(true)),
-        "{f}"
+        after.matches("kubernetes.io/os: windows").count(),
+        1,
+        "{after}"
     );
+    let r = winlint(&["-o", "json", s(&p)]).json();
+    assert_eq!(
+        (
+            r["summary"]["fixable"].as_u64(),
+            r["summary"]["not_fixed"].as_u64()
+        ),
+        (Some(0), Some(0)),
+        "{}",
+        brief(&r)
+    );
+    assert!(findings(&r).is_empty(), "{}", brief(&r));
 }
 
 #[test]
