@@ -904,7 +904,7 @@ mod tests {
     #[test]
     fn mv5_hostprocess_never_gets_hyperv() {
         let mut cfg = Config::default();
-        cfg.policy.mutation.hyperv = true;
+        cfg.policy.mutation.hyperv = crate::config::HyperV::On;
         let pod = json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"hp"},
             "spec":{"hostNetwork": true,
                 "securityContext":{"windowsOptions":{"hostProcess":true,"runAsUserName":"NT AUTHORITY\\SYSTEM"}},
@@ -924,7 +924,7 @@ mod tests {
         cfg.target.kubernetes = crate::model::KubeVersion::new(1, 12);
         cfg.target.windows_builds = vec![crate::model::windows::parse_build("1803").unwrap()];
         cfg.target.windows_taints = vec![];
-        cfg.policy.mutation.hyperv = true;
+        cfg.policy.mutation.hyperv = crate::config::HyperV::On;
         let p = mutated(cfg, win_pod("mcr.microsoft.com/windows/servercore:1803")).unwrap();
         assert_eq!(p["metadata"]["annotations"][HYPERV_ANNOTATION], "hyperv");
         assert_eq!(
@@ -938,7 +938,7 @@ mod tests {
     fn mv8_hyperv_runtime_class() {
         let mut cfg = Config::default();
         cfg.target.kubernetes = crate::model::KubeVersion::new(1, 30);
-        cfg.policy.mutation.hyperv = true;
+        cfg.policy.mutation.hyperv = crate::config::HyperV::On;
         let p = mutated(
             cfg.clone(),
             win_pod("mcr.microsoft.com/windows/servercore:ltsc2022"),
