@@ -510,3 +510,86 @@ fn fix_in_unusual_yaml_changes_only_the_mount_paths() {
         );
     }
 }
+
+/// A fix --fix cannot make says why, next to its finding: in the text report, in JSON, and on
+/// stderr with --diff (whose stdout stays a patch). The other fixes of the file are made.
+#[test]
+fn a_fix_that_cannot_be_made_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_to(
+        dir.path(),
+        "testdata/cli/fix/anchored-os-value.yaml",
+        "anchored.yaml",
+    );
+    let why = "cannot edit /spec/nodeSelector/kubernetes.io~1os: it is anchored as &os and also \
+               used at /metadata/labels/os: the edit would change them too";
+
+    let diff = winlint(&["--diff", s(&p)]);
+    assert!(diff.stdout.contains("+  os:\n"), "{diff}");
+    assert!(!diff.stdout.contains("not fixed"), "{diff}");
+    assert!(
+        diff.stderr.contains(&format!(
+            "anchored.yaml:7:18: WIN010 not fixed by --fix: {why}"
+        )),
+        "{diff}"
+    );
+
+    let out = fix(&p, &[]);
+    assert_fixed_cleanly(&out);
+    let after = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        after.contains("{kubernetes.io/os: &os Windows}") && after.contains("labels: {os: *os}"),
+        "{after}"
+    );
+    assert!(after.contains("  os:\n    name: windows\n"), "{after}");
+    let win010: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("WIN010"))
+        .collect();
+    assert_eq!(win010.len(), 1, "{out}");
+    assert!(
+        win010[0].ends_with(&format!("[not fixed: {why}]")),
+        "{}",
+        win010[0]
+    );
+
+    let r = winlint(&["--fix", "-o", "json", s(&p)]).json();
+    let f = findings(&r);
+    assert_eq!(f.len(), 1, "{}", brief(&r));
+    assert_eq!(f[0]["fix"]["not_fixed"], true);
+    assert_eq!(f[0]["fix"]["not_fixed_reason"], why);
+    assert_eq!(r["summary"]["not_fixed"], 1);
+}
+
+/// WIN010's fixes in the documentation's flow style: the value lowercased in place, and before
+/// 1.14 the key renamed to beta.kubernetes.io/os in place; the braces, the quotes and the
+/// trailing commas stay.
+#[test]
+fn the_os_label_fixes_edit_flow_style_in_place() {
+    let src = "testdata/cli/fix/flow-os-label.yaml";
+    let original = std::fs::read_to_string(root().join(src)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+
+    let p = copy_to(dir.path(), src, "now.yaml");
+    assert_fixed_cleanly(&fix(&p, &[]));
+    let after = std::fs::read_to_string(&p).unwrap();
+    let want = original.replace(
+        "      \"kubernetes.io/os\": \"Windows\",\n    },\n",
+        "      \"kubernetes.io/os\": \"windows\",\n    },\n    \"os\": {\"name\": \"windows\"},\n    \"tolerations\": [{\"key\": \"os\", \"operator\": \"Equal\", \"value\": \"windows\", \"effect\": \"NoSchedule\"}],\n",
+    );
+    assert_eq!(after, want);
+
+    let p = copy_to(dir.path(), src, "old.yaml");
+    assert_fixed_cleanly(&fix(&p, &["--kubernetes-version", "1.13"]));
+    let after = std::fs::read_to_string(&p).unwrap();
+    assert_eq!(
+        after,
+        original.replace(
+            "\"kubernetes.io/os\": \"Windows\"",
+            "\"beta.kubernetes.io/os\": \"windows\""
+        )
+    );
+    let r = winlint(&["-o", "json", "--kubernetes-version", "1.13", s(&p)]).json();
+    assert!(findings(&r).is_empty(), "{}", brief(&r));
+}

@@ -29,6 +29,8 @@ pub struct Located {
     pub object: String,
     pub finding: Finding,
     pub fix: FixState,
+    /// Why `--fix` did not make the fix ([`FixState::NotFixed`]).
+    pub not_fixed: Option<String>,
     /// How the object was made when it is not written in `file` as it is: `helm template`,
     /// `helm template -f ci/windows-values.yaml`, `kubectl kustomize`. `file` is then the
     /// template (or the kustomization) and `line`/`column` are 0: the rendered lines are not the
@@ -154,10 +156,11 @@ impl TextReport {
             l.finding.rule.name,
             l.finding.message
         )?;
-        let tag = match l.fix {
-            FixState::None => None,
-            FixState::Fixable => Some("fixable"),
-            FixState::NotFixed => Some("not fixed"),
+        let tag = match (l.fix, &l.not_fixed) {
+            (FixState::None, _) => None,
+            (FixState::Fixable, _) => Some("fixable".into()),
+            (FixState::NotFixed, None) => Some("not fixed".into()),
+            (FixState::NotFixed, Some(why)) => Some(format!("not fixed: {why}")),
         };
         if let Some(tag) = tag {
             let dim = Style::new().dimmed();
@@ -298,6 +301,9 @@ struct FixJson<'a> {
     /// `--fix` ran and could not apply it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     not_fixed: bool,
+    /// Why, when `--fix` said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_fixed_reason: Option<&'a str>,
     patch: &'a [json_patch::PatchOperation],
 }
 
@@ -319,6 +325,10 @@ impl<'a> LocatedJson<'a> {
                 description: &fix.description,
                 applied_by_fix: l.fix == FixState::Fixable,
                 not_fixed: l.fix == FixState::NotFixed,
+                not_fixed_reason: l
+                    .not_fixed
+                    .as_deref()
+                    .filter(|_| l.fix == FixState::NotFixed),
                 patch: &fix.ops,
             }),
         }
