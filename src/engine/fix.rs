@@ -545,13 +545,17 @@ impl Fixer<'_> {
                     let ops = &f.fix.as_ref().expect("fix_allowed implies a fix").ops;
                     let applies = apply_fix(target, ops, &mut fix.ops, &mut out.rollback);
                     if !applies || fix.ops.is_empty() {
-                        if !self.options.retry_failed {
-                            let reason = if applies {
-                                "its fix changes nothing in the object"
-                            } else {
+                        // A fix that changes nothing is already made (by another fix of
+                        // the pass, often): not a failure to report.
+                        if !self.options.retry_failed && !applies {
+                            out.give_up(
+                                &mut given_up,
+                                &fix,
                                 "its fix does not apply to the object as the other fixes left it"
-                            };
-                            out.give_up(&mut given_up, &fix, reason.to_string());
+                                    .to_string(),
+                            );
+                        } else if !self.options.retry_failed {
+                            given_up.insert(fix.key());
                         }
                         continue;
                     }
