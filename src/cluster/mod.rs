@@ -36,8 +36,9 @@
 //!   tenth) and the last good snapshot is kept. [`ClusterWatch::wait_synced`] is the bounded
 //!   readiness wait, [`ClusterWatch::status`] the health, [`ClusterWatch::metrics`] the values to
 //!   export (Windows nodes per build, snapshot age, staleness, sync state, error count).
-//! * [`client`]: [`client::client`] from `--kubeconfig PATH` (+ `--context`), in-cluster config, or
-//!   kube's inference; [`ClusterError`] classifies failures (unreachable, 401, 403 with the RBAC
+//! * [`client`]: [`client::client`] from `--kubeconfig PATH` (+ `--context`: [`ClusterArgs`]),
+//!   in-cluster config, or kube's inference ([`connect`] also says which context and server);
+//!   [`ClusterError`] classifies failures (unreachable, 401, 403 with the RBAC
 //!   it needs, …); [`read_once`] is the one-shot paged read of `winlint --cluster`;
 //!   [`list_paged`] the pager.
 //! * [`audit`]: [`list_workloads`] lists Pods and Deployments, ReplicaSets, StatefulSets,
@@ -50,11 +51,12 @@
 //! `runtimeclasses` (`node.k8s.io`); `winlint audit` needs `list` on pods,
 //! replicationcontrollers, deployments, replicasets, statefulsets, daemonsets, jobs, cronjobs.
 //!
-//! # Not wired yet
+//! # Users
 //!
-//! Nothing here is called by the engine, the webhook or the CLI; the coordinator turns a
-//! snapshot into the engine's target after the issue-11 refactor.
+//! The CLI reads the facts once (`winlint --cluster`, `winlint audit`: src/cli/cluster.rs).
+//! The webhook does not use them yet.
 
+pub mod args;
 pub mod audit;
 pub mod client;
 pub mod effective;
@@ -62,8 +64,12 @@ pub mod facts;
 pub mod live;
 
 pub use crate::model::schedule::{self, Fit, Toleration, fit};
+pub use args::ClusterArgs;
 pub use audit::{AuditObject, Inventory, Scope, list_workloads, top_owners};
-pub use client::{ClientSource, ClusterError, ErrorKind, PAGE_SIZE, client, list_paged, read_once};
+pub use client::{
+    ClientSource, ClusterError, ErrorKind, Origin, PAGE_SIZE, client, connect, list_paged,
+    read_once,
+};
 pub use effective::Effective;
 pub use facts::{
     CONDITION_TAINTS, ClusterFacts, FactChange, NodeGroup, NodeIndex, NodeObservation, NodeOs,
