@@ -553,6 +553,11 @@ fn a_fix_that_cannot_be_made_says_why() {
         "{}",
         win010[0]
     );
+    assert!(
+        out.stdout
+            .contains("; 1 not fixed by --fix (why is on each): fix by hand"),
+        "{out}"
+    );
 
     let r = winlint(&["--fix", "-o", "json", s(&p)]).json();
     let f = findings(&r);

@@ -49,8 +49,8 @@ pub enum FixState {
     None,
     /// The policy would apply its fix with `--fix`.
     Fixable,
-    /// `--fix` ran and could not apply the fix (the value is shared through a YAML alias, or
-    /// laid out in a way the text editor cannot change): it has to be edited by hand.
+    /// `--fix` ran and could not apply the fix (rendered output, a value shared through a YAML
+    /// alias with another place): it has to be edited by hand; [`Located::not_fixed`] says why.
     NotFixed,
 }
 
@@ -275,7 +275,7 @@ pub fn summary_line(c: &Counts, errors: &[InputError], summary: &Summary) -> Str
     }
     if c.not_fixed > 0 {
         line.push_str(&format!(
-            "; {} not fixed by --fix (rendered output, a YAML alias or a layout it cannot edit): fix by hand",
+            "; {} not fixed by --fix (why is on each): fix by hand",
             c.not_fixed
         ));
     }
