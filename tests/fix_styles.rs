@@ -1,7 +1,8 @@
 //! `winlint --fix` makes the webhook's fixes whatever YAML style the manifest is written in.
 //!
 //! A deterministic table: every rule's golden input (`testdata/rules/<ID>/<case>/input.yaml`,
-//! with the case's target flags) and the real-world corpus (`testdata/realworld/`), each
+//! with the case's target flags), the real-world corpus (`testdata/realworld/`) and the shapes
+//! they lack (`testdata/fix-styles/`: empty collections, values that need quotes), each
 //! document written again in several styles (block with indented or compact sequences, flow on
 //! one line, the Kubernetes documentation's multi-line flow with quoted keys and trailing
 //! commas, block outside and flow inside at two depths, JSON). For each file and style:
@@ -311,9 +312,9 @@ fn inputs() -> Vec<Input> {
             cfg: config(&args),
         });
     }
-    let mut corpus: Vec<PathBuf> = ["windows", "linux"]
+    let mut corpus: Vec<PathBuf> = ["realworld/windows", "realworld/linux", "fix-styles"]
         .iter()
-        .flat_map(|d| glob(&root.join("testdata/realworld").join(d), 0))
+        .flat_map(|d| glob(&root.join("testdata").join(d), 0))
         .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
         .collect();
     corpus.sort();
