@@ -598,3 +598,26 @@ fn the_os_label_fixes_edit_flow_style_in_place() {
     let r = winlint(&["-o", "json", "--kubernetes-version", "1.13", s(&p)]).json();
     assert!(findings(&r).is_empty(), "{}", brief(&r));
 }
+
+/// An anchored node shared by two objects of which only one needs the fix: the fix is refused
+/// (never made for both), and the finding says where the anchor is also used.
+#[test]
+fn an_anchor_shared_with_an_object_that_needs_no_fix_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "testdata/cli/fix/anchor-shared-by-two-objects.yaml";
+    let p = copy_to(dir.path(), src, "shared.yaml");
+    let flags = ["--fix-opt-in", "WIN403", "--kubernetes-version", "1.30"];
+    let out = fix(&p, &flags);
+    assert_fixed_cleanly(&out);
+    assert_eq!(
+        std::fs::read_to_string(&p).unwrap(),
+        std::fs::read_to_string(root().join(src)).unwrap()
+    );
+    assert!(
+        out.stdout.contains(
+            "[not fixed: cannot edit /items/0/spec/containers/0/env: it is anchored as &env and \
+             also used at /items/1/spec/containers/0/env: the edit would change them too]"
+        ),
+        "{out}"
+    );
+}
