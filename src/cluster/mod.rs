@@ -36,10 +36,10 @@
 //!   tenth) and the last good snapshot is kept. [`ClusterWatch::wait_synced`] is the bounded
 //!   readiness wait, [`ClusterWatch::status`] the health, [`ClusterWatch::metrics`] the values to
 //!   export (Windows nodes per build, snapshot age, staleness, sync state, error count).
-//! * [`client`]: [`client::client`] from `--kubeconfig PATH` (+ `--context`), in-cluster config, or
-//!   kube's inference; [`ClusterError`] classifies failures (unreachable, 401, 403 with the RBAC
-//!   it needs, …); [`read_once`] is the one-shot paged read of `winlint --cluster`;
-//!   [`list_paged`] the pager.
+//! * [`client`]: [`client::client`] from `--kubeconfig PATH` (+ `--context`: the flags of
+//!   [`ClusterArgs`]), in-cluster config, or kube's inference; [`ClusterError`] classifies
+//!   failures (unreachable, 401, 403 with the RBAC it needs, …); [`read_once`] is the one-shot
+//!   paged read of `winlint --cluster`; [`list_paged`] the pager.
 //! * [`audit`]: [`list_workloads`] lists Pods and Deployments, ReplicaSets, StatefulSets,
 //!   DaemonSets, Jobs, CronJobs and ReplicationControllers (paged, as JSON values) and keeps
 //!   the top owners, each Pod counted under its topmost controller ([`top_owners`]).
@@ -55,6 +55,7 @@
 //! Nothing here is called by the engine, the webhook or the CLI; the coordinator turns a
 //! snapshot into the engine's target after the issue-11 refactor.
 
+pub mod args;
 pub mod audit;
 pub mod client;
 pub mod effective;
@@ -62,6 +63,7 @@ pub mod facts;
 pub mod live;
 
 pub use crate::model::schedule::{self, Fit, Toleration, fit};
+pub use args::ClusterArgs;
 pub use audit::{AuditObject, Inventory, Scope, list_workloads, top_owners};
 pub use client::{ClientSource, ClusterError, ErrorKind, PAGE_SIZE, client, list_paged, read_once};
 pub use effective::Effective;
