@@ -55,6 +55,10 @@ pub struct Policy {
     pub on_error: OnError,
     /// Namespaces label that exempts a namespace (webhook).
     pub exempt_namespace_label: String,
+    /// The mutating webhook for Pods is registered (`webhook.mutate`, default true), so
+    /// `/validate` judges a workload by the pods it will create: its template after the
+    /// mutations that webhook will apply. False: templates are judged as written.
+    pub pod_mutation: bool,
 }
 
 /// The whole configuration: target plus policy.
@@ -71,6 +75,7 @@ impl Default for Config {
             policy: Policy {
                 safe_fixes: true,
                 exempt_namespace_label: EXEMPT_NAMESPACE_LABEL.into(),
+                pod_mutation: true,
                 ..Policy::default()
             },
         }
@@ -118,6 +123,8 @@ pub struct FixFile {
 pub struct WebhookFile {
     pub on_error: Option<OnError>,
     pub exempt_namespace_label: Option<String>,
+    /// Whether the mutating webhook for Pods is registered (the chart's `webhook.mutate`).
+    pub mutate: Option<bool>,
 }
 
 /// What the builds of `target.windowsBuilds` and `--windows-build` may be.
@@ -281,6 +288,9 @@ impl Config {
         }
         if let Some(l) = &f.webhook.exempt_namespace_label {
             self.policy.exempt_namespace_label = l.clone();
+        }
+        if let Some(m) = f.webhook.mutate {
+            self.policy.pod_mutation = m;
         }
         Ok(())
     }

@@ -92,7 +92,6 @@ pub fn context(facts: &ClusterFacts) -> Context {
     }
 }
 
-
 /// The effective configuration and context of one snapshot, shared by every request.
 #[derive(Debug, Clone)]
 pub struct Effective {

@@ -50,10 +50,10 @@
 //! `runtimeclasses` (`node.k8s.io`); `winlint audit` needs `list` on pods,
 //! replicationcontrollers, deployments, replicasets, statefulsets, daemonsets, jobs, cronjobs.
 //!
-//! # Not wired yet
+//! # Users
 //!
-//! Nothing here is called by the engine, the webhook or the CLI; the coordinator turns a
-//! snapshot into the engine's target after the issue-11 refactor.
+//! `winlint serve` (src/server.rs) runs a [`ClusterWatch`] and turns each snapshot into its
+//! evaluation state with [`effective`]. The engine never calls this module.
 
 pub mod args;
 pub mod audit;
