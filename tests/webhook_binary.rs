@@ -202,7 +202,9 @@ fn manifests_command_prints_yaml() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text.lines().filter(|l| *l == "---").count(), 9, "{text}");
+    // Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, ConfigMap, Secret,
+    // Deployment, Service, PodDisruptionBudget and the two webhook configurations.
+    assert_eq!(text.lines().filter(|l| *l == "---").count(), 11, "{text}");
     assert!(text.contains("kind: ValidatingWebhookConfiguration"));
     let bad = Command::new(env!("CARGO_BIN_EXE_winlint"))
         .args(["manifests", "--url", "http://insecure:80"])
