@@ -350,13 +350,7 @@ impl Webhook {
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
         if !judged.added.is_empty() {
-            warnings.push(truncate(
-                &format!(
-                    "winlint: at pod creation the mutating webhook adds {}",
-                    judged.added.join(", ")
-                ),
-                MAX_WARNING_CHARS,
-            ));
+            warnings.push(pod_creation_line(&judged.added));
         }
         for f in &findings {
             match f.severity {
@@ -732,6 +726,27 @@ fn lint(object: &Value, config: &Config, context: &Context, op: Operation) -> Op
         engine::lint_object(object, config, context, op).findings
     }))
     .ok()
+}
+
+/// The warning that says what the pod mutating webhook will do to a workload's pods: the
+/// mutations by name (`nodeSelector`, `tolerations`, `os`, …), then the rules whose fixes have
+/// no name of their own.
+fn pod_creation_line(added: &[String]) -> String {
+    let is_rule = |n: &str| {
+        n.strip_prefix("WIN")
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let (fixes, named): (Vec<&str>, Vec<&str>) =
+        added.iter().map(String::as_str).partition(|n| is_rule(n));
+    let mut line = "winlint: at pod creation the mutating webhook".to_string();
+    if !named.is_empty() {
+        line.push_str(&format!(" adds {}", named.join(", ")));
+    }
+    if !fixes.is_empty() {
+        let and = if named.is_empty() { "" } else { " and" };
+        line.push_str(&format!("{and} applies the fixes of {}", fixes.join(", ")));
+    }
+    truncate(&line, MAX_WARNING_CHARS)
 }
 
 /// One warning line: `WIN003: message`, at most [`MAX_WARNING_CHARS`] characters.
@@ -1299,6 +1314,24 @@ mod tests {
                 .iter()
                 .any(|w| w.starts_with("winlint: at pod creation")),
             "{win}"
+        );
+    }
+
+    #[test]
+    fn pod_creation_lines() {
+        let l =
+            |v: &[&str]| pod_creation_line(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            l(&["os", "tolerations"]),
+            "winlint: at pod creation the mutating webhook adds os, tolerations"
+        );
+        assert_eq!(
+            l(&["WIN002", "os", "WIN308"]),
+            "winlint: at pod creation the mutating webhook adds os and applies the fixes of WIN002, WIN308"
+        );
+        assert_eq!(
+            l(&["WIN002"]),
+            "winlint: at pod creation the mutating webhook applies the fixes of WIN002"
         );
     }
 
