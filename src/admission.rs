@@ -46,6 +46,7 @@ use serde_json::{Map, Value, json};
 use crate::config::{Config, OnError};
 use crate::engine::{self, mutation};
 use crate::model::labels::DEFAULT_OS_LABEL;
+use crate::model::placement;
 use crate::model::workload::{self, Lookup};
 use crate::model::{Context, Finding, Operation, Severity};
 use crate::rules;
@@ -53,6 +54,10 @@ use crate::rules;
 /// The most characters a warning may have (kubectl prints them one per line; the API server
 /// truncates long ones).
 pub const MAX_WARNING_CHARS: usize = 119;
+
+/// The warning that the rules needing node facts did not deny because the cluster shows no
+/// Windows node ([`placement::UNOBSERVED_NOTE`] on their findings).
+const NO_WINDOWS_NODE: &str = "winlint: no Windows node is in the cluster yet: node rules checked against the configured target, not denied";
 /// The most warnings returned for one object.
 pub const MAX_WARNINGS: usize = 20;
 
@@ -365,7 +370,16 @@ impl Webhook {
                     ));
                 }
                 Severity::Error => errors.push(f),
-                Severity::Warning => warnings.push(warning_line(f.rule.id, &f.message)),
+                Severity::Warning => match f.message.split_once(placement::UNOBSERVED_NOTE) {
+                    // The note would be cut off the short line: said once, first.
+                    Some((before, after)) => {
+                        if warnings.first().is_none_or(|w| *w != NO_WINDOWS_NODE) {
+                            warnings.insert(0, NO_WINDOWS_NODE.to_string());
+                        }
+                        warnings.push(warning_line(f.rule.id, &format!("{before}{after}")));
+                    }
+                    None => warnings.push(warning_line(f.rule.id, &f.message)),
+                },
                 Severity::Info => {}
             }
         }
@@ -415,7 +429,9 @@ impl Webhook {
         }
         let mut pods = object.clone();
         let cfg = self.mutate_config_for(ns);
-        let Ok(m) = catch_unwind(AssertUnwindSafe(|| mutation::mutate(&mut pods, cfg))) else {
+        let Ok(m) = catch_unwind(AssertUnwindSafe(|| {
+            mutation::mutate_with(&mut pods, cfg, &self.context)
+        })) else {
             return as_written(findings);
         };
         if m.patch.is_empty() {
@@ -462,7 +478,9 @@ impl Webhook {
             Ok(None) => return resp,
             Err(e) => return self.on_error(resp, out, e),
         };
-        let result = catch_unwind(AssertUnwindSafe(|| mutation::mutate(object, cfg)));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            mutation::mutate_with(object, cfg, &self.context)
+        }));
         let Ok(m) = result else {
             return self.on_error(resp, out, "the engine failed on this object".into());
         };
@@ -1030,7 +1048,7 @@ mod tests {
     #[test]
     fn mv5_hostprocess_never_gets_hyperv() {
         let mut cfg = Config::default();
-        cfg.policy.mutation.hyperv = true;
+        cfg.policy.mutation.hyperv = crate::config::HyperV::On;
         let pod = json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"hp"},
             "spec":{"hostNetwork": true,
                 "securityContext":{"windowsOptions":{"hostProcess":true,"runAsUserName":"NT AUTHORITY\\SYSTEM"}},
@@ -1050,7 +1068,7 @@ mod tests {
         cfg.target.kubernetes = crate::model::KubeVersion::new(1, 12);
         cfg.target.windows_builds = vec![crate::model::windows::parse_build("1803").unwrap()];
         cfg.target.windows_taints = vec![];
-        cfg.policy.mutation.hyperv = true;
+        cfg.policy.mutation.hyperv = crate::config::HyperV::On;
         let p = mutated(cfg, win_pod("mcr.microsoft.com/windows/servercore:1803")).unwrap();
         assert_eq!(p["metadata"]["annotations"][HYPERV_ANNOTATION], "hyperv");
         assert_eq!(
@@ -1064,7 +1082,7 @@ mod tests {
     fn mv8_hyperv_runtime_class() {
         let mut cfg = Config::default();
         cfg.target.kubernetes = crate::model::KubeVersion::new(1, 30);
-        cfg.policy.mutation.hyperv = true;
+        cfg.policy.mutation.hyperv = crate::config::HyperV::On;
         let p = mutated(
             cfg.clone(),
             win_pod("mcr.microsoft.com/windows/servercore:ltsc2022"),

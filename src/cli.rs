@@ -1,4 +1,7 @@
-//! The `winlint` command line: `winlint [lint] FILES`, `rules`, `explain`, `serve`, `manifests`.
+//! The `winlint` command line: `winlint [lint] FILES`, `rules`, `explain`, `audit`, `serve`,
+//! `manifests`. A live cluster (`--cluster`, `audit`) is [`cluster`]'s.
+
+mod cluster;
 
 use std::collections::BTreeSet;
 use std::io::{IsTerminal, Read, Write};
@@ -49,6 +52,8 @@ enum Command {
     },
     /// Show a rule's documentation (by ID or name).
     Explain { rule: String },
+    /// Lint the workloads running in the cluster now, with the cluster's facts.
+    Audit(cluster::AuditArgs),
     /// Run the HTTPS admission webhook.
     Serve(crate::server::ServeArgs),
     /// Print install manifests for the admission webhook.
@@ -223,6 +228,13 @@ struct LintArgs {
     /// Colour: auto (terminal and NO_COLOR unset), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
+    /// Take the target's facts from the cluster, read once: Kubernetes version, Windows builds,
+    /// taints and runtime of the Windows nodes, RuntimeClasses, namespace labels. Flags and
+    /// --config still override.
+    #[arg(long)]
+    cluster: bool,
+    #[command(flatten)]
+    cluster_args: crate::cluster::ClusterArgs,
 }
 
 /// Entry point; returns the exit code.
@@ -239,6 +251,7 @@ pub fn main() -> i32 {
         Some(Command::Lint(a)) => lint(a),
         Some(Command::Rules { output }) => list_rules(output),
         Some(Command::Explain { rule }) => explain(&rule),
+        Some(Command::Audit(a)) => cluster::audit(a),
         Some(Command::Serve(a)) => crate::server::serve(a),
         Some(Command::Manifests(a)) => crate::manifests::manifests(a),
     }
@@ -582,6 +595,7 @@ fn lint_docs(
                     finding: f,
                     fix,
                     rendered: rendered.map(|(r, _)| r.label.clone()),
+                    cluster_namespace: None,
                 });
             }
         }
@@ -601,6 +615,69 @@ enum Sink {
 }
 
 impl Sink {
+    /// The sink of `format`, writing to stdout.
+    fn new(format: Format) -> Sink {
+        let stdout = || std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        match format {
+            Format::Text => Sink::Text(report::TextReport::default()),
+            Format::Json => Sink::Json(report::JsonReport::new(stdout())),
+            Format::Sarif => Sink::Sarif(Vec::new()),
+            Format::Github => Sink::Github(crate::report::GithubReport::new(stdout())),
+            Format::Codequality => {
+                Sink::Codequality(crate::report::CodeQualityReport::new(stdout()))
+            }
+        }
+    }
+
+    /// Write the report: what was pushed, then the errors and the summary (`--diff`'s `Count`
+    /// writes nothing).
+    fn finish(
+        self,
+        counts: &report::Counts,
+        errors: &[InputError],
+        summary: &Summary,
+        color: ColorChoice,
+    ) -> std::io::Result<()> {
+        match self {
+            Sink::Count => Ok(()),
+            Sink::Text(t) => {
+                let choice = match color {
+                    ColorChoice::Always => anstream::ColorChoice::Always,
+                    ColorChoice::Never => anstream::ColorChoice::Never,
+                    ColorChoice::Auto => {
+                        if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+                            || !std::io::stdout().is_terminal()
+                        {
+                            anstream::ColorChoice::Never
+                        } else {
+                            anstream::ColorChoice::Auto
+                        }
+                    }
+                };
+                write_styled(
+                    std::io::stdout().lock(),
+                    choice,
+                    &t.finish(counts, errors, summary),
+                )
+            }
+            Sink::Json(j) => j.finish(counts, errors, summary),
+            Sink::Github(g) => g.finish(counts, errors, summary),
+            Sink::Codequality(q) => q.finish(counts, errors, summary),
+            Sink::Sarif(findings) => {
+                let report = Report {
+                    findings: &findings,
+                    errors,
+                    summary,
+                };
+                let mut o = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+                serde_json::to_writer_pretty(&mut o, &report::sarif_value(&report))
+                    .map_err(std::io::Error::from)
+                    .and_then(|()| writeln!(o))
+                    .and_then(|()| o.flush())
+            }
+        }
+    }
+
     fn push(&mut self, l: Located) {
         match self {
             Sink::Count => {}
@@ -803,6 +880,26 @@ fn lint(args: LintArgs) -> i32 {
         eprintln!("winlint: no input; give files, directories or - for stdin (see winlint --help)");
         return EXIT_USAGE;
     }
+    if args.cluster_args.context.is_some() && !args.cluster {
+        eprintln!("winlint: --context names the cluster of --cluster: add --cluster");
+        return EXIT_USAGE;
+    }
+    // --cluster: the target's facts and the context (RuntimeClasses, namespace labels) from the
+    // cluster; objects in the input add to that context and win over it.
+    let (base_context, from_cluster) = if args.cluster {
+        match cluster::target(&args.cluster_args, &cfg) {
+            Ok(t) => {
+                cfg = t.config;
+                (t.context, Some(t.summary))
+            }
+            Err(line) => {
+                eprintln!("winlint: {line}");
+                return EXIT_USAGE;
+            }
+        }
+    } else {
+        (Context::default(), None)
+    };
     let mut errors = Vec::new();
     let inputs = collect_inputs(
         &args.paths,
@@ -814,7 +911,7 @@ fn lint(args: LintArgs) -> i32 {
     // Pass 1: RuntimeClass, ConfigMap, Secret, Namespace and HPA objects anywhere in the input
     // are context for the pods. Only the documents that can hold one are parsed here, without
     // source maps. (A file that is not UTF-8 is an error in pass 2.)
-    let mut cx = Context::default();
+    let mut cx = base_context;
     for input in &inputs {
         let Ok(bytes) = input.read() else { continue };
         let Ok(text) = std::str::from_utf8(&bytes) else {
@@ -838,20 +935,7 @@ fn lint(args: LintArgs) -> i32 {
     } else if stdin_fix {
         Sink::Text(report::TextReport::default())
     } else {
-        match args.output {
-            Format::Text => Sink::Text(report::TextReport::default()),
-            Format::Json => Sink::Json(report::JsonReport::new(std::io::BufWriter::with_capacity(
-                1 << 16,
-                std::io::stdout().lock(),
-            ))),
-            Format::Sarif => Sink::Sarif(Vec::new()),
-            Format::Github => Sink::Github(crate::report::GithubReport::new(
-                std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
-            )),
-            Format::Codequality => Sink::Codequality(crate::report::CodeQualityReport::new(
-                std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
-            )),
-        }
+        Sink::new(args.output)
     };
     let mut order: Vec<usize> = (0..inputs.len()).collect();
     order.sort_by(|&a, &b| inputs[a].name.cmp(&inputs[b].name));
@@ -894,6 +978,7 @@ fn lint(args: LintArgs) -> i32 {
     errors.extend(late_errors.into_iter().map(|(_, e)| e));
     reasons.sort_by_key(|(i, _)| *i);
     summary.ignore_reasons = reasons.into_iter().map(|(_, r)| r).collect();
+    summary.cluster = from_cluster;
 
     let res = match sink {
         Sink::Count => {
@@ -907,43 +992,20 @@ fn lint(args: LintArgs) -> i32 {
             anstream::ColorChoice::Never,
             &t.finish(&counts, &errors, &summary),
         ),
-        Sink::Text(t) => {
-            let choice = match args.color {
-                ColorChoice::Always => anstream::ColorChoice::Always,
-                ColorChoice::Never => anstream::ColorChoice::Never,
-                ColorChoice::Auto => {
-                    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-                        || !std::io::stdout().is_terminal()
-                    {
-                        anstream::ColorChoice::Never
-                    } else {
-                        anstream::ColorChoice::Auto
-                    }
-                }
-            };
-            write_styled(
-                std::io::stdout().lock(),
-                choice,
-                &t.finish(&counts, &errors, &summary),
-            )
-        }
-        Sink::Json(j) => j.finish(&counts, &errors, &summary),
-        Sink::Github(g) => g.finish(&counts, &errors, &summary),
-        Sink::Codequality(q) => q.finish(&counts, &errors, &summary),
-        Sink::Sarif(findings) => {
-            let report = Report {
-                findings: &findings,
-                errors: &errors,
-                summary: &summary,
-            };
-            let mut o = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            serde_json::to_writer_pretty(&mut o, &report::sarif_value(&report))
-                .map_err(std::io::Error::from)
-                .and_then(|()| writeln!(o))
-                .and_then(|()| o.flush())
-        }
+        sink => sink.finish(&counts, &errors, &summary, args.color),
     };
-    if let Err(e) = res
+    exit_code(res, &errors, &counts, args.fail_on)
+}
+
+/// Say a write error (but a closed pipe), then the exit code: 2 when an input could not be
+/// read, 1 when findings reach `fail_on`, else 0.
+fn exit_code(
+    written: std::io::Result<()>,
+    errors: &[InputError],
+    counts: &report::Counts,
+    fail_on: FailOn,
+) -> i32 {
+    if let Err(e) = written
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
         eprintln!("winlint: {e}");
@@ -951,7 +1013,7 @@ fn lint(args: LintArgs) -> i32 {
     if !errors.is_empty() {
         return EXIT_USAGE;
     }
-    let failing = match args.fail_on {
+    let failing = match fail_on {
         FailOn::Error => counts.errors,
         FailOn::Warning => counts.errors + counts.warnings,
         FailOn::Info => counts.total(),

@@ -21,8 +21,10 @@ use crate::model::windows::{self, Isolation};
 pub struct MutationPolicy {
     /// Also mutate workload templates (Deployments, …), not only Pods. Off: fights GitOps.
     pub workloads: bool,
-    /// M5: request Hyper-V isolation.
-    pub hyperv: bool,
+    /// M5: request Hyper-V isolation: never (`false`), for every Windows pod (`true`), or only
+    /// for a pod whose images no Windows node it can select runs under process isolation and a
+    /// Hyper-V RuntimeClass can (`auto`).
+    pub hyperv: HyperV,
     /// M6: add the `kubernetes.io/os=windows` pod label.
     pub pod_os_label: bool,
     /// M4 with stripping of Linux-only fields (records them in `winlint.io/stripped`).
@@ -31,6 +33,49 @@ pub struct MutationPolicy {
     pub linux_guard: bool,
     /// Mutate pods only probably Windows (off: only definite ones).
     pub probable: bool,
+}
+
+/// `mutation.hyperv`: `false`, `true` or `auto`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HyperV {
+    #[default]
+    Off,
+    /// Every Windows pod gets the configured Hyper-V RuntimeClass (or, before 1.21, the
+    /// isolation annotation).
+    On,
+    /// Only pods that need it to run, with a Hyper-V RuntimeClass that the cluster has.
+    Auto,
+}
+
+impl<'de> Deserialize<'de> for HyperV {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Bool(bool),
+            Str(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Bool(false) => Ok(HyperV::Off),
+            Raw::Bool(true) => Ok(HyperV::On),
+            Raw::Str(s) if s == "auto" => Ok(HyperV::Auto),
+            Raw::Str(s) if s == "true" => Ok(HyperV::On),
+            Raw::Str(s) if s == "false" => Ok(HyperV::Off),
+            Raw::Str(s) => Err(serde::de::Error::custom(format!(
+                "mutation.hyperv {s:?}: expected true, false or auto"
+            ))),
+        }
+    }
+}
+
+impl Serialize for HyperV {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HyperV::Off => s.serialize_bool(false),
+            HyperV::On => s.serialize_bool(true),
+            HyperV::Auto => s.serialize_str("auto"),
+        }
+    }
 }
 
 /// What the webhook answers when it cannot evaluate an object.

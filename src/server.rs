@@ -857,25 +857,17 @@ async fn start_watch(args: &ServeArgs) -> Result<Option<ClusterWatch>, ServeErro
         );
         return Ok(None);
     }
-    let source = args.cluster.source();
-    match crate::cluster::client(&source).await {
-        Ok(client) => {
+    let source = args.cluster.client_source();
+    match crate::cluster::connect(&source).await {
+        Ok((client, origin)) => {
             tracing::info!(
                 uid = "",
-                "watching the cluster's Nodes, RuntimeClasses and Namespaces ({})",
-                match &source {
-                    ClientSource::Kubeconfig { path, context } => format!(
-                        "kubeconfig {}{}",
-                        path.as_ref().map_or_else(
-                            || "from $KUBECONFIG or ~/.kube/config".to_string(),
-                            |p| p.display().to_string()
-                        ),
-                        context
-                            .as_ref()
-                            .map_or_else(String::new, |c| format!(", context {c}"))
-                    ),
-                    _ => "in-cluster configuration or the default kubeconfig".to_string(),
-                }
+                "watching the Nodes, RuntimeClasses and Namespaces of {}{}",
+                origin.server,
+                origin.context.as_ref().map_or_else(
+                    || " (in-cluster)".to_string(),
+                    |c| format!(" (context {c})")
+                )
             );
             Ok(Some(ClusterWatch::start(client, WatchOptions::default())))
         }

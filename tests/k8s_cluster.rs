@@ -14,7 +14,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use k8s_support::{CONVERGE, Node, Proxy, SPARE_USERS, cluster, eventually};
+use k8s_support::{CONVERGE, Node, Proxy, SPARE_USERS, client, cluster, eventually, runtime};
 use serde_json::json;
 use winlint::cluster::{
     ClientSource, ClusterFacts, ClusterWatch, ErrorKind, Fit, NodeGroup, Scope, WatchOptions,
@@ -55,22 +55,6 @@ impl Write for Capture {
 
 fn log_text() -> String {
     String::from_utf8_lossy(&logs().lock().unwrap()).into_owned()
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn client(rt: &tokio::runtime::Runtime, kubeconfig: &std::path::Path) -> kube::Client {
-    rt.block_on(winlint::cluster::client(&ClientSource::Kubeconfig {
-        path: Some(kubeconfig.to_path_buf()),
-        context: None,
-    }))
-    .expect("client from the test kubeconfig")
 }
 
 fn start_watch(rt: &tokio::runtime::Runtime, c: kube::Client, opts: WatchOptions) -> ClusterWatch {

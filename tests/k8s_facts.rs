@@ -609,11 +609,7 @@ fn namespace_facts_come_from_the_watch() {
 fn unreachable_at_start_then_dropped_mid_stream_keeps_the_last_good_facts() {
     let Some(c) = cluster() else { return };
     let t = Instant::now();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = k8s_support::runtime();
     let proxy = Proxy::new(c.port);
     let kc = c.kubeconfig_with_server(
         &c.unique("proxy"),
@@ -843,7 +839,6 @@ fn gke_windows_taint_is_the_toleration_added() {
 
 /// No Windows node observed: the rules that need node facts do not deny; a warning says why.
 #[test]
-#[ignore = "needs the node-aware rules of branch nodes"]
 fn no_windows_node_means_a_warning_not_a_denial() {
     let Some(c) = cluster() else { return };
     let wh = serve(&c, None, None, &[]);
@@ -866,7 +861,6 @@ fn no_windows_node_means_a_warning_not_a_denial() {
 /// can run under process isolation (ltsc2019 image, ltsc2022 nodes) gets that class and is
 /// admitted; a HostProcess pod never does.
 #[test]
-#[ignore = "needs the node-aware rules of branch nodes"]
 fn hyperv_auto_admits_with_the_hyperv_runtime_class() {
     let Some(c) = cluster() else { return };
     let rc = c.unique("hyperv");
@@ -925,26 +919,12 @@ fn hyperv_auto_admits_with_the_hyperv_runtime_class() {
 fn scale_first_sync_through_serve() {
     let Some(c) = cluster() else { return };
     let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
-    let env = |k: &str, d: usize| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
-    let (nodes, namespaces) = (env("SCALE_NODES", 5000), env("SCALE_NAMESPACES", 2000));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let admin = rt
-        .block_on(winlint::cluster::client(
-            &winlint::cluster::ClientSource::Kubeconfig {
-                path: Some(c.kubeconfig.clone()),
-                context: None,
-            },
-        ))
-        .unwrap();
+    let (nodes, namespaces) = (
+        k8s_support::env_or("SCALE_NODES", 5000),
+        k8s_support::env_or("SCALE_NAMESPACES", 2000),
+    );
+    let rt = k8s_support::runtime();
+    let admin = k8s_support::client(&rt, &c.kubeconfig);
     let t = Instant::now();
     rt.block_on(k8s_support::create_scale_objects(&admin, nodes, namespaces));
     eprintln!(

@@ -394,11 +394,19 @@ fn facts(namespaces: &[(&str, &[(&str, &str)])]) -> std::sync::Arc<winlint::clus
             serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap()
         })
         .collect();
-    let node: Node = serde_json::from_value(json!({"metadata": {"name": "w1", "labels": {
-        "kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"}}}))
-    .unwrap();
+    // A mixed cluster: with no Linux node, a Windows pod needs no OS selector (WIN001).
+    let node = |name: &str, labels: Value| -> Node {
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap()
+    };
+    let nodes = [
+        node(
+            "w1",
+            json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"}),
+        ),
+        node("l1", json!({"kubernetes.io/os": "linux"})),
+    ];
     std::sync::Arc::new(winlint::cluster::ClusterFacts::derive(
-        &[node],
+        &nodes,
         &[],
         &nss,
         None,

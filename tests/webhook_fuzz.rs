@@ -16,7 +16,7 @@ fn webhook() -> &'static Webhook {
         let mut c = Config::default();
         c.policy.mutation.workloads = true;
         c.policy.mutation.pod_os_label = true;
-        c.policy.mutation.hyperv = true;
+        c.policy.mutation.hyperv = winlint::config::HyperV::On;
         Webhook::new(c)
     })
 }

@@ -1,37 +1,40 @@
-//! The flags that say which cluster to ask: `--kubeconfig PATH` and `--context NAME`, shared by
-//! every command that reads the cluster (`winlint serve`, `winlint --cluster`).
+//! The command-line flags that say which cluster to talk to, shared by the front ends that read
+//! one (`winlint --cluster`, `winlint audit`, `winlint serve`).
 
 use std::path::PathBuf;
 
+use clap::Args;
+use clap::builder::TypedValueParser as _;
+
 use super::client::ClientSource;
 
-/// Which cluster to ask. Neither flag: in-cluster configuration when running in a pod, else the
-/// default kubeconfig (kube's inference).
-#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+/// `--kubeconfig PATH` and `--context NAME`.
+#[derive(Args, Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClusterArgs {
-    /// Kubeconfig file of the cluster to read facts from (outside the cluster; in a pod the
-    /// ServiceAccount is used when neither this nor --context is given).
-    #[arg(long, env = "KUBECONFIG", value_name = "PATH")]
+    /// Kubeconfig file (default: $KUBECONFIG, else ~/.kube/config; in a pod without either,
+    /// its ServiceAccount).
+    // Any value parses (an empty `$KUBECONFIG` means none, as for kubectl): the flag is also
+    // on `winlint FILES`, which must not fail on its environment.
+    #[arg(long, value_name = "PATH", env = "KUBECONFIG",
+          value_parser = clap::builder::OsStringValueParser::new().map(PathBuf::from))]
     pub kubeconfig: Option<PathBuf>,
-    /// Context of the kubeconfig to use (default: its current context).
+    /// Kubeconfig context (default: its current context).
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
 }
 
 impl ClusterArgs {
-    /// Where the client's configuration comes from. `KUBECONFIG` may list several files
-    /// (`a:b`, as kubectl merges them): such a list is left to kube, which merges it too.
-    pub fn source(&self) -> ClientSource {
-        let given = self
-            .kubeconfig
-            .as_ref()
-            .filter(|p| !p.as_os_str().is_empty());
-        let path = given
-            .filter(|p| p.is_file() || std::env::split_paths(p).nth(1).is_none())
-            .cloned();
-        let list = given.is_some() && path.is_none();
+    /// Where the client's configuration comes from. Neither flag: the kubeconfig, else the
+    /// pod's ServiceAccount (kube's inference). A `--kubeconfig` that only repeats
+    /// `$KUBECONFIG` is left to kube, which reads a `:`-separated list there and merges it; an
+    /// empty one is none.
+    pub fn client_source(&self) -> ClientSource {
+        let path = self.kubeconfig.clone().filter(|p| {
+            !p.as_os_str().is_empty()
+                && std::env::var_os("KUBECONFIG").is_none_or(|env| env != p.as_os_str())
+        });
         match (path, &self.context) {
-            (None, None) if !list => ClientSource::Infer,
+            (None, None) => ClientSource::Infer,
             (path, context) => ClientSource::Kubeconfig {
                 path,
                 context: context.clone(),
@@ -45,34 +48,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sources() {
-        let a = |k: Option<&str>, c: Option<&str>| ClusterArgs {
-            kubeconfig: k.map(PathBuf::from),
-            context: c.map(str::to_string),
+    fn flags_choose_the_client_source() {
+        let args = |kubeconfig: Option<&str>, context: Option<&str>| ClusterArgs {
+            kubeconfig: kubeconfig.map(PathBuf::from),
+            context: context.map(str::to_string),
         };
-        assert_eq!(a(None, None).source(), ClientSource::Infer);
+        assert_eq!(args(None, None).client_source(), ClientSource::Infer);
+        // An empty `$KUBECONFIG` is none.
+        assert_eq!(args(Some(""), None).client_source(), ClientSource::Infer);
+        let path = "/nonexistent/winlint-test-kubeconfig";
         assert_eq!(
-            a(Some("/no/such/kubeconfig"), None).source(),
+            args(Some(path), Some("prod")).client_source(),
             ClientSource::Kubeconfig {
-                path: Some("/no/such/kubeconfig".into()),
-                context: None
+                path: Some(PathBuf::from(path)),
+                context: Some("prod".into())
             }
         );
         assert_eq!(
-            a(None, Some("prod")).source(),
+            args(None, Some("prod")).client_source(),
             ClientSource::Kubeconfig {
                 path: None,
                 context: Some("prod".into())
             }
         );
-        // A KUBECONFIG list: kube reads and merges the files itself.
-        assert_eq!(
-            a(Some("/no/a:/no/b"), None).source(),
-            ClientSource::Kubeconfig {
-                path: None,
-                context: None
-            }
-        );
-        assert_eq!(a(Some(""), None).source(), ClientSource::Infer);
     }
 }

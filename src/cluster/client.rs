@@ -145,15 +145,23 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-impl fmt::Display for ClusterError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl ClusterError {
+    /// The error without its hint: `listing nodes: forbidden: …`, for a front end that gives
+    /// its own.
+    pub fn without_hint(&self) -> String {
         let what = match self.kind {
             ErrorKind::Forbidden => "forbidden: ",
             ErrorKind::Unauthorized => "unauthorized: ",
             ErrorKind::Unreachable => "API server unreachable: ",
             _ => "",
         };
-        write!(f, "{}: {what}{}", self.doing, self.message)?;
+        format!("{}: {what}{}", self.doing, self.message)
+    }
+}
+
+impl fmt::Display for ClusterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.without_hint())?;
         if let Some(h) = self.hint() {
             write!(f, " ({h})")?;
         }
@@ -163,37 +171,98 @@ impl fmt::Display for ClusterError {
 
 impl std::error::Error for ClusterError {}
 
+/// Which cluster a client talks to, for reports and messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The kubeconfig context; `None` in a pod (the ServiceAccount's own cluster).
+    pub context: Option<String>,
+    /// The API server's URL.
+    pub server: String,
+    /// The context's namespace (the pod's in a pod): kubectl's namespace when none is given.
+    pub namespace: String,
+}
+
 /// A client for `source`.
 pub async fn client(source: &ClientSource) -> Result<kube::Client, ClusterError> {
+    connect(source).await.map(|(c, _)| c)
+}
+
+/// A client for `source`, and which cluster (context, server) it talks to.
+pub async fn connect(source: &ClientSource) -> Result<(kube::Client, Origin), ClusterError> {
     let doing = "loading the cluster configuration";
-    let config = match source {
+    let (config, context) = match source {
         ClientSource::Kubeconfig { path, context } => {
-            let options = KubeConfigOptions {
-                context: context.clone(),
-                ..Default::default()
-            };
-            match path {
-                Some(p) => {
-                    let kc = Kubeconfig::read_from(p).map_err(|e| {
-                        ClusterError::new(
-                            ErrorKind::Config,
-                            doing,
-                            format!("{}: {}", p.display(), error_chain(&e)),
-                        )
-                    })?;
-                    kube::Config::from_custom_kubeconfig(kc, &options).await
-                }
-                None => kube::Config::from_kubeconfig(&options).await,
-            }
-            .map_err(|e| ClusterError::new(ErrorKind::Config, doing, error_chain(&e)))?
+            from_kubeconfig(path.as_deref(), context.clone()).await?
         }
-        ClientSource::InCluster => kube::Config::incluster()
-            .map_err(|e| ClusterError::new(ErrorKind::Config, doing, error_chain(&e)))?,
-        ClientSource::Infer => kube::Config::infer()
-            .await
+        ClientSource::InCluster => (
+            kube::Config::incluster()
+                .map_err(|e| ClusterError::new(ErrorKind::Config, doing, error_chain(&e)))?,
+            None,
+        ),
+        // kube's `Config::infer`: the kubeconfig (`$KUBECONFIG`, else `~/.kube/config`), else
+        // the pod's ServiceAccount; done here to know the context's name.
+        ClientSource::Infer => match from_kubeconfig(None, None).await {
+            Ok(c) => c,
+            Err(kubeconfig) => match kube::Config::incluster() {
+                Ok(c) => (c, None),
+                Err(in_cluster) => {
+                    return Err(ClusterError::new(
+                        ErrorKind::Config,
+                        doing,
+                        format!(
+                            "no usable kubeconfig ({}) and not in a pod ({})",
+                            kubeconfig.message,
+                            error_chain(&in_cluster)
+                        ),
+                    ));
+                }
+            },
+        },
+    };
+    let origin = Origin {
+        context,
+        server: config
+            .cluster_url
+            .to_string()
+            .trim_end_matches('/')
+            .to_string(),
+        namespace: config.default_namespace.clone(),
+    };
+    let client = kube::Client::try_from(config).map_err(|e| ClusterError::from_kube(doing, &e))?;
+    Ok((client, origin))
+}
+
+/// The configuration of a kubeconfig (`path`, else `$KUBECONFIG` merged, else
+/// `~/.kube/config`) for `context` (else its current context), and the context's name.
+async fn from_kubeconfig(
+    path: Option<&std::path::Path>,
+    context: Option<String>,
+) -> Result<(kube::Config, Option<String>), ClusterError> {
+    let doing = "loading the cluster configuration";
+    let kc = match path {
+        Some(p) => Kubeconfig::read_from(p).map_err(|e| {
+            let why = error_chain(&e);
+            // Name the file, once (kube names it when it cannot read it).
+            let name = p.display().to_string();
+            let message = if why.contains(&name) {
+                why
+            } else {
+                format!("{name}: {why}")
+            };
+            ClusterError::new(ErrorKind::Config, doing, message)
+        })?,
+        None => Kubeconfig::read()
             .map_err(|e| ClusterError::new(ErrorKind::Config, doing, error_chain(&e)))?,
     };
-    kube::Client::try_from(config).map_err(|e| ClusterError::from_kube(doing, &e))
+    let name = context.clone().or_else(|| kc.current_context.clone());
+    let options = KubeConfigOptions {
+        context,
+        ..Default::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(kc, &options)
+        .await
+        .map_err(|e| ClusterError::new(ErrorKind::Config, doing, error_chain(&e)))?;
+    Ok((config, name))
 }
 
 /// Default page size of lists (client-go's).

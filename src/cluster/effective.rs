@@ -92,6 +92,57 @@ pub fn context(facts: &ClusterFacts) -> Context {
     }
 }
 
+/// What the target holds after [`apply`], for people: `Kubernetes 1.32`, `2 Windows nodes
+/// (ltsc2019, ltsc2022)`, `Windows taints os=windows:NoSchedule`; a fact the configuration
+/// pins is marked so (`(configured)`), and a cluster without a Windows node says that the
+/// configured builds and taints stand.
+pub fn describe(target: &Target, facts: &ClusterFacts) -> Vec<String> {
+    let configured = |pinned: bool| if pinned { " (configured)" } else { "" };
+    let p = &target.pinned;
+    let mut out = vec![format!(
+        "Kubernetes {}{}",
+        target.kubernetes,
+        configured(p.kubernetes || facts.server_version.is_none())
+    )];
+    let windows = facts.windows_node_count();
+    if windows == 0 {
+        out.push("no Windows node (the configured Windows builds and taints stand)".into());
+        return out;
+    }
+    let builds: Vec<String> = facts.windows_builds().iter().map(|b| b.token()).collect();
+    let unknown = facts.unknown_builds.len();
+    let mut nodes = format!(
+        "{windows} Windows node{}",
+        if windows == 1 { "" } else { "s" }
+    );
+    match (builds.is_empty(), unknown) {
+        (false, 0) => nodes.push_str(&format!(" ({})", builds.join(", "))),
+        (false, u) => nodes.push_str(&format!(" ({}; {u} of unknown build)", builds.join(", "))),
+        (true, _) => nodes.push_str(" (of unknown build)"),
+    }
+    out.push(nodes);
+    if p.windows_builds || builds.is_empty() {
+        let b: Vec<String> = target.windows_builds.iter().map(|b| b.token()).collect();
+        out.push(format!("Windows builds {} (configured)", b.join(", ")));
+    }
+    let taints: Vec<String> = target
+        .windows_taints
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+    out.push(if taints.is_empty() {
+        format!("no Windows taint{}", configured(p.windows_taints))
+    } else {
+        format!(
+            "Windows taint{} {}{}",
+            if taints.len() == 1 { "" } else { "s" },
+            taints.join(", "),
+            configured(p.windows_taints)
+        )
+    });
+    out
+}
+
 /// The effective configuration and context of one snapshot, shared by every request.
 #[derive(Debug, Clone)]
 pub struct Effective {
@@ -182,6 +233,62 @@ mod tests {
         assert!(
             c.target.nodes.is_some(),
             "the groups are facts, not settings"
+        );
+    }
+
+    #[test]
+    fn the_summary_says_what_the_cluster_gave_and_what_is_configured() {
+        let f = facts(&[
+            node(
+                "w1",
+                "windows",
+                "10.0.20348",
+                json!([{"key": "os", "value": "windows", "effect": "NoSchedule"}]),
+                "containerd://1.7.20",
+            ),
+            node("w2", "windows", "foo", json!([]), "containerd://1.7.20"),
+            node("l1", "linux", "", json!([]), "containerd://1.7.20"),
+        ]);
+        let c = apply(&Config::default(), &f);
+        assert_eq!(
+            describe(&c.target, &f),
+            [
+                "Kubernetes 1.32",
+                "2 Windows nodes (ltsc2022; 1 of unknown build)",
+                "Windows taint os=windows:NoSchedule"
+            ]
+        );
+        let mut pinned = Config::default();
+        pinned
+            .apply_file(
+                &serde_json::from_value(json!({"target": {"kubernetesVersion": "1.30",
+                "windowsBuilds": ["ltsc2019"], "windowsTaints": []}}))
+                .unwrap(),
+            )
+            .unwrap();
+        let c = apply(&pinned, &f);
+        assert_eq!(
+            describe(&c.target, &f),
+            [
+                "Kubernetes 1.30 (configured)",
+                "2 Windows nodes (ltsc2022; 1 of unknown build)",
+                "Windows builds ltsc2019 (configured)",
+                "no Windows taint (configured)"
+            ]
+        );
+        // No Windows node: the configuration's builds and taints stand, and the summary says so.
+        let linux = facts(&[node("l1", "linux", "", json!([]), "containerd://1.7.20")]);
+        let c = apply(&Config::default(), &linux);
+        assert_eq!(
+            describe(&c.target, &linux),
+            [
+                "Kubernetes 1.32",
+                "no Windows node (the configured Windows builds and taints stand)"
+            ]
+        );
+        assert_eq!(
+            c.target.windows_taints,
+            Config::default().target.windows_taints
         );
     }
 

@@ -36,10 +36,11 @@
 //!   tenth) and the last good snapshot is kept. [`ClusterWatch::wait_synced`] is the bounded
 //!   readiness wait, [`ClusterWatch::status`] the health, [`ClusterWatch::metrics`] the values to
 //!   export (Windows nodes per build, snapshot age, staleness, sync state, error count).
-//! * [`client`]: [`client::client`] from `--kubeconfig PATH` (+ `--context`: the flags of
-//!   [`ClusterArgs`]), in-cluster config, or kube's inference; [`ClusterError`] classifies
-//!   failures (unreachable, 401, 403 with the RBAC it needs, …); [`read_once`] is the one-shot
-//!   paged read of `winlint --cluster`; [`list_paged`] the pager.
+//! * [`client`]: [`client::client`] from `--kubeconfig PATH` (+ `--context`: [`ClusterArgs`]),
+//!   in-cluster config, or kube's inference ([`connect`] also says which context and server);
+//!   [`ClusterError`] classifies failures (unreachable, 401, 403 with the RBAC
+//!   it needs, …); [`read_once`] is the one-shot paged read of `winlint --cluster`;
+//!   [`list_paged`] the pager.
 //! * [`audit`]: [`list_workloads`] lists Pods and Deployments, ReplicaSets, StatefulSets,
 //!   DaemonSets, Jobs, CronJobs and ReplicationControllers (paged, as JSON values) and keeps
 //!   the top owners, each Pod counted under its topmost controller ([`top_owners`]).
@@ -53,7 +54,9 @@
 //! # Users
 //!
 //! `winlint serve` (src/server.rs) runs a [`ClusterWatch`] and turns each snapshot into its
-//! evaluation state with [`effective`]. The engine never calls this module.
+//! evaluation state with [`effective`]; the CLI reads the facts once (`winlint --cluster`,
+//! `winlint audit`: src/cli/cluster.rs). All three connect with [`connect`] from the flags of
+//! [`ClusterArgs`]. The engine never calls this module.
 
 pub mod args;
 pub mod audit;
@@ -65,7 +68,10 @@ pub mod live;
 pub use crate::model::schedule::{self, Fit, Toleration, fit};
 pub use args::ClusterArgs;
 pub use audit::{AuditObject, Inventory, Scope, list_workloads, top_owners};
-pub use client::{ClientSource, ClusterError, ErrorKind, PAGE_SIZE, client, list_paged, read_once};
+pub use client::{
+    ClientSource, ClusterError, ErrorKind, Origin, PAGE_SIZE, client, connect, list_paged,
+    read_once,
+};
 pub use effective::Effective;
 pub use facts::{
     CONDITION_TAINTS, ClusterFacts, FactChange, NodeGroup, NodeIndex, NodeObservation, NodeOs,

@@ -15,10 +15,13 @@ use serde_json::Value;
 
 use super::fix::{FixOptions, Fixer, Rollback, apply_fix};
 use super::lint_object;
-use crate::config::{Config, MutationPolicy};
+use crate::config::{Config, HyperV, MutationPolicy};
 use crate::model::classify::{Os, Source, Strength};
+use crate::model::image;
 use crate::model::labels::{HYPERV_ANNOTATION, MUTATED_ANNOTATION, OS_LABEL};
+use crate::model::placement::{self, Placement};
 use crate::model::pod::host_process_requests;
+use crate::model::windows::{self, Build, Isolation};
 use crate::model::workload::{self, Lookup, PodSite};
 use crate::model::{Context, Operation, Severity, Target, escape, ops};
 
@@ -42,8 +45,8 @@ pub struct Step {
     /// Whether the mutation policy turns it on.
     pub enabled: fn(&MutationPolicy) -> bool,
     /// Its operations against the object as the fixes and earlier steps left it (none: nothing
-    /// to do for this pod).
-    pub ops: fn(&PodSite, &Target) -> Vec<PatchOperation>,
+    /// to do for this pod), knowing the target and the context (RuntimeClasses).
+    pub ops: fn(&PodSite, &Target, &Context) -> Vec<PatchOperation>,
 }
 
 /// The steps, in the order they run.
@@ -52,14 +55,21 @@ pub const STEPS: &[Step] = &[
         name: "runtimeClassName",
         summary: "M5: request Hyper-V isolation with the target's Hyper-V RuntimeClass (K>=1.21)",
         pods: StepPods::Windows,
-        enabled: |p| p.hyperv,
+        enabled: |p| p.hyperv == HyperV::On,
         ops: hyperv_runtime_class,
+    },
+    Step {
+        name: "runtimeClassName",
+        summary: "M5 auto: a Hyper-V RuntimeClass for a pod whose images no Windows node it can select runs under process isolation, when one can (K>=1.21)",
+        pods: StepPods::Windows,
+        enabled: |p| p.hyperv == HyperV::Auto,
+        ops: hyperv_where_needed,
     },
     Step {
         name: "isolation",
         summary: "M5: request Hyper-V isolation with the legacy annotation (1.10<=K<1.21, one container)",
         pods: StepPods::Windows,
-        enabled: |p| p.hyperv,
+        enabled: |p| p.hyperv == HyperV::On,
         ops: hyperv_annotation,
     },
     Step {
@@ -85,7 +95,7 @@ fn hyperv_allowed(site: &PodSite) -> bool {
         && site.node_selector(OS_LABEL) != Some("linux")
 }
 
-fn hyperv_runtime_class(site: &PodSite, target: &Target) -> Vec<PatchOperation> {
+fn hyperv_runtime_class(site: &PodSite, target: &Target, _: &Context) -> Vec<PatchOperation> {
     if !target.kubernetes.at_least(1, 21)
         || !hyperv_allowed(site)
         || site.get("/runtimeClassName").is_some()
@@ -98,7 +108,40 @@ fn hyperv_runtime_class(site: &PodSite, target: &Target) -> Vec<PatchOperation> 
     )]
 }
 
-fn hyperv_annotation(site: &PodSite, target: &Target) -> Vec<PatchOperation> {
+fn hyperv_where_needed(site: &PodSite, target: &Target, context: &Context) -> Vec<PatchOperation> {
+    if !target.kubernetes.at_least(1, 21)
+        || !hyperv_allowed(site)
+        || site.get("/runtimeClassName").is_some()
+    {
+        return Vec::new();
+    }
+    let builds: Vec<Build> = site
+        .containers()
+        .filter(|c| c.list != "ephemeralContainers")
+        .filter_map(|c| image::analyze(c.image()?).build)
+        .collect();
+    if builds.is_empty() {
+        return Vec::new();
+    }
+    let placement = Placement::of(site, target, context);
+    let Some(hosts) = placement.host_builds(target) else {
+        return Vec::new();
+    };
+    let runs = |&h: &Build| {
+        builds
+            .iter()
+            .all(|&b| windows::compatible(b, h, Isolation::Process))
+    };
+    if hosts.builds.iter().any(runs) {
+        return Vec::new();
+    }
+    match placement::hyperv_runtime_class_for(site, target, context, &builds) {
+        Some(rc) => vec![ops::add(&site.ptr("/runtimeClassName"), rc.into())],
+        None => Vec::new(),
+    }
+}
+
+fn hyperv_annotation(site: &PodSite, target: &Target, _: &Context) -> Vec<PatchOperation> {
     let k = target.kubernetes;
     let containers = site
         .get("/containers")
@@ -123,7 +166,7 @@ fn hyperv_annotation(site: &PodSite, target: &Target) -> Vec<PatchOperation> {
     )
 }
 
-fn pod_os_label(site: &PodSite, _: &Target) -> Vec<PatchOperation> {
+fn pod_os_label(site: &PodSite, _: &Target, _: &Context) -> Vec<PatchOperation> {
     if site
         .meta
         .lookup(&format!("/labels/{}", escape(OS_LABEL)))
@@ -134,7 +177,7 @@ fn pod_os_label(site: &PodSite, _: &Target) -> Vec<PatchOperation> {
     set_entry(site.object, &site.meta_ptr("/labels"), OS_LABEL, "windows")
 }
 
-fn linux_guard(site: &PodSite, _: &Target) -> Vec<PatchOperation> {
+fn linux_guard(site: &PodSite, _: &Target, _: &Context) -> Vec<PatchOperation> {
     if site
         .spec
         .lookup(&format!("/nodeSelector/{}", escape(OS_LABEL)))
@@ -167,8 +210,12 @@ pub struct Mutated {
 /// Plan the mutation of `object` (a pod-bearing kind) under `config` (the webhook's mutation
 /// configuration), patching `object` in place on the way (no copy is made).
 pub fn mutate(object: &mut Value, config: &Config) -> Mutated {
-    let context = Context::default();
-    let report = lint_object(object, config, &context, Operation::Create);
+    mutate_with(object, config, &Context::default())
+}
+
+/// [`mutate`] knowing the cluster's context (its RuntimeClasses, namespace labels).
+pub fn mutate_with(object: &mut Value, config: &Config, context: &Context) -> Mutated {
+    let report = lint_object(object, config, context, Operation::Create);
     let mut m = Mutated {
         findings: report
             .findings
@@ -201,7 +248,7 @@ pub fn mutate(object: &mut Value, config: &Config) -> Mutated {
     if pods == StepPods::Windows {
         let fixer = Fixer {
             config,
-            context: &context,
+            context,
             operation: Operation::Create,
             options: FixOptions::WEBHOOK,
         };
@@ -220,7 +267,7 @@ pub fn mutate(object: &mut Value, config: &Config) -> Mutated {
         .filter(|s| s.pods == pods && (s.enabled)(policy))
     {
         let step_ops = match workload::pod_sites(object).first() {
-            Some(site) => (step.ops)(site, &config.target),
+            Some(site) => (step.ops)(site, &config.target, context),
             None => continue,
         };
         if apply(object, &step_ops, &mut m.patch) {
@@ -259,4 +306,88 @@ fn record(object: &mut Value, changed: &[String], patch: &mut Vec<PatchOperation
         all.join(",").into(),
     );
     apply(object, &op.into_iter().collect::<Vec<_>>(), patch);
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::rules::testutil::{cfg, group, observed, set, winok};
+
+    fn hyperv_class(cx: &mut Context, name: &str, handler: &str) {
+        cx.add(
+            &json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+            "metadata": {"name": name}, "handler": handler,
+            "scheduling": {"nodeSelector": {"kubernetes.io/os": "windows"}}}),
+        );
+    }
+
+    /// `mutation.hyperv: auto` gives a Hyper-V RuntimeClass only to a pod that needs it to run,
+    /// and only one that can run it (issue 8 §3).
+    #[test]
+    fn hyperv_auto_only_where_it_makes_the_pod_runnable() {
+        let ws22 = group(
+            "n",
+            "windows",
+            "10.0.20348",
+            &["os=windows:NoSchedule"],
+            &[],
+            2,
+        );
+        let linux = group("l", "linux", "", &[], &[], 2);
+        let mut c = observed(cfg(), vec![ws22, linux]);
+        c.policy.mutation.hyperv = HyperV::Auto;
+        let mut cx = Context::default();
+        hyperv_class(&mut cx, "windows-hyperv", "runhcs-wcow-hypervisor");
+        hyperv_class(&mut cx, "runhcs-process", "runhcs-wcow-process");
+        let old = set(
+            winok(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/servercore:ltsc2019"),
+        );
+        let run = |pod: &Value, cx: &Context| {
+            let mut obj = pod.clone();
+            let m = mutate_with(&mut obj, &c, cx);
+            (obj, m.changed)
+        };
+        let (obj, changed) = run(&old, &cx);
+        assert_eq!(obj["spec"]["runtimeClassName"], "windows-hyperv");
+        assert!(
+            changed.contains(&"runtimeClassName".to_string()),
+            "{changed:?}"
+        );
+        // The mutated pod is admitted: WIN502 judges it under Hyper-V isolation.
+        let report = lint_object(&obj, &c, &cx, Operation::Create);
+        assert!(
+            report.findings.iter().all(|f| f.rule.id != "WIN502"),
+            "{:?}",
+            report.findings
+        );
+        // A pod that runs as it is: nothing.
+        let (obj, _) = run(&winok(), &cx);
+        assert!(obj["spec"].get("runtimeClassName").is_none());
+        // No Hyper-V class in the cluster: nothing (WIN502 denies it).
+        let mut none = Context::default();
+        hyperv_class(&mut none, "runhcs-process", "runhcs-wcow-process");
+        let (obj, _) = run(&old, &none);
+        assert!(obj["spec"].get("runtimeClassName").is_none());
+        // A class whose utility VM is pinned to another build cannot run it.
+        let mut pinned = Context::default();
+        hyperv_class(&mut pinned, "hv-2004", "runhcs-wcow-hypervisor-19041");
+        let (obj, _) = run(&old, &pinned);
+        assert!(obj["spec"].get("runtimeClassName").is_none());
+        // Never for HostProcess or hostNetwork pods.
+        let hpc = set(old.clone(), "/spec/hostNetwork", json!(true));
+        let (obj, _) = run(&hpc, &cx);
+        assert!(obj["spec"].get("runtimeClassName").is_none());
+        // A newer image than every node: Hyper-V cannot help either.
+        let newer = set(
+            winok(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/servercore:ltsc2025"),
+        );
+        let (obj, _) = run(&newer, &cx);
+        assert!(obj["spec"].get("runtimeClassName").is_none());
+    }
 }

@@ -434,9 +434,9 @@ fn affinity_not_in(spec: &Value, os: &str) -> bool {
 /// Whether the pod (or its RuntimeClass) tolerates every configured Windows taint.
 pub fn tolerates_windows_taint(site: &PodSite, target: &Target) -> bool {
     let tols = super::schedule::pod_tolerations(site.spec);
-    !target.windows_taints.is_empty()
+    !target.windows_node_taints().is_empty()
         && target
-            .windows_taints
+            .windows_node_taints()
             .iter()
             .all(|taint| super::schedule::tolerated(&tols, taint))
 }

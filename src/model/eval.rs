@@ -4,6 +4,7 @@ use super::classify::Classification;
 use super::context::Context;
 use super::image::ImageInfo;
 use super::meta::Severity;
+use super::placement::Placement;
 use super::pod::{self, LinuxOnlyField};
 use super::target::Target;
 use super::workload::{ContainerRef, PodSite};
@@ -29,6 +30,8 @@ pub struct Eval<'a> {
     pub images: Vec<(ContainerRef<'a>, ImageInfo)>,
     /// The site's Linux-only fields, computed once for the rules that need them.
     linux_only: std::cell::OnceCell<Vec<LinuxOnlyField<'a>>>,
+    /// Where the pod can run, computed once for the rules that need node facts.
+    placement: std::cell::OnceCell<Placement>,
 }
 
 impl<'a> Eval<'a> {
@@ -46,6 +49,7 @@ impl<'a> Eval<'a> {
             class,
             images,
             linux_only: std::cell::OnceCell::new(),
+            placement: std::cell::OnceCell::new(),
         }
     }
 
@@ -55,6 +59,12 @@ impl<'a> Eval<'a> {
     pub fn linux_only_fields(&self, site: &PodSite<'a>) -> &[LinuxOnlyField<'a>] {
         self.linux_only
             .get_or_init(|| pod::linux_only_fields(site, self.target))
+    }
+
+    /// Where the pod can run on the target's nodes ([`Placement`]), computed once per pod site.
+    pub fn placement(&self, site: &PodSite) -> &Placement {
+        self.placement
+            .get_or_init(|| Placement::of(site, self.target, self.context))
     }
 
     /// `spec.os.name == "windows"`: the API server validates Windows-only constraints.

@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::known_images::{self, Platforms, Successor};
 use super::windows::{Build, WS2016, WS2019, WS2022, WS2025};
 
 /// A parsed image reference, normalised per the distribution grammar.
@@ -40,7 +41,8 @@ impl ImageRef {
 pub struct ImageInfo {
     /// `None` when the reference does not parse.
     pub reference: Option<ImageRef>,
-    /// Derived Windows build (P1–P5), if any.
+    /// Derived Windows build (P1–P5), or the build of a known image whose tag names none
+    /// (`redis:3.0-nanoserver`, see [`known_images`]).
     pub build: Option<Build>,
     /// Revision, when the tag names one (P1: `10.0.17763.4737`).
     pub revision: Option<u32>,
@@ -50,24 +52,49 @@ pub struct ImageInfo {
     pub build_token: Option<(usize, usize)>,
     /// The image is Windows-only (Windows repo or a Windows token in the tag).
     pub windows: bool,
-    /// The image is known Linux-only (busybox, alpine, nginx, `*-alpine`, …).
+    /// The image is known Linux-only: Docker Hub official Linux images (busybox, alpine, nginx,
+    /// any official `*-alpine` tag), the Linux-only `registry.k8s.io` images, and the tags
+    /// [`known_images`] knows have no Windows image (`dotnet/aspnet:8.0`, `pause:3.1`).
     pub linux: bool,
-    /// A known multi-OS or multi-OS-version tag (§5.2: `iis:latest`, `dotnet/framework/*:4.8`,
-    /// `dotnet/aspnet:8.0`, `pause:*`): the runtime picks the variant matching the node.
+    /// A known multi-OS or multi-OS-version manifest list (`iis:latest`,
+    /// `dotnet/framework/*:4.8`, `pause:3.9`, the CSI sidecars, …), not pinned by digest: the
+    /// runtime picks the entry matching the node.
     pub multi: bool,
+    /// What [`known_images`] knows about an image whose tag names no build.
+    pub known: Option<Platforms>,
     /// Tag and digest both given: the build comes from the tag and may be stale.
     pub low_confidence: bool,
     /// The token found in the tag has non-canonical case: (found, canonical), e.g. ("20h2", "20H2").
     pub case_mismatch: Option<(String, String)>,
     /// A Microsoft base-OS repository (`mcr.microsoft.com/windows/servercore`, …).
     pub ms_base: bool,
-    /// A retired Docker Hub `microsoft/*` repository, with the MCR name to use instead.
-    pub legacy_dockerhub: Option<String>,
+    /// A retired Docker Hub `microsoft/*` repository, with where it went.
+    pub legacy_dockerhub: Option<Successor>,
     /// No tag and no digest, or tag `latest` without a digest (a digest pins the image).
     pub latest: bool,
 }
 
 impl ImageInfo {
+    /// The Windows builds of a known manifest list (`pause:3.5` → 1809 … 20H2).
+    pub fn list_builds(&self) -> Option<&'static [Build]> {
+        match self.known {
+            Some(Platforms::Windows(b)) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// An image that runs only as a HostProcess container.
+    pub fn host_process_only(&self) -> bool {
+        self.known == Some(Platforms::HostProcessOnly)
+    }
+
+    /// An image of the same line (or of its MCR successor) that exists for nodes of `build`,
+    /// from [`known_images::image_for`].
+    pub fn image_for(&self, build: Build) -> Option<known_images::Suggestion> {
+        let r = self.reference.as_ref()?;
+        known_images::image_for(&r.registry, &r.repository, r.tag.as_deref(), build)
+    }
+
     /// The reference with its build token replaced by `token`, e.g. `retag("ltsc2022")` of
     /// `python:3.12-windowsservercore-1809` is `python:3.12-windowsservercore-ltsc2022`.
     /// `None` when no build was derived.
@@ -378,15 +405,14 @@ const LINUX_K8S: &[&str] = &[
     "kas-network-proxy",
 ];
 
-/// Known Linux-only: `linux` must never be a guess (it feeds WIN004, WIN008 and WIN507).
+/// Known Linux-only: `linux` must never be a guess (it feeds WIN004, WIN008 and WIN507). Name
+/// heuristics (`*-alpine`) hold only for Docker Hub official images: other repositories publish
+/// Windows images under such names (`e2eteam/nginx:1.14-alpine`, the e2e test images).
 fn known_linux(registry: &str, repository: &str, tag: Option<&str>) -> bool {
-    if tag.is_some_and(|t| ALPINE.is_match(t)) {
-        return true;
-    }
     match registry {
-        DOCKER_HUB => repository
-            .strip_prefix("library/")
-            .is_some_and(|n| LINUX_OFFICIAL.contains(&n)),
+        DOCKER_HUB => repository.strip_prefix("library/").is_some_and(|n| {
+            LINUX_OFFICIAL.contains(&n) || tag.is_some_and(|t| ALPINE.is_match(t))
+        }),
         "registry.k8s.io" | "k8s.gcr.io" => LINUX_K8S.iter().any(|p| {
             repository
                 .strip_prefix(p)
@@ -394,46 +420,6 @@ fn known_linux(registry: &str, repository: &str, tag: Option<&str>) -> bool {
         }),
         "gcr.io" => repository.starts_with("distroless/"),
         _ => false,
-    }
-}
-
-/// §5.2: tags that name a manifest list spanning OS versions (or OSes).
-fn known_multi(registry: &str, repository: &str, tag: Option<&str>, windows_token: bool) -> bool {
-    let tag_in = |set: &[&str]| tag.is_none_or(|t| set.contains(&t));
-    match registry {
-        MCR => match repository {
-            "windows/servercore/iis" => tag_in(&["latest"]),
-            "dotnet/framework/runtime"
-            | "dotnet/framework/sdk"
-            | "dotnet/framework/aspnet"
-            | "dotnet/framework/wcf" => tag_in(&["4.8", "4.8.1", "latest"]),
-            "dotnet/runtime" | "dotnet/aspnet" | "dotnet/sdk" => !windows_token,
-            "oss/kubernetes/pause" => true,
-            _ => false,
-        },
-        "registry.k8s.io" | "k8s.gcr.io" => repository == "pause",
-        _ => false,
-    }
-}
-
-/// The MCR name of a retired Docker Hub `microsoft/<name>` repository (WIN504).
-fn mcr_name(name: &str, tag: Option<&str>) -> &'static str {
-    let sdk = tag.is_some_and(|t| t.contains("sdk"));
-    match name {
-        "windowsservercore" => "mcr.microsoft.com/windows/servercore",
-        "nanoserver" => "mcr.microsoft.com/windows/nanoserver",
-        "iis" => "mcr.microsoft.com/windows/servercore/iis",
-        "aspnet" => "mcr.microsoft.com/dotnet/framework/aspnet",
-        "wcf" => "mcr.microsoft.com/dotnet/framework/wcf",
-        "dotnet-framework" if sdk => "mcr.microsoft.com/dotnet/framework/sdk",
-        "dotnet-framework" => "mcr.microsoft.com/dotnet/framework/runtime",
-        "dotnet" if sdk => "mcr.microsoft.com/dotnet/sdk",
-        "dotnet" if tag.is_some_and(|t| t.contains("aspnetcore")) => {
-            "mcr.microsoft.com/dotnet/aspnet"
-        }
-        "dotnet" => "mcr.microsoft.com/dotnet/runtime",
-        "powershell" => "mcr.microsoft.com/powershell",
-        _ => MCR,
     }
 }
 
@@ -471,23 +457,44 @@ pub fn analyze(reference: &str) -> ImageInfo {
             ));
     let windows_token = tag.is_some_and(|t| WINDOWS_TOKEN.is_match(t));
     let found = tag.and_then(|t| tag_build(t, p5_repo));
-    let windows = windows_repo || windows_token;
+    // What the table knows matters only where the tag names no build.
+    let known = match found {
+        Some(_) => None,
+        None => known_images::platforms(registry, repo, tag),
+    };
+    let windows = windows_repo
+        || windows_token
+        || matches!(
+            known,
+            Some(Platforms::Single(_) | Platforms::HostProcessOnly)
+        );
+    let linux = !windows
+        && (known_linux(registry, repo, tag) || matches!(known, Some(Platforms::LinuxOnly(_))));
+    let multi = r.digest.is_none()
+        && matches!(
+            known,
+            Some(Platforms::Windows(_) | Platforms::WindowsUnmapped)
+        );
     ImageInfo {
-        build: found.as_ref().map(|f| f.build),
+        build: found.as_ref().map(|f| f.build).or(match known {
+            Some(Platforms::Single(b)) => Some(b),
+            _ => None,
+        }),
         revision: found.as_ref().and_then(|f| f.revision),
         build_token: found.as_ref().map(|f| f.span),
         case_mismatch: tag.and_then(|t| {
             case_mismatch(t, found.as_ref().and_then(|f| f.case_token), windows_token)
         }),
         windows,
-        linux: !windows && known_linux(registry, repo, tag),
-        multi: r.digest.is_none() && known_multi(registry, repo, tag, windows_token),
+        linux,
+        multi,
+        known,
         low_confidence: tag.is_some() && r.digest.is_some(),
         ms_base,
         legacy_dockerhub: hub
             .then(|| repo.strip_prefix("microsoft/"))
             .flatten()
-            .map(|name| mcr_name(name, tag).to_string()),
+            .map(|name| known_images::successor(name, tag)),
         latest: r.digest.is_none() && tag.is_none_or(|t| t == "latest"),
         reference: Some(r),
     }
@@ -757,8 +764,10 @@ mod tests {
                 None,
                 true,
             ),
+            // rules.md §5.3 has `aspnet:8.0` here; since .NET 8 that tag is Linux-only (see
+            // `linux_only_is_conservative`): the multi-OS example is 7.0.
             (
-                "mcr.microsoft.com/dotnet/aspnet:8.0".into(),
+                "mcr.microsoft.com/dotnet/aspnet:7.0".into(),
                 None,
                 None,
                 false,
@@ -807,7 +816,9 @@ mod tests {
                 true,
             ),
             ("microsoft/iis".into(), None, None, true),
-            ("redis:3.0-nanoserver".into(), None, None, true),
+            // §5.3 says "Windows, unknown build"; the 2017 redis Windows images are Nano
+            // Server 2016 builds (known_images).
+            ("redis:3.0-nanoserver".into(), b(14393), None, true),
             (
                 "golang:1.22-windowsservercore-ltsc2022".into(),
                 b(20348),
@@ -882,7 +893,7 @@ mod tests {
         for m in [
             "mcr.microsoft.com/dotnet/framework/sdk:4.8",
             "mcr.microsoft.com/dotnet/framework/runtime:4.8.1",
-            "mcr.microsoft.com/dotnet/aspnet:8.0",
+            "mcr.microsoft.com/dotnet/aspnet:7.0",
             "mcr.microsoft.com/windows/servercore/iis",
             "mcr.microsoft.com/windows/servercore/iis:latest",
             "registry.k8s.io/pause:3.9",
@@ -892,8 +903,10 @@ mod tests {
         }
         for m in [
             "mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-1809",
+            "mcr.microsoft.com/dotnet/aspnet:8.0",
             "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
             "mcr.microsoft.com/windows/servercore:ltsc2022",
+            "registry.k8s.io/pause:3.1",
         ] {
             assert!(!analyze(m).multi, "{m}");
         }
@@ -901,8 +914,8 @@ mod tests {
         let iis = analyze("microsoft/iis");
         assert!(iis.latest && !iis.ms_base);
         assert_eq!(
-            iis.legacy_dockerhub.as_deref(),
-            Some("mcr.microsoft.com/windows/servercore/iis")
+            iis.legacy_dockerhub,
+            Some(Successor::Repo("mcr.microsoft.com/windows/servercore/iis"))
         );
         assert!(analyze("mcr.microsoft.com/windows/servercore/iis").latest);
     }
@@ -1004,6 +1017,10 @@ mod tests {
             ("microsoft/nanoserver:1709", true),
             ("contoso/app:servercore", true),
             ("contoso/app:1.0-sac2016", true),
+            (
+                "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0",
+                true,
+            ),
             ("contoso/app:10.0.17763", false),
             ("mcr.microsoft.com/dotnet/aspnet:8.0", false),
             ("mcr.microsoft.com/powershell:lts", false),
@@ -1031,7 +1048,30 @@ mod tests {
             ("python:3.12-alpine", true),
             ("python:3.12-alpine3.19", true),
             ("nginx:alpine-slim", true),
-            ("contoso/app:1.0-alpine", true),
+            // The alpine heuristic holds for Docker Hub official images only: the e2e test
+            // images publish Windows builds under `*-alpine` tags.
+            ("contoso/app:1.0-alpine", false),
+            ("e2eteam/nginx:1.14-alpine", false),
+            (
+                "k8sprow.azurecr.io/kubernetes-e2e-test-images/nginx:1.14-alpine",
+                false,
+            ),
+            (
+                "gcr.io/kubernetes-e2e-test-images/httpd:2.4.38-alpine",
+                false,
+            ),
+            ("registry.k8s.io/e2e-test-images/nginx:1.14-4", false),
+            ("docker.io/library/httpd:2.4-alpine", true),
+            // Known tags without a Windows image.
+            ("mcr.microsoft.com/dotnet/aspnet:8.0", true),
+            ("mcr.microsoft.com/dotnet/sdk", true),
+            (
+                "mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-ltsc2022",
+                false,
+            ),
+            ("mcr.microsoft.com/dotnet/aspnet:7.0", false),
+            ("registry.k8s.io/pause:3.1", true),
+            ("registry.k8s.io/pause:3.6", false),
             ("registry.k8s.io/kube-apiserver:v1.30.0", true),
             ("registry.k8s.io/coredns/coredns:v1.11.1", true),
             ("registry.k8s.io/ingress-nginx/controller:v1.10.0", true),
@@ -1051,7 +1091,7 @@ mod tests {
             ("contoso/app:1.0", false),
             ("contoso/busybox:1.36", false),
             ("quay.io/busybox:1", false),
-            ("mcr.microsoft.com/dotnet/aspnet:8.0", false),
+            ("mcr.microsoft.com/dotnet/aspnet:7.0", false),
             ("fluent/fluent-bit:2.2", false),
         ] {
             assert_eq!(analyze(image).linux, linux, "{image}");
@@ -1089,41 +1129,46 @@ mod tests {
 
     #[test]
     fn legacy_docker_hub_names() {
-        for (image, mcr) in [
+        let repo = Successor::Repo;
+        for (image, successor) in [
             (
                 "microsoft/windowsservercore:1709",
-                Some("mcr.microsoft.com/windows/servercore"),
+                Some(repo("mcr.microsoft.com/windows/servercore")),
             ),
             (
                 "microsoft/nanoserver",
-                Some("mcr.microsoft.com/windows/nanoserver"),
+                Some(repo("mcr.microsoft.com/windows/nanoserver")),
             ),
             (
                 "microsoft/iis",
-                Some("mcr.microsoft.com/windows/servercore/iis"),
+                Some(repo("mcr.microsoft.com/windows/servercore/iis")),
             ),
             (
                 "microsoft/aspnet:4.7.1",
-                Some("mcr.microsoft.com/dotnet/framework/aspnet"),
+                Some(repo("mcr.microsoft.com/dotnet/framework/aspnet")),
             ),
             (
                 "microsoft/dotnet-framework:4.7.2-sdk",
-                Some("mcr.microsoft.com/dotnet/framework/sdk"),
+                Some(repo("mcr.microsoft.com/dotnet/framework/sdk")),
             ),
             (
                 "microsoft/dotnet-framework:4.7.2",
-                Some("mcr.microsoft.com/dotnet/framework/runtime"),
+                Some(repo("mcr.microsoft.com/dotnet/framework/runtime")),
             ),
             (
                 "microsoft/dotnet:2.1-aspnetcore-runtime",
-                Some("mcr.microsoft.com/dotnet/aspnet"),
+                Some(repo("mcr.microsoft.com/dotnet/aspnet")),
             ),
-            ("microsoft/something", Some("mcr.microsoft.com")),
+            (
+                "microsoft/mssql-server-windows-express",
+                Some(Successor::Discontinued),
+            ),
+            ("microsoft/something", Some(Successor::Unknown)),
             ("mcr.microsoft.com/windows/servercore", None),
             ("contoso/microsoft", None),
             ("quay.io/microsoft/iis", None),
         ] {
-            assert_eq!(analyze(image).legacy_dockerhub.as_deref(), mcr, "{image}");
+            assert_eq!(analyze(image).legacy_dockerhub, successor, "{image}");
         }
     }
 

@@ -101,6 +101,9 @@ pub enum Fact {
     NamespaceLabels,
     /// The workloads HorizontalPodAutoscalers scale.
     HpaTargets,
+    /// The cluster's nodes (groups by build, taints and labels), when observed; offline the
+    /// configured builds and taints stand for them.
+    Nodes,
 }
 
 /// How the webhook's mutation (shared/rules.md §3) treats a rule's fix. The webhook applies the

@@ -124,6 +124,17 @@ impl Target {
         }
     }
 
+    /// The taints of the target's Windows nodes: the configured ones, except that before
+    /// Kubernetes 1.14, when tainting Windows nodes was not yet the convention (and the
+    /// `kubernetes.io/os` label did not exist), a target that does not set its taints has none.
+    pub fn windows_node_taints(&self) -> &[Taint] {
+        if !self.pinned.windows_taints && !self.kubernetes.at_least(1, 14) {
+            &[]
+        } else {
+            &self.windows_taints
+        }
+    }
+
     /// Whether several Windows builds are in play (configured mixed, or more than one listed).
     pub fn mixed_builds(&self) -> bool {
         self.cluster_mixed_builds || self.windows_builds.len() > 1

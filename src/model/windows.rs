@@ -17,19 +17,82 @@ pub const WS2022: Build = Build(20348);
 pub const V23H2: Build = Build(25398);
 pub const WS2025: Build = Build(26100);
 
-/// Known builds: (build, canonical tag token, channel, mainstream end `YYYY-MM-DD`).
-pub const KNOWN: &[(Build, &str, Channel, &str)] = &[
-    (Build(14393), "ltsc2016", Channel::Ltsc, "2022-01-11"),
-    (Build(16299), "1709", Channel::Sac, "2019-04-09"),
-    (Build(17134), "1803", Channel::Sac, "2019-11-12"),
-    (Build(17763), "ltsc2019", Channel::Ltsc, "2024-01-09"),
-    (Build(18362), "1903", Channel::Sac, "2020-12-08"),
-    (Build(18363), "1909", Channel::Sac, "2021-05-11"),
-    (Build(19041), "2004", Channel::Sac, "2021-12-14"),
-    (Build(19042), "20H2", Channel::Sac, "2022-08-09"),
-    (Build(20348), "ltsc2022", Channel::Ltsc, "2026-10-13"),
-    (Build(25398), "23H2", Channel::Annual, ""),
-    (Build(26100), "ltsc2025", Channel::Ltsc, "2029-10-09"),
+/// Known builds: (build, canonical tag token, channel, mainstream end, end of support), dates
+/// `YYYY-MM-DD` (shared/rules.md §1.2, MS-LIFE). The end of support is the extended-support end
+/// of an LTSC release and the end of servicing (= mainstream end) of a Semi-Annual one; empty
+/// when unknown.
+pub const KNOWN: &[(Build, &str, Channel, &str, &str)] = &[
+    (
+        Build(14393),
+        "ltsc2016",
+        Channel::Ltsc,
+        "2022-01-11",
+        "2027-01-11",
+    ),
+    (
+        Build(16299),
+        "1709",
+        Channel::Sac,
+        "2019-04-09",
+        "2019-04-09",
+    ),
+    (
+        Build(17134),
+        "1803",
+        Channel::Sac,
+        "2019-11-12",
+        "2019-11-12",
+    ),
+    (
+        Build(17763),
+        "ltsc2019",
+        Channel::Ltsc,
+        "2024-01-09",
+        "2029-01-09",
+    ),
+    (
+        Build(18362),
+        "1903",
+        Channel::Sac,
+        "2020-12-08",
+        "2020-12-08",
+    ),
+    (
+        Build(18363),
+        "1909",
+        Channel::Sac,
+        "2021-05-11",
+        "2021-05-11",
+    ),
+    (
+        Build(19041),
+        "2004",
+        Channel::Sac,
+        "2021-12-14",
+        "2021-12-14",
+    ),
+    (
+        Build(19042),
+        "20H2",
+        Channel::Sac,
+        "2022-08-09",
+        "2022-08-09",
+    ),
+    (
+        Build(20348),
+        "ltsc2022",
+        Channel::Ltsc,
+        "2026-10-13",
+        "2031-10-14",
+    ),
+    (Build(25398), "23H2", Channel::Annual, "", ""),
+    (
+        Build(26100),
+        "ltsc2025",
+        Channel::Ltsc,
+        "2029-10-09",
+        "2034-10-10",
+    ),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,22 +123,38 @@ impl Build {
         KNOWN
             .iter()
             .find(|(b, ..)| *b == self)
+            .map(|(.., d, _)| *d)
+            .filter(|d| !d.is_empty())
+    }
+
+    /// End of support (`YYYY-MM-DD`): extended support for LTSC, end of servicing for
+    /// Semi-Annual releases; `None` when unknown.
+    pub fn support_end(self) -> Option<&'static str> {
+        KNOWN
+            .iter()
+            .find(|(b, ..)| *b == self)
             .map(|(.., d)| *d)
             .filter(|d| !d.is_empty())
+    }
+
+    /// Past its end of support on `today` (`YYYY-MM-DD`): no security fixes any more, so
+    /// nobody should add nodes of this build or build images on it.
+    pub fn out_of_support(self, today: &str) -> bool {
+        self.support_end().is_some_and(|end| end < today)
     }
 
     pub fn channel(self) -> Option<Channel> {
         KNOWN
             .iter()
             .find(|(b, ..)| *b == self)
-            .map(|(_, _, c, _)| *c)
+            .map(|(_, _, c, ..)| *c)
     }
 
     /// The product name: `Windows Server 2019`, `Windows Server, version 1709`, or
     /// `Windows build 10.0.12345` for builds this table does not know.
     pub fn product(self) -> String {
         match KNOWN.iter().find(|(b, ..)| *b == self) {
-            Some((_, t, Channel::Ltsc, _)) => {
+            Some((_, t, Channel::Ltsc, ..)) => {
                 format!("Windows Server {}", t.trim_start_matches("ltsc"))
             }
             Some((_, t, ..)) => format!("Windows Server, version {t}"),
@@ -97,11 +176,13 @@ impl Build {
     /// its own token, except 23H2 hosts, which have no base images and run `ltsc2022`
     /// (shared/rules.md §1.3, MS-PORT).
     pub fn image_token(self) -> String {
-        if self == V23H2 {
-            WS2022.token()
-        } else {
-            self.token()
-        }
+        self.image_build().token()
+    }
+
+    /// The build of the base images a host of this build runs under process isolation: its
+    /// own, except 23H2 hosts, which run `ltsc2022` images.
+    pub fn image_build(self) -> Build {
+        if self == V23H2 { WS2022 } else { self }
     }
 }
 
@@ -243,5 +324,21 @@ mod tests {
         assert_eq!(WS2022.to_string(), "10.0.20348");
         assert_eq!(V20H2.token(), "20H2");
         assert_eq!(Build(12345).token(), "10.0.12345");
+    }
+
+    #[test]
+    fn support_ends() {
+        // Semi-Annual releases end with their servicing; LTSC ones with extended support.
+        assert!(V1709.out_of_support("2019-04-10"));
+        assert!(!V1709.out_of_support("2019-04-09"));
+        assert!(V20H2.out_of_support("2026-01-01"));
+        assert!(!WS2019.out_of_support("2026-01-01"));
+        assert!(WS2019.out_of_support("2029-01-10"));
+        assert!(!WS2016.out_of_support("2026-12-31"));
+        assert!(WS2016.out_of_support("2027-01-12"));
+        assert!(!V23H2.out_of_support("2099-01-01"));
+        assert!(!Build(12345).out_of_support("2099-01-01"));
+        assert_eq!(WS2019.mainstream_end(), Some("2024-01-09"));
+        assert_eq!(WS2019.support_end(), Some("2029-01-09"));
     }
 }

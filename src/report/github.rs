@@ -67,7 +67,9 @@ impl<W: Write> GithubReport<W> {
             Severity::Info => "notice",
         };
         let mut props = Vec::new();
-        if l.file != "<stdin>" {
+        // An object in the cluster (`winlint audit`) has no file: the annotation goes on the
+        // run, its message names the object.
+        if l.file != "<stdin>" && l.cluster_namespace.is_none() {
             props.push(("file", ci_path(&l.file)));
         }
         if l.rendered.is_none() && l.line > 0 {
@@ -78,9 +80,10 @@ impl<W: Write> GithubReport<W> {
             "title",
             format!("{} {}", l.finding.rule.id, l.finding.rule.name),
         ));
-        let mut message = match &l.rendered {
-            Some(how) => format!("{} ({how}): {}", l.object, l.finding.message),
-            None => l.finding.message.clone(),
+        let mut message = match (&l.rendered, &l.cluster_namespace) {
+            (Some(how), _) => format!("{} ({how}): {}", l.object, l.finding.message),
+            (None, Some(_)) => format!("{}: {}: {}", l.file, l.pointer, l.finding.message),
+            (None, None) => l.finding.message.clone(),
         };
         match l.fix {
             FixState::None => {}
@@ -101,7 +104,11 @@ impl<W: Write> GithubReport<W> {
     ) -> std::io::Result<()> {
         for e in errors {
             let mut props = Vec::new();
-            if e.file != "<stdin>" {
+            let mut message = e.message.clone();
+            if summary.audit.is_some() {
+                // `winlint audit`: what could not be listed, no file.
+                message = format!("{}: {message}", e.file);
+            } else if e.file != "<stdin>" {
                 props.push(("file", ci_path(&e.file)));
             }
             if e.line > 0 {
@@ -110,8 +117,12 @@ impl<W: Write> GithubReport<W> {
                     props.push(("col", e.column.to_string()));
                 }
             }
-            props.push(("title", "winlint could not read this input".to_string()));
-            let line = command("error", &props, &e.message);
+            let title = match summary.audit {
+                None => "winlint could not read this input",
+                Some(_) => "winlint could not list these objects",
+            };
+            props.push(("title", title.to_string()));
+            let line = command("error", &props, &message);
             self.write(&line);
         }
         let line = format!("{}\n", summary_line(c, errors, summary));

@@ -34,6 +34,10 @@ pub struct Located {
     /// template (or the kustomization) and `line`/`column` are 0: the rendered lines are not the
     /// lines of the file, so the finding is placed by `object` and `pointer` only.
     pub rendered: Option<String>,
+    /// Set when the object was read from a cluster (`winlint audit`), not from a file: its
+    /// namespace. `file` is then the object's place, `namespace/Kind/name`, and `line` and
+    /// `column` are 0: the finding is placed by `pointer` alone.
+    pub cluster_namespace: Option<String>,
 }
 
 /// What `--fix` does with a finding's fix.
@@ -65,6 +69,29 @@ pub struct Summary {
     pub pods: usize,
     pub suppressed: usize,
     pub ignore_reasons: Vec<String>,
+    /// The target's facts were read from this cluster (`--cluster`, `winlint audit`).
+    pub cluster: Option<ClusterSummary>,
+    /// `winlint audit`: the objects are the cluster's workloads, not files' (`files` is 0).
+    pub audit: Option<AuditSummary>,
+}
+
+/// Which cluster the target's facts came from, and what they say.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ClusterSummary {
+    /// The kubeconfig context; `None` in a pod (its ServiceAccount's cluster).
+    pub context: Option<String>,
+    pub server: String,
+    /// The target's facts, for people: `Kubernetes 1.32`, `1 Windows node (ltsc2022)`, …
+    pub facts: Vec<String>,
+}
+
+/// What `winlint audit` looked at besides the objects.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AuditSummary {
+    /// The namespaces holding the objects audited.
+    pub namespaces: usize,
+    /// The Pods in the cluster (any phase) the objects account for: their own, and standalone Pods.
+    pub cluster_pods: usize,
 }
 
 pub struct Report<'a> {
@@ -141,10 +168,12 @@ impl TextReport {
             Severity::Info => AnsiColor::Cyan,
         };
         let st = Style::new().fg_color(Some(color.into())).bold();
-        match &l.rendered {
+        match (&l.rendered, &l.cluster_namespace) {
             // No line: the place is the template and the object in it.
-            Some(how) => write!(out, "{bold}{}: {} ({how}):{bold:#}", l.file, l.object)?,
-            None => write!(out, "{bold}{}:{}:{}:{bold:#}", l.file, l.line, l.column)?,
+            (Some(how), _) => write!(out, "{bold}{}: {} ({how}):{bold:#}", l.file, l.object)?,
+            // An object in the cluster: `ns/Kind/name: /pointer:`.
+            (None, Some(_)) => write!(out, "{bold}{}: {}:{bold:#}", l.file, l.pointer)?,
+            (None, None) => write!(out, "{bold}{}:{}:{}:{bold:#}", l.file, l.line, l.column)?,
         }
         write!(
             out,
@@ -211,20 +240,32 @@ fn text_tail(
 
 /// The summary line of the text report (also the last line of `-o github`).
 pub fn summary_line(c: &Counts, errors: &[InputError], summary: &Summary) -> String {
-    let mut line = format!(
-        "{}, {}, {} in {} ({}, {} checked)",
+    let counts = format!(
+        "{}, {}, {}",
         plural(c.errors, "error"),
         plural(c.warnings, "warning"),
         plural(c.info, "info"),
-        plural(summary.files, "file"),
-        plural(summary.objects, "object"),
-        plural(summary.pods, "pod template")
     );
+    let mut line = match &summary.audit {
+        None => format!(
+            "{counts} in {} ({}, {} checked)",
+            plural(summary.files, "file"),
+            plural(summary.objects, "object"),
+            plural(summary.pods, "pod template")
+        ),
+        Some(a) => format!(
+            "{counts} in {} of {} ({} in the cluster, {} checked)",
+            plural(summary.objects, "object"),
+            plural(a.namespaces, "namespace"),
+            plural(a.cluster_pods, "pod"),
+            plural(summary.pods, "pod template")
+        ),
+    };
     if !errors.is_empty() {
-        line.push_str(&format!(
-            "; {} could not be read",
-            plural(errors.len(), "input")
-        ));
+        line.push_str(&match summary.audit {
+            None => format!("; {} could not be read", plural(errors.len(), "input")),
+            Some(_) => format!("; {} could not be listed", plural(errors.len(), "kind")),
+        });
     }
     if c.fixable > 0 {
         line.push_str(&format!("; {} fixable with --fix", c.fixable));
@@ -243,6 +284,17 @@ pub fn summary_line(c: &Counts, errors: &[InputError], summary: &Summary) -> Str
         if !summary.ignore_reasons.is_empty() {
             line.push_str(&format!(" ({})", summary.ignore_reasons.join("; ")));
         }
+    }
+    if let Some(cl) = &summary.cluster {
+        let context = match &cl.context {
+            Some(c) => format!("context {c} at "),
+            None => String::new(),
+        };
+        line.push_str(&format!(
+            "; target from the cluster ({context}{}): {}",
+            cl.server,
+            cl.facts.join(", ")
+        ));
     }
     line
 }
@@ -277,9 +329,15 @@ struct LocatedJson<'a> {
     rule: &'static str,
     name: &'static str,
     severity: Severity,
-    file: &'a str,
-    line: usize,
-    column: usize,
+    /// The three are absent for an object in the cluster, which has `namespace` instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<&'a str>,
     pointer: &'a str,
     object: &'a str,
     /// How the object was made (`helm template`, `kubectl kustomize`); absent for files.
@@ -303,13 +361,15 @@ struct FixJson<'a> {
 
 impl<'a> LocatedJson<'a> {
     fn new(l: &'a Located) -> Self {
+        let in_file = l.cluster_namespace.is_none();
         LocatedJson {
             rule: l.finding.rule.id,
             name: l.finding.rule.name,
             severity: l.finding.severity,
-            file: &l.file,
-            line: l.line,
-            column: l.column,
+            file: in_file.then_some(l.file.as_str()),
+            line: in_file.then_some(l.line),
+            column: in_file.then_some(l.column),
+            namespace: l.cluster_namespace.as_deref(),
             pointer: &l.pointer,
             object: &l.object,
             rendered: l.rendered.as_deref(),
@@ -465,7 +525,7 @@ impl<W: Write> JsonReport<W> {
         } else {
             b"\n  ],\n"
         })?;
-        let rest = json!({
+        let mut rest = json!({
             "errors": errors.iter().map(|e| json!({"file": e.file, "line": e.line, "column": e.column, "message": e.message})).collect::<Vec<_>>(),
             "summary": {
                 "errors": c.errors,
@@ -481,6 +541,14 @@ impl<W: Write> JsonReport<W> {
                 "input_errors": errors.len(),
             }
         });
+        // Only when set: the reports of files stay as they were.
+        if let Some(a) = &summary.audit {
+            rest["summary"]["namespaces"] = json!(a.namespaces);
+            rest["summary"]["cluster_pods"] = json!(a.cluster_pods);
+        }
+        if let Some(cl) = &summary.cluster {
+            rest["summary"]["cluster"] = json!(cl);
+        }
         let rest = serde_json::to_string_pretty(&rest).unwrap_or_default();
         // `rest` is `{\n  "errors": …}`: its entries follow the findings' at the same level.
         self.out
@@ -553,15 +621,28 @@ pub fn sarif_value(r: &Report) -> Value {
                 }
                 Some(how) => message = format!("{} ({how}): {message}", l.object),
             }
+            let location = match &l.cluster_namespace {
+                None => json!({
+                    "physicalLocation": physical,
+                    "logicalLocations": [{"fullyQualifiedName": format!("{}{}", l.object, l.pointer), "kind": "object"}]
+                }),
+                // An object in the cluster has no file: a logical location only (SARIF 2.1.0
+                // §3.28: both are optional), named `namespace/Kind/name/pointer`.
+                Some(ns) => json!({
+                    "logicalLocations": [{
+                        "name": l.pointer.rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or(&l.object),
+                        "fullyQualifiedName": format!("{}{}", l.file, l.pointer),
+                        "kind": "object",
+                    }],
+                    "message": {"text": format!("{} in namespace {ns} of the cluster, at {}", l.object, if l.pointer.is_empty() { "/" } else { &l.pointer })},
+                }),
+            };
             let mut result = json!({
                 "ruleId": l.finding.rule.id,
                 "ruleIndex": idx,
                 "level": sarif_level(l.finding.severity),
                 "message": {"text": message},
-                "locations": [{
-                    "physicalLocation": physical,
-                    "logicalLocations": [{"fullyQualifiedName": format!("{}{}", l.object, l.pointer), "kind": "object"}]
-                }],
+                "locations": [location],
                 "fingerprints": {"winlint/v1": print},
             });
             if l.rendered.is_some() {
@@ -575,6 +656,13 @@ pub fn sarif_value(r: &Report) -> Value {
         .errors
         .iter()
         .map(|e| {
+            if r.summary.audit.is_some() {
+                // `winlint audit`: what could not be listed, no file.
+                return json!({
+                    "level": "error",
+                    "message": {"text": format!("{}: {}", e.file, e.message)},
+                });
+            }
             let mut physical = json!({"artifactLocation": sarif_artifact(&e.file)});
             if e.line > 0 {
                 physical["region"] = json!({"startLine": e.line, "startColumn": e.column.max(1)});
@@ -602,6 +690,9 @@ pub fn sarif_value(r: &Report) -> Value {
         invocation["workingDirectory"] = json!({"uri": root});
     }
     run["invocations"] = json!([invocation]);
+    if let Some(cl) = &r.summary.cluster {
+        run["properties"] = json!({"cluster": cl});
+    }
     run["results"] = Value::Array(results);
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -671,6 +762,117 @@ mod tests {
         for other in ["a\x1b]0;t\x07b\n", "tab\there\n", "é\n", "\x1b[1", "\x1bc"] {
             assert_eq!(strip_styles(other.as_bytes()), None, "{other:?}");
         }
+    }
+
+    /// A finding of `winlint audit`: an object in the cluster, placed by namespace, kind, name
+    /// and pointer in every format, never by a file.
+    #[test]
+    fn objects_in_the_cluster_have_no_file() {
+        let finding = Finding::new(
+            rules::find("WIN007").unwrap().meta,
+            "/spec/template/spec/tolerations",
+            "not tolerated",
+        );
+        let l = Located {
+            file: "prod/Deployment/iis".into(),
+            line: 0,
+            column: 0,
+            pointer: "/spec/template/spec/tolerations".into(),
+            object: "Deployment/iis".into(),
+            finding,
+            fix: FixState::None,
+            rendered: None,
+            cluster_namespace: Some("prod".into()),
+        };
+        let summary = Summary {
+            objects: 1,
+            pods: 1,
+            audit: Some(AuditSummary {
+                namespaces: 1,
+                cluster_pods: 3,
+            }),
+            cluster: Some(ClusterSummary {
+                context: Some("kind-win".into()),
+                server: "https://127.0.0.1:6443".into(),
+                facts: vec!["Kubernetes 1.32".into()],
+            }),
+            ..Summary::default()
+        };
+        let mut counts = Counts::default();
+        counts.add(&l);
+        let errors = [InputError {
+            file: "jobs in namespace prod".into(),
+            line: 0,
+            column: 0,
+            message: "forbidden: no".into(),
+        }];
+
+        let mut text = TextReport::default();
+        text.push(&l);
+        let text = strip_styles(&text.finish(&counts, &errors, &summary)).unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "jobs in namespace prod: error forbidden: no\n\
+             prod/Deployment/iis: /spec/template/spec/tolerations: error WIN007 \
+             missing-windows-toleration: not tolerated\n\n\
+             1 error, 0 warnings, 0 info in 1 object of 1 namespace (3 pods in the cluster, 1 pod \
+             template checked); 1 kind could not be listed; target from the cluster (context \
+             kind-win at https://127.0.0.1:6443): Kubernetes 1.32\n"
+        );
+
+        let mut buf = Vec::new();
+        let mut json = JsonReport::new(&mut buf);
+        json.push(&l);
+        json.finish(&counts, &errors, &summary).unwrap();
+        let v: Value = serde_json::from_slice(&buf).unwrap();
+        let f = &v["findings"][0];
+        assert!(f.get("file").is_none() && f.get("line").is_none(), "{f}");
+        assert_eq!(f["namespace"], "prod");
+        assert_eq!(f["object"], "Deployment/iis");
+        assert_eq!(f["pointer"], "/spec/template/spec/tolerations");
+        assert_eq!(v["summary"]["cluster_pods"], 3);
+        assert_eq!(v["summary"]["cluster"]["context"], "kind-win");
+
+        let report = Report {
+            findings: std::slice::from_ref(&l),
+            errors: &errors,
+            summary: &summary,
+        };
+        let sarif = sarif_value(&report);
+        let run = &sarif["runs"][0];
+        let loc = &run["results"][0]["locations"][0];
+        assert!(loc.get("physicalLocation").is_none(), "{loc}");
+        assert_eq!(
+            loc["logicalLocations"][0],
+            json!({"name": "tolerations", "kind": "object",
+                "fullyQualifiedName": "prod/Deployment/iis/spec/template/spec/tolerations"})
+        );
+        let note = &run["invocations"][0]["toolExecutionNotifications"][0];
+        assert!(note.get("locations").is_none(), "{note}");
+        assert_eq!(
+            note["message"]["text"],
+            "jobs in namespace prod: forbidden: no"
+        );
+        assert_eq!(
+            run["properties"]["cluster"]["server"],
+            "https://127.0.0.1:6443"
+        );
+
+        let mut buf = Vec::new();
+        let mut gh = GithubReport::new(&mut buf);
+        gh.push(&l);
+        gh.finish(&counts, &errors, &summary).unwrap();
+        let gh = String::from_utf8(buf).unwrap();
+        let lines: Vec<&str> = gh.lines().collect();
+        assert_eq!(
+            lines[..2],
+            [
+                "::error title=WIN007 missing-windows-toleration::prod/Deployment/iis: \
+                 /spec/template/spec/tolerations: not tolerated",
+                "::error title=winlint could not list these objects::jobs in namespace prod: \
+                 forbidden: no",
+            ]
+        );
     }
 
     #[test]

@@ -6,11 +6,14 @@ use super::Rule;
 use crate::model::Eval;
 use crate::model::classify::Source;
 use crate::model::image::ImageInfo;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::known_images::{self, Platforms, Successor};
+use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::placement::{self, HostBuilds};
 use crate::model::pod::is_host_process;
 use crate::model::windows::{self, Build, Channel, Isolation};
 use crate::model::workload::{ContainerRef, PodSite};
-use crate::model::{Finding, RuleMeta, Severity};
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
+use serde_json::json;
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -50,12 +53,23 @@ pub fn rules() -> Vec<Rule> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Shared helpers
+// The nodes a pod faces. Every question "which host builds, which isolation" in this file goes
+// through these two functions.
+
+/// The Windows builds of the nodes this pod's containers must run on: observed, those of the
+/// Windows nodes it can land on; offline, the target's configured `windowsBuilds`; none when
+/// nothing can be said ([`placement::Placement::host_builds`]).
+pub fn host_builds(site: &PodSite, eval: &Eval) -> Vec<Build> {
+    eval.placement(site)
+        .host_builds(eval.target)
+        .map(|h: HostBuilds| h.builds)
+        .unwrap_or_default()
+}
 
 /// The isolation the pod's containers get: a RuntimeClass in the context whose handler says
 /// (`runhcs-wcow-hypervisor*` / `runhcs-wcow-process*`), else Hyper-V when the pod names the
 /// target's Hyper-V RuntimeClass, else the target's isolation.
-pub fn pod_isolation(site: &PodSite, eval: &Eval) -> Isolation {
+pub fn isolation(site: &PodSite, eval: &Eval) -> Isolation {
     if let Some(name) = site.str("/runtimeClassName") {
         if let Some(iso) = eval
             .context
@@ -72,6 +86,9 @@ pub fn pod_isolation(site: &PodSite, eval: &Eval) -> Isolation {
     eval.target.isolation
 }
 
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
+
 /// The containers with an image reference that parses, with their analyses.
 fn images<'e, 'a>(
     eval: &'e Eval<'a>,
@@ -86,8 +103,8 @@ fn image_ptr(site: &PodSite, c: &ContainerRef) -> String {
     site.ptr(&format!("{}/image", c.rel()))
 }
 
-/// `10.0.20348 (ltsc2022), 10.0.26100 (ltsc2025)`.
-fn describe_builds(builds: &[Build]) -> String {
+/// `10.0.20348 (ltsc2022), 10.0.26100 (ltsc2025)` (`sep` between the builds).
+fn describe(builds: &[Build], sep: &str) -> String {
     if builds.is_empty() {
         return "none configured".into();
     }
@@ -98,32 +115,100 @@ fn describe_builds(builds: &[Build]) -> String {
             false => b.to_string(),
         })
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(sep)
 }
 
-/// The image tag tokens that suit the target's nodes (`ltsc2022`), deduplicated, in order.
-fn target_tokens(eval: &Eval) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    for t in eval.target.windows_builds.iter().map(|b| b.image_token()) {
-        if !v.contains(&t) {
-            v.push(t);
+fn describe_builds(builds: &[Build]) -> String {
+    describe(builds, ", ")
+}
+
+/// The builds images must be built for to run on nodes of `hosts` under process isolation
+/// (23H2 nodes run ltsc2022 images), without repeats; Windows Server 2022 when no node build is
+/// known.
+fn image_builds(hosts: &[Build]) -> Vec<Build> {
+    let mut v: Vec<Build> = Vec::new();
+    for b in hosts.iter().map(|h| h.image_build()) {
+        if !v.contains(&b) {
+            v.push(b);
         }
     }
     if v.is_empty() {
-        v.push(windows::WS2022.token());
+        v.push(windows::WS2022);
     }
     v
 }
 
-/// "use X or Y": the image re-tagged for the target's builds, or a generic hint.
-fn suggest_retag(info: &ImageInfo, eval: &Eval) -> String {
-    let tokens = target_tokens(eval);
-    let names: Vec<String> = tokens.iter().filter_map(|t| info.retag(t)).collect();
-    if names.is_empty() {
-        format!("use an image built for {}", tokens.join(" or "))
+/// The images [`known_images`] knows for nodes of `hosts`, in the order of the builds.
+fn known_alternatives(info: &ImageInfo, hosts: &[Build]) -> Vec<known_images::Suggestion> {
+    let mut v: Vec<known_images::Suggestion> = Vec::new();
+    for s in image_builds(hosts)
+        .into_iter()
+        .filter_map(|b| info.image_for(b))
+    {
+        if !v.contains(&s) {
+            v.push(s);
+        }
+    }
+    v
+}
+
+/// "use X or Y" with images that exist for nodes of `hosts`, else "use an image built for
+/// 10.0.20348 (ltsc2022)": never a tag the table does not know.
+fn instead(info: &ImageInfo, hosts: &[Build]) -> String {
+    let known = known_alternatives(info, hosts);
+    if known.is_empty() {
+        format!(
+            "use an image built for {}",
+            describe(&image_builds(hosts), " or ")
+        )
     } else {
+        let names: Vec<String> = known.iter().map(|s| s.to_string()).collect();
         format!("use {}", names.join(" or "))
     }
+}
+
+/// Today (`YYYY-MM-DD`): the target's `today`, else the system clock (UTC).
+fn today(eval: &Eval) -> String {
+    eval.target.today.clone().unwrap_or_else(today_utc)
+}
+
+/// Whether to advise adding nodes of build `b`: an LTSC build still in support (never a
+/// Semi-Annual release: all are out of support) that the target's Kubernetes runs as a node:
+/// Windows Server 2016 before 1.14, Windows Server 2019 and later from 1.14 (K-OLD14: 1.14 made
+/// Windows GA on Windows Server 2019 only).
+fn nodes_advisable(b: Build, eval: &Eval) -> bool {
+    if b.channel() != Some(Channel::Ltsc) || b.out_of_support(&today(eval)) {
+        return false;
+    }
+    let ga = eval.target.kubernetes.at_least(1, 14);
+    if b == windows::WS2016 { !ga } else { ga }
+}
+
+/// Why no node of `hosts` runs an image under `iso`.
+enum Mismatch {
+    /// The image's build (from its tag or the table).
+    Build(Build),
+    /// A known manifest list, none of whose Windows entries fits.
+    List(&'static [Build]),
+    /// The HostProcess base image in an ordinary container.
+    HostProcessOnly,
+}
+
+/// Why no node of `hosts` can run the image under `iso`, if none can (`None` also when no node
+/// build is known or nothing is known about the image).
+fn mismatch(info: &ImageInfo, hosts: &[Build], iso: Isolation) -> Option<Mismatch> {
+    if hosts.is_empty() {
+        return None;
+    }
+    if info.host_process_only() {
+        return Some(Mismatch::HostProcessOnly);
+    }
+    let fits = |b: Build| !windows::compatible_hosts(b, hosts, iso).is_empty();
+    if let Some(b) = info.build {
+        return (!fits(b)).then_some(Mismatch::Build(b));
+    }
+    let list = info.list_builds()?;
+    (!list.iter().any(|&b| fits(b))).then_some(Mismatch::List(list))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -141,6 +226,11 @@ For the Microsoft base-OS repositories (`mcr.microsoft.com/windows/servercore`, 
 `microsoft/nanoserver`) this is an error; for other images a warning. A digest pins the image, so
 `name:latest@sha256:…` is not reported.
 
+Not reported: HostProcess containers (they run on the host, so the image's Windows build does not
+matter; `:latest` there is ordinary tag hygiene, not a Windows problem), known Linux-only images
+(WIN507), and `:latest` tags known to have no image for the nodes' build (WIN502 reports those:
+Docker Hub's `microsoft/iis` has images for Windows Server 2016, 1709 and 1803 only).
+
 ## Why is this bad?
 A Windows container only runs on a host whose build matches the image's (process isolation), so
 the image build must be chosen on purpose. Microsoft stopped publishing the `latest` tag for its
@@ -156,8 +246,11 @@ containers:
 ```
 
 ## Fix
-Use a tag that names the Windows build of your nodes:
-`mcr.microsoft.com/windows/servercore:ltsc2022`, or pin a digest.
+Use a tag of an image built for your nodes' Windows build: for Microsoft's images winlint names one
+that exists (`mcr.microsoft.com/windows/servercore:ltsc2022`,
+`mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022`); for other images, a version
+tag (or a digest) of an image built for that build, ideally a manifest list with one entry per
+Windows build.
 "#,
     fix: None,
     source: "MS-COMPAT, seed",
@@ -168,9 +261,15 @@ Use a tag that names the Windows build of your nodes:
 };
 
 fn image_untagged_or_latest(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    let token = &target_tokens(eval)[0];
+    let hosts = host_builds(site, eval);
+    let iso = isolation(site, eval);
     images(eval)
-        .filter(|(_, _, i)| i.latest && !i.linux)
+        .filter(|(c, _, i)| {
+            i.latest
+                && !i.linux
+                && !is_host_process(site, c)
+                && mismatch(i, &hosts, iso).is_none()
+        })
         .map(|(c, img, i)| {
             let r = i.reference.as_ref().expect("parsed");
             let how = if r.tag.is_none() {
@@ -179,18 +278,34 @@ fn image_untagged_or_latest(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 "uses the :latest tag"
             };
             let f = |msg: String| Finding::new(&WIN501, image_ptr(site, c), msg);
+            let builds = describe(&image_builds(&hosts), " or ");
+            let known = !known_alternatives(i, &hosts).is_empty();
             if i.ms_base {
                 f(format!(
-                    "{} image {img} {how}, which Microsoft stopped publishing for its Windows base images on April 16, 2019: the pull fails. Use the tag of the nodes' Windows build, e.g. {}:{token}",
+                    "{} image {img} {how}, which Microsoft stopped publishing for its Windows base images on April 16, 2019: the pull fails. Name the nodes' Windows build: {}",
                     c.label(),
-                    r.familiar()
+                    instead(i, &hosts)
                 ))
                 .severity(Severity::Error)
-            } else {
+            } else if i.list_builds().is_some() {
+                // A known list with an entry for the nodes (else WIN502 reports it).
                 f(format!(
-                    "{} image {img} {how}: what it resolves to changes with every push and may be built for another Windows build than the nodes' ({}). Pin a tag that names the Windows build (e.g. one ending in -{token}) or a digest",
+                    "{} image {img} {how}: today it has an image for the nodes' Windows build ({builds}), but what it resolves to changes with every push. Pin a tag: {}",
                     c.label(),
-                    describe_builds(&eval.target.windows_builds)
+                    instead(i, &hosts)
+                ))
+                .severity(Severity::Warning)
+            } else {
+                let pin = if known {
+                    format!("pin a tag that exists for it: {}", instead(i, &hosts))
+                } else {
+                    format!(
+                        "pin a version tag (or a digest) of an image built for {builds}, ideally a manifest list with one entry per Windows build"
+                    )
+                };
+                f(format!(
+                    "{} image {img} {how}: what it resolves to changes with every push, and nothing in the reference says it has an image for the nodes' Windows build ({builds}); {pin}",
+                    c.label(),
                 ))
                 .severity(Severity::Warning)
             }
@@ -209,7 +324,10 @@ pub static WIN502: RuleMeta = RuleMeta {
     docs: r#"## What it does
 Derives the Windows build of each image from its tag (`ltsc2019` → 10.0.17763, `1809`,
 `10.0.17763.4737`, `windowsservercore-1709`, …; see `winlint explain WIN503` for what cannot be
-derived) and checks it against the target's `windowsBuilds` under the pod's isolation:
+derived) or from what winlint knows about the image (`redis:3.0-nanoserver` is a Windows Server
+2016 image; `registry.k8s.io/pause:3.5` is a manifest list with Windows images for 1809, 1903,
+1909, 2004 and 20H2 only, no ltsc2022; Docker Hub's `microsoft/iis` has none newer than 1803) and
+checks it against the Windows builds of the nodes the pod can run on under the pod's isolation:
 
 * process isolation (the default, and the only mode upstream Kubernetes supports): the image
   build must equal the host build, except that Windows Server 2025 and 23H2 hosts also run
@@ -218,8 +336,11 @@ derived) and checks it against the target's `windowsBuilds` under the pod's isol
   RuntimeClass with handler `runhcs-wcow-hypervisor`): the image build must not be newer than
   the host's.
 
-HostProcess containers are skipped: they have no build requirement. When the reference has both
-a tag and a digest the runtime uses the digest, so the finding is a warning.
+Also reported: the HostProcess base image
+(`mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image`) in an ordinary
+container, where it cannot run. HostProcess containers are skipped: they have no build
+requirement. When the reference has both a tag and a digest the runtime uses the digest, so the
+finding is a warning.
 
 ## Why is this bad?
 The container cannot start on any node: containerd fails with "The container operating system
@@ -235,53 +356,120 @@ containers:
 ```
 
 ## Fix
-Use the image variant built for the nodes' build (`:ltsc2022`), or add nodes of the image's build
-(and pin the pod to them with `node.kubernetes.io/windows-build`).
+Use an image built for the nodes' build. For Microsoft's repositories (and the MCR successors of
+the retired Docker Hub `microsoft/*` ones) winlint names a tag that exists
+(`mcr.microsoft.com/windows/servercore:ltsc2022`, `registry.k8s.io/pause:3.6 or later`); for
+other images it names the build (`an image built for 10.0.20348 (ltsc2022)`), and for an image of
+a build out of support it advises rebuilding it on a supported base. Adding nodes of the image's
+build is advised only for a Long-Term Servicing build in support that the target's Kubernetes
+version runs (never a Semi-Annual release such as 1709 or 20H2); pin the pod to them with
+`node.kubernetes.io/windows-build`.
 "#,
     fix: None,
     source: "MS-COMPAT, MS-PORT",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    context: &[Fact::Nodes],
     mutation: Mutation::DEFAULT,
 };
 
 fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    let hosts = &eval.target.windows_builds;
-    if hosts.is_empty() {
+    let p = eval.placement(site);
+    let Some(hb) = p.host_builds(eval.target) else {
         return Vec::new();
-    }
-    let iso = pod_isolation(site, eval);
+    };
+    let hosts = hb.builds.clone();
+    let iso = isolation(site, eval);
     // The WS2016 revision check of §2.6 needs the hosts' revisions, which the target does not
     // carry (node labels have none either), so only builds are compared.
     let mut out = Vec::new();
     for (c, img, i) in images(eval) {
-        let Some(b) = i.build else { continue };
-        if is_host_process(site, c) || !windows::compatible_hosts(b, hosts, iso).is_empty() {
+        if is_host_process(site, c) {
             continue;
         }
-        let product = b.product();
-        let why = match iso {
-            Isolation::Process => format!(
-                "but the target nodes run {}; with process isolation the image and host builds must match",
-                describe_builds(hosts)
-            ),
-            Isolation::Hyperv => format!(
-                "newer than the target nodes' {}; Hyper-V isolation runs only images of the host's build or older",
-                describe_builds(hosts)
+        let Some(problem) = mismatch(i, &hosts, iso) else {
+            continue;
+        };
+        let r = i.reference.as_ref().expect("parsed");
+        let nodes = describe_builds(&hosts);
+        let who = hb.who();
+        let builds = describe(&image_builds(&hosts), " or ");
+        let mut msg = match problem {
+            Mismatch::Build(b) => {
+                let why = match iso {
+                    Isolation::Process => format!(
+                        "but {who} run {nodes}; with process isolation the image and host builds must match"
+                    ),
+                    Isolation::Hyperv => format!(
+                        "newer than {nodes}, which {who} run; Hyper-V isolation runs only images of the host's build or older"
+                    ),
+                };
+                let family = known_images::publishes_multi_os_lists(&r.registry, &r.repository);
+                let remedy = if family {
+                    format!(
+                        "use a current release of {}: current releases are multi-OS manifest lists with Windows entries for 1809 and ltsc2022, and containerd pulls the entry of the node's build",
+                        r.familiar()
+                    )
+                } else if !known_alternatives(i, &hosts).is_empty() {
+                    instead(i, &hosts)
+                } else if b.out_of_support(&today(eval)) {
+                    format!(
+                        "rebuild it on a base image built for {builds}; {} is out of support since {}",
+                        b.product(),
+                        b.support_end().unwrap_or_default()
+                    )
+                } else {
+                    instead(i, &hosts)
+                };
+                let hyperv =
+                    placement::hyperv_runtime_class_for(site, eval.target, eval.context, &[b])
+                        .filter(|_| iso == Isolation::Process);
+                let add = if let Some(rc) = hyperv {
+                    format!(", or run it under Hyper-V isolation with runtimeClassName: {rc}")
+                } else if nodes_advisable(b, eval) && !family {
+                    format!(" or add {} nodes", b.product())
+                } else {
+                    String::new()
+                };
+                let note = known_images::note(&r.registry, &r.repository)
+                    .map(|n| format!(". {n}"))
+                    .unwrap_or_default();
+                format!(
+                    "{} image {img} is built for {} {why}: {remedy}{add}{note}",
+                    c.label(),
+                    b.named(),
+                )
+            }
+            Mismatch::List(list) => {
+                let why = match iso {
+                    Isolation::Process => format!(
+                        "none matches {nodes}, which {who} run, and with process isolation the image and host builds must match"
+                    ),
+                    Isolation::Hyperv => format!(
+                        "all are newer than {nodes}, which {who} run, and Hyper-V isolation runs only images of the host's build or older"
+                    ),
+                };
+                format!(
+                    "{} image {img} is a manifest list whose Windows images are built for {} only; {why}: {}",
+                    c.label(),
+                    describe_builds(list),
+                    instead(i, &hosts)
+                )
+            }
+            Mismatch::HostProcessOnly => format!(
+                "{} image {img} is the HostProcess base image, which runs only in HostProcess containers (windowsOptions.hostProcess: true); in an ordinary container it cannot start. Run the container as HostProcess, or use an image built for {builds}",
+                c.label()
             ),
         };
-        let mut msg = format!(
-            "{} image {img} is built for {} {why}: {} or add {product} nodes",
-            c.label(),
-            b.named(),
-            suggest_retag(i, eval)
-        );
         let mut sev = Severity::Error;
         if i.low_confidence {
             msg.push_str(
                 " (the build comes from the tag; the runtime uses the digest, so check which build it names)",
             );
+            sev = Severity::Warning;
+        }
+        if let Some(note) = p.unobserved_note() {
+            msg.push_str(note);
             sev = Severity::Warning;
         }
         out.push(Finding::new(&WIN502, image_ptr(site, c), msg).severity(sev));
@@ -296,30 +484,39 @@ pub static WIN503: RuleMeta = RuleMeta {
     id: "WIN503",
     name: "image-build-unknown",
     severity: Severity::Info,
-    summary: "Windows pod image whose Windows build cannot be derived from its reference",
+    summary: "Windows pod images whose Windows build nothing tells (one finding per pod)",
     docs: r#"## What it does
-Reports images of a Windows pod whose Windows build cannot be derived from the reference:
-digest-only references, multi-OS-version tags (`mcr.microsoft.com/windows/servercore/iis:latest`,
-`mcr.microsoft.com/dotnet/framework/sdk:4.8`), multi-OS tags (`mcr.microsoft.com/dotnet/aspnet:8.0`,
-`registry.k8s.io/pause:3.9`), and tags that name no build (`contoso/app:1.2`). Bare numbers such as
-`:1809` count as build tokens only in Microsoft base-image repositories. Known Linux-only images
-(WIN507) and HostProcess containers are not reported.
+Reports, once per pod, the images whose Windows build can be derived neither from the reference
+(no build token such as `ltsc2022`, `1809`, `10.0.17763` in the tag; or a digest-only reference)
+nor from what winlint knows about the repository. Bare numbers such as `:1809` count as build
+tokens only in Microsoft base-image repositories.
+
+Not reported: images known to be multi-OS manifest lists, which containerd resolves per node build
+(`registry.k8s.io/sig-storage/*`, `registry.k8s.io/e2e-test-images/*`,
+`registry.k8s.io/csi-secrets-store/*`, `mcr.microsoft.com/oss/kubernetes-csi/*`,
+`registry.k8s.io/pause`, `mcr.microsoft.com/windows/servercore/iis:latest`,
+`mcr.microsoft.com/dotnet/framework/*:4.8`, `mcr.microsoft.com/dotnet/framework/samples`, the
+unsuffixed tags of Docker official images such as `golang`, …); `:latest` and untagged images
+(WIN501); known Linux-only images (WIN507); HostProcess containers (no build requirement).
 
 ## Why is this bad?
-winlint, the webhook's `windows-build` pin and the scheduler cannot match such an image to nodes:
-if it has no variant for a node's build, the mismatch shows only when the pod starts. A
-multi-OS-version tag works only where every node build has a variant.
+winlint, the webhook's `windows-build` pin and the scheduler cannot match such an image to nodes.
+A Windows image that is not a manifest list runs only on nodes of the build it was built on, so
+the mismatch shows only when the pod starts.
 
 ## Example
 ```yaml
 containers:
 - name: web
-  image: mcr.microsoft.com/windows/servercore/iis   # :latest spans 2016 … 2025
+  image: contoso.azurecr.io/web:1.4.2     # single-OS image? built on which Windows?
 ```
 
 ## Fix
-Use a tag that names the build (`mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022`);
-keep it next to a digest (`…:ltsc2022@sha256:…`) when you pin by digest.
+Publish Windows images as a manifest list with one entry per Windows build of your nodes (each
+entry carries its `os.version`, e.g. 10.0.17763 and 10.0.20348): containerd pulls the entry that
+matches the node, and one tag serves every node build. `docker buildx imagetools create` or
+`crane index append` assemble such a list from per-build images. When you pin by digest, keep the
+tag next to it (`…:1.4.2@sha256:…`).
 "#,
     fix: None,
     source: "IIS, DNF",
@@ -330,43 +527,84 @@ keep it next to a digest (`…:ltsc2022@sha256:…`) when you pin by digest.
 };
 
 fn image_build_unknown(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    let token = &target_tokens(eval)[0];
-    let hosts = describe_builds(&eval.target.windows_builds);
-    images(eval)
-        .filter(|(c, _, i)| i.build.is_none() && !i.linux && !is_host_process(site, c))
-        .map(|(c, img, i)| {
-            let r = i.reference.as_ref().expect("parsed");
-            let example = if i.ms_base {
-                format!("{}:{token}", r.familiar())
-            } else {
-                format!("a tag ending in -{token}")
-            };
-            let what = if r.tag.is_none() && r.digest.is_some() {
-                format!(
-                    "is pinned by digest only, so its Windows build cannot be checked against the target nodes' {hosts}; keep a tag that names the build next to the digest ({}:{token}@{})",
-                    r.familiar(),
-                    r.digest.as_deref().unwrap_or("")
-                )
-            } else if i.multi {
-                format!(
-                    "is a multi-OS or multi-OS-version tag: each node pulls the variant of its own build, so the image cannot be checked against the target nodes' {hosts} and runs only where a variant exists; use a tag that names the build (e.g. one with {token})"
-                )
-            } else if i.latest {
-                format!(
-                    "is :latest, which names no Windows build, so it cannot be checked against the target nodes' {hosts}; use a tag that names the build (e.g. {example})"
-                )
-            } else {
-                format!(
-                    "names no Windows build in its tag, so it cannot be checked against the target nodes' {hosts}; tag Windows images with the build they are based on (e.g. {example})"
-                )
-            };
-            Finding::new(
-                &WIN503,
-                image_ptr(site, c),
-                format!("{} image {img} {what}", c.label()),
-            )
+    let unknown: Vec<(&ContainerRef, &str, &ImageInfo)> = images(eval)
+        .filter(|(c, _, i)| {
+            i.build.is_none()
+                && i.known.is_none()
+                && !i.linux
+                && !i.latest
+                && !is_host_process(site, c)
         })
-        .collect()
+        .collect();
+    let Some(&(first, _, _)) = unknown.first() else {
+        return Vec::new();
+    };
+    let hosts = host_builds(site, eval);
+    let nodes = describe_builds(&hosts);
+    let os_versions = image_builds(&hosts)
+        .iter()
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let digest_only = |i: &ImageInfo| {
+        i.reference
+            .as_ref()
+            .is_some_and(|r| r.tag.is_none() && r.digest.is_some())
+    };
+    let names: Vec<String> = unknown
+        .iter()
+        .map(|(c, img, _)| format!("{} image {img}", c.label()))
+        .collect();
+    let pinned: Vec<&str> = unknown
+        .iter()
+        .filter(|(.., i)| digest_only(i))
+        .map(|(_, img, _)| *img)
+        .collect();
+    let lists = format!(
+        "A Windows image that is not a manifest list runs only on nodes of the build it was built on: use (or publish) images as manifest lists with one entry per Windows build of your nodes (os.version {os_versions}; containerd pulls the entry that matches each node), or images built for {}",
+        describe(&image_builds(&hosts), " or ")
+    );
+    let msg = if unknown.len() == 1 && pinned.len() == 1 {
+        let info = unknown[0].2;
+        let example = match known_alternatives(info, &hosts).first() {
+            Some(s) if !s.or_later => format!(
+                "{}@{}",
+                s.image,
+                info.reference
+                    .as_ref()
+                    .and_then(|r| r.digest.as_deref())
+                    .unwrap_or("")
+            ),
+            _ => "name:tag@sha256:…".to_string(),
+        };
+        format!(
+            "{} is pinned by digest only, so winlint cannot check its Windows build against the target nodes' {nodes}; keep a tag that names the build next to the digest ({example})",
+            names[0]
+        )
+    } else {
+        let subject = if unknown.len() == 1 {
+            format!(
+                "{} names no Windows build, and winlint does not know which builds it has images for, so it cannot check it",
+                names[0]
+            )
+        } else {
+            format!(
+                "the Windows builds of {} images are not known ({}), so winlint cannot check them",
+                unknown.len(),
+                names.join(", ")
+            )
+        };
+        let digests = if pinned.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ". For the images pinned by digest only ({}), keep the tag next to the digest",
+                pinned.join(", ")
+            )
+        };
+        format!("{subject} against the target nodes' {nodes}. {lists}{digests}")
+    };
+    vec![Finding::new(&WIN503, image_ptr(site, first), msg)]
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -384,7 +622,8 @@ Finds images from Docker Hub's `microsoft/` organisation (`microsoft/windowsserv
 ## Why is this bad?
 Microsoft moved its container images to the Microsoft Container Registry (`mcr.microsoft.com`)
 in 2018–2019; the Docker Hub repositories are deprecated and receive no updates, so these images
-lack years of security fixes and have no tags for current Windows builds.
+lack years of security fixes and have no tags for current Windows builds (never
+`microsoft/windowsservercore:ltsc2022` or `microsoft/iis:windowsservercore-ltsc2022`).
 
 ## Example
 ```yaml
@@ -394,9 +633,12 @@ containers:
 ```
 
 ## Fix
-Use the MCR name: `mcr.microsoft.com/windows/servercore` (for `microsoft/windowsservercore`),
+Use the MCR successor, with a tag that exists for your nodes' build (winlint names it):
+`mcr.microsoft.com/windows/servercore` (for `microsoft/windowsservercore`),
 `mcr.microsoft.com/windows/nanoserver`, `mcr.microsoft.com/windows/servercore/iis`,
-`mcr.microsoft.com/dotnet/framework/{runtime,sdk,aspnet,wcf}`, with a tag for your nodes' build.
+`mcr.microsoft.com/dotnet/framework/{runtime,sdk,aspnet,wcf}`, `mcr.microsoft.com/dotnet/{runtime,aspnet,sdk}`,
+`mcr.microsoft.com/powershell`. SQL Server on Windows containers (`microsoft/mssql-server-windows-*`)
+was discontinued: there is no Windows successor.
 "#,
     fix: None,
     source: "MS-COMPAT, seed",
@@ -407,19 +649,23 @@ Use the MCR name: `mcr.microsoft.com/windows/servercore` (for `microsoft/windows
 };
 
 fn legacy_dockerhub_microsoft(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    let hosts = host_builds(site, eval);
     images(eval)
         .filter_map(|(c, img, i)| {
-            let mcr = i.legacy_dockerhub.as_deref()?;
-            let instead = if mcr.contains('/') {
-                format!("use {mcr}")
-            } else {
-                format!("use its {mcr} counterpart")
+            let advice = match i.legacy_dockerhub? {
+                Successor::Repo(repo) if known_alternatives(i, &hosts).is_empty() => format!(
+                    "its successor is {repo} (winlint knows no tag there for {})",
+                    describe(&image_builds(&hosts), " or ")
+                ),
+                Successor::Repo(_) => instead(i, &hosts),
+                Successor::Discontinued => "Microsoft discontinued SQL Server on Windows containers, so there is no Windows successor (mcr.microsoft.com/mssql/server is Linux-only)".to_string(),
+                Successor::Unknown => "look for its successor on mcr.microsoft.com".to_string(),
             };
             Some(Finding::new(
                 &WIN504,
                 image_ptr(site, c),
                 format!(
-                    "{} image {img} comes from Docker Hub's microsoft/ repositories, which Microsoft deprecated when it moved its images to mcr.microsoft.com (no updates since): {instead}, with a tag for the nodes' Windows build",
+                    "{} image {img} comes from Docker Hub's microsoft/ repositories, which Microsoft deprecated when it moved its images to mcr.microsoft.com (no updates since): {advice}",
                     c.label()
                 ),
             ))
@@ -546,7 +792,7 @@ fn eol_windows_build(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     if !eval.target.check_eol {
         return Vec::new();
     }
-    let today = eval.target.today.clone().unwrap_or_else(today_utc);
+    let today = today(eval);
     let mut out = Vec::new();
     let mut reported: Vec<Build> = Vec::new();
     for (c, img, i) in images(eval) {
@@ -565,7 +811,7 @@ fn eol_windows_build(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             ),
         ));
     }
-    for &b in &eval.target.windows_builds {
+    for b in host_builds(site, eval) {
         if reported.contains(&b) {
             continue;
         }
@@ -615,33 +861,50 @@ pub static WIN507: RuleMeta = RuleMeta {
     id: "WIN507",
     name: "linux-image-in-windows-pod",
     severity: Severity::Warning,
-    summary: "Known Linux-only image (busybox, alpine, nginx, *-alpine, …) in a Windows pod",
+    summary: "Image with no Windows variant (busybox, alpine, nginx, dotnet/aspnet:8.0, pause:3.1, …) in a Windows pod",
     docs: r#"## What it does
-Finds images known to exist for Linux only in a pod that is Windows: Docker official `busybox`,
-`alpine`, `ubuntu`, `debian`, `centos`, `fedora`, `nginx` (and a few other distributions), any
-`*-alpine` tag, `gcr.io/distroless/*`, and the Linux-only `registry.k8s.io` images (control plane,
-CoreDNS, ingress-nginx, metrics-server, …; not `pause`, the e2e test images or the CSI sidecars,
-which have Windows variants). The list is deliberately short: an image not on it is never called
-Linux-only. A pod whose OS is not declared (no `spec.os`, no OS selector) and that also has a
-Windows image is reported by WIN008 instead.
+Finds images that have no Windows image in a pod that is Windows:
+
+* tags known to be Linux-only, reported as **errors** because the pull certainly fails:
+  `mcr.microsoft.com/dotnet/{runtime,aspnet,sdk}` without a Windows suffix from .NET 8 on
+  (`8.0`, `9.0`, `10.0`, `latest`, `8.0-alpine`: since .NET 8 the plain tags are Linux-only; the
+  Windows images are `8.0-nanoserver-ltsc2022`, `8.0-windowsservercore-ltsc2022`, …; `6.0` and
+  `7.0` still included Nano Server), and `registry.k8s.io/pause` before 3.4;
+* Docker official images that exist for Linux only (`busybox`, `alpine`, `ubuntu`, `debian`,
+  `centos`, `fedora`, `nginx`, and a few other distributions) and any `*-alpine` tag of an
+  official image, `gcr.io/distroless/*`, and the Linux-only `registry.k8s.io` images (control plane,
+  CoreDNS, ingress-nginx, metrics-server, …), reported as warnings.
+
+Name heuristics hold only for Docker Hub official images (`busybox`, `docker.io/library/nginx`):
+other repositories publish Windows images under such names (`e2eteam/nginx:1.14-alpine`, the
+Kubernetes e2e test images `registry.k8s.io/e2e-test-images/*`, `gcr.io/kubernetes-e2e-test-images/*`),
+so an image not on these lists is never called Linux-only. A pod whose OS is not declared (no
+`spec.os`, no OS selector) and that also has a Windows image is reported by WIN008 instead.
 
 ## Why is this bad?
-The container cannot start on a Windows node: the pull finds no `windows/amd64` image. The usual
-source is `kubectl debug` adding a `busybox` ephemeral container to a Windows pod.
+The container cannot start on a Windows node: the pull finds no `windows/amd64` image ("no matching
+manifest for windows/amd64 10.0.20348 in the manifest list entries"). The usual sources are
+`kubectl debug` adding a `busybox` ephemeral container to a Windows pod, and `dotnet/aspnet:8.0`
+taken from a Linux sample.
 
 ## Example
 ```yaml
+containers:
+- name: web
+  image: mcr.microsoft.com/dotnet/aspnet:8.0     # Linux-only since .NET 8
 ephemeralContainers:
 - name: debugger
   image: busybox:1.36
 ```
 
 ## Fix
-Use a Windows image of the node's build, e.g. `mcr.microsoft.com/windows/nanoserver:ltsc2022`
+Use the Windows tag that exists for the nodes' build (`mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-ltsc2022`,
+`registry.k8s.io/pause:3.6 or later`; opt-in fix when there is exactly one), or a Windows image
+such as `mcr.microsoft.com/windows/nanoserver:ltsc2022`
 (`kubectl debug -it POD --image=mcr.microsoft.com/windows/nanoserver:ltsc2022`).
 "#,
-    fix: None,
-    source: "K-INTRO",
+    fix: Some(FixSafety::OptIn),
+    source: "K-INTRO, dotnet/dotnet-docker#4492, pause CHANGELOG",
     applies: "all",
     os: RuleOs::Windows,
     context: &[],
@@ -656,20 +919,53 @@ fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     if !declared && eval.images.iter().any(|(_, i)| i.windows) {
         return Vec::new();
     }
-    let token = &target_tokens(eval)[0];
+    let hosts = host_builds(site, eval);
+    let nanoserver = image_builds(&hosts)
+        .into_iter()
+        .filter_map(|b| known_images::image_for("mcr.microsoft.com", "windows/nanoserver", None, b))
+        .map(|s| s.to_string())
+        .next()
+        .unwrap_or_else(|| "mcr.microsoft.com/windows/nanoserver:ltsc2022".to_string());
     images(eval)
         .filter(|(_, _, i)| i.linux)
-        .map(|(c, img, _)| {
+        .map(|(c, img, i)| {
+            let ptr = image_ptr(site, c);
+            if let Some(Platforms::LinuxOnly(why)) = i.known {
+                // Certain: the table knows this tag has no Windows image.
+                let alternatives = known_alternatives(i, &hosts);
+                let mut f = Finding::new(
+                    &WIN507,
+                    ptr.clone(),
+                    format!(
+                        "{} uses {img}, which has no Windows image ({}): on a Windows node the pull fails with \"no matching manifest for windows/amd64\"; {}",
+                        c.label(),
+                        why.why(),
+                        instead(i, &hosts)
+                    ),
+                )
+                .severity(Severity::Error);
+                if let [only] = alternatives.as_slice()
+                    && !only.or_later
+                    && eval.fix_possible(site)
+                {
+                    f = f.with_fix(Fix {
+                        safety: FixSafety::OptIn,
+                        description: format!("use {}", only.image),
+                        ops: vec![ops::replace(&ptr, json!(only.image))],
+                    });
+                }
+                return f;
+            }
             let debug = if c.list == "ephemeralContainers" {
-                format!(" (kubectl debug --image=mcr.microsoft.com/windows/nanoserver:{token})")
+                format!(" (kubectl debug --image={nanoserver})")
             } else {
                 String::new()
             };
             Finding::new(
                 &WIN507,
-                image_ptr(site, c),
+                ptr,
                 format!(
-                    "{} uses {img}, a Linux-only image, in a Windows pod: Windows nodes cannot run it (the pull finds no windows/amd64 image). Use a Windows image such as mcr.microsoft.com/windows/nanoserver:{token}{debug}",
+                    "{} uses {img}, a Linux-only image, in a Windows pod: Windows nodes cannot run it (the pull finds no windows/amd64 image). Use a Windows image such as {nanoserver}{debug}",
                     c.label()
                 ),
             )
@@ -732,7 +1028,7 @@ fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     if builds.len() < 2 {
         return Vec::new();
     }
-    let iso = pod_isolation(site, eval);
+    let iso = isolation(site, eval);
     let newest = *builds.last().expect("two builds");
     let list = built
         .iter()
@@ -757,7 +1053,7 @@ fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             let hint = builds
                 .iter()
                 .find(|&&b| {
-                    !windows::compatible_hosts(b, &eval.target.windows_builds, Isolation::Process)
+                    !windows::compatible_hosts(b, &host_builds(site, eval), Isolation::Process)
                         .is_empty()
                 })
                 .map(|b| format!(" (the target nodes run {})", b.token()))
@@ -796,7 +1092,7 @@ mod tests {
     use crate::model::KubeVersion;
     use crate::model::Operation;
     use crate::model::windows::{WS2016, WS2019, WS2022, WS2025};
-    use crate::rules::testutil::{cfg, findings, ids, set, winok};
+    use crate::rules::testutil::{cfg, findings, fixed, ids, only, set, winok};
     use serde_json::Value;
     use serde_json::json;
 
@@ -858,17 +1154,19 @@ mod tests {
         let vectors: Vec<(&str, Value, Config, &[&str])> = vec![
             ("T04", winok(), cfg(), &[]),
             ("T13", t13, cfg(), &["WIN103", "WIN507"]),
+            // rules.md §6 lists WIN503 beside WIN501 for T36/T37; WIN503 no longer repeats what
+            // WIN501 says about a :latest image (issue 9: three findings stacked on one image).
             (
                 "T36",
                 with_image("mcr.microsoft.com/windows/servercore:latest"),
                 cfg(),
-                &["WIN501", "WIN503"],
+                &["WIN501"],
             ),
             (
                 "T37",
                 with_image("mcr.microsoft.com/windows/nanoserver"),
                 cfg(),
-                &["WIN501", "WIN503"],
+                &["WIN501"],
             ),
             ("T38", with_image(ws2019), cfg(), &["WIN502"]),
             ("T39", hyperv_class.clone(), hyperv(cfg()), &[]),
@@ -922,7 +1220,6 @@ mod tests {
     fn severities_of_the_vectors() {
         let t36 = with_image("mcr.microsoft.com/windows/servercore:latest");
         assert_eq!(sev(&t36, &cfg(), "WIN501"), Severity::Error);
-        assert_eq!(sev(&t36, &cfg(), "WIN503"), Severity::Info);
         let t38 = with_image("mcr.microsoft.com/windows/servercore:ltsc2019");
         assert_eq!(sev(&t38, &cfg(), "WIN502"), Severity::Error);
         let t54 = with_image("mcr.microsoft.com/windows/servercore:20h2");
@@ -1129,7 +1426,7 @@ mod tests {
         let pod = with_image("mcr.microsoft.com/windows/servercore:ltsc2025");
         let m = message(&pod, &hyperv(cfg()), "WIN502");
         assert!(
-            m.contains("newer than the target nodes' 10.0.20348 (ltsc2022)"),
+            m.contains("newer than 10.0.20348 (ltsc2022), which the target nodes run"),
             "{m}"
         );
         assert!(m.contains("Hyper-V isolation"), "{m}");
@@ -1138,6 +1435,204 @@ mod tests {
         ));
         assert_eq!(sev(&pinned, &cfg(), "WIN502"), Severity::Warning);
         assert!(message(&pinned, &cfg(), "WIN502").contains("digest"));
+    }
+
+    #[test]
+    fn win502_suggests_only_images_that_exist() {
+        // (image, target builds, kubernetes minor, the remedy the message ends with)
+        let cases: &[(&str, &[Build], u32, &str)] = &[
+            // Docker Hub microsoft/* never had ltsc2022 tags: the MCR successor's tag.
+            (
+                "microsoft/windowsservercore:1709",
+                &[WS2022],
+                34,
+                ": use mcr.microsoft.com/windows/servercore:ltsc2022",
+            ),
+            (
+                "microsoft/iis:windowsservercore-1709",
+                &[WS2022],
+                34,
+                ": use mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+            ),
+            // Nano Server 2019 is 1809; the full Windows image continues as windows/server.
+            (
+                "mcr.microsoft.com/windows/nanoserver:ltsc2022",
+                &[WS2019],
+                34,
+                ": use mcr.microsoft.com/windows/nanoserver:1809 or add Windows Server 2022 nodes",
+            ),
+            (
+                "mcr.microsoft.com/windows:1809",
+                &[WS2022],
+                34,
+                ": use mcr.microsoft.com/windows/server:ltsc2022 or add Windows Server 2019 nodes",
+            ),
+            // .NET Framework: 4.8 has no ltsc2025 image, 4.8.1 none for ltsc2019.
+            (
+                "mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2019",
+                &[WS2025],
+                34,
+                ": use mcr.microsoft.com/dotnet/framework/aspnet:4.8.1-windowsservercore-ltsc2025 or add Windows Server 2019 nodes",
+            ),
+            (
+                "mcr.microsoft.com/dotnet/framework/runtime:4.8.1",
+                &[WS2019],
+                34,
+                ": use mcr.microsoft.com/dotnet/framework/runtime:4.8-windowsservercore-ltsc2019",
+            ),
+            (
+                "mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-1809",
+                &[WS2022],
+                34,
+                ": use mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-ltsc2022 or add Windows Server 2019 nodes",
+            ),
+            // CSI sidecars: a current release (a multi-OS list), never an invented build tag.
+            (
+                "mcr.microsoft.com/oss/kubernetes-csi/livenessprobe:v2.0.1-alpha.1-windows-1809-amd64",
+                &[WS2022],
+                34,
+                ": use a current release of mcr.microsoft.com/oss/kubernetes-csi/livenessprobe: current releases are multi-OS manifest lists with Windows entries for 1809 and ltsc2022, and containerd pulls the entry of the node's build",
+            ),
+            // Any other image: the build, no tag; rebuild what is out of support, no nodes.
+            (
+                "contoso/app:1.0-ltsc2019",
+                &[WS2022],
+                34,
+                ": use an image built for 10.0.20348 (ltsc2022) or add Windows Server 2019 nodes",
+            ),
+            (
+                "kubeletwin/kube-proxy:v1.18.0-windowsservercore-1909",
+                &[WS2022],
+                34,
+                ": rebuild it on a base image built for 10.0.20348 (ltsc2022); Windows Server, version 1909 is out of support since 2021-05-11",
+            ),
+            (
+                "contoso/app:1.0-ltsc2019",
+                &[WS2022, WS2025],
+                34,
+                ": use an image built for 10.0.20348 (ltsc2022) or 10.0.26100 (ltsc2025) or add Windows Server 2019 nodes",
+            ),
+            // Seed era: no Windows Server 2019 nodes before 1.14; 2016 nodes then.
+            (
+                "mcr.microsoft.com/windows/servercore:ltsc2019",
+                &[windows::V1709],
+                9,
+                ": use mcr.microsoft.com/windows/servercore:1709",
+            ),
+            (
+                "redis:3.0-nanoserver",
+                &[windows::V1709],
+                9,
+                ": use an image built for 10.0.16299 (1709) or add Windows Server 2016 nodes. Docker Hub's redis has published no Windows image since its 2017 Windows Server 2016 ones",
+            ),
+            (
+                "redis:3.0-nanoserver",
+                &[WS2022],
+                34,
+                ": use an image built for 10.0.20348 (ltsc2022). Docker Hub's redis has published no Windows image since its 2017 Windows Server 2016 ones",
+            ),
+        ];
+        for (image, builds, minor, want) in cases {
+            let mut c = target(builds);
+            c.target.kubernetes = KubeVersion::new(1, *minor);
+            let m = message(&with_image(image), &c, "WIN502");
+            assert!(
+                m.ends_with(want),
+                "{image} on {builds:?}:\n{m}\nwant …{want}"
+            );
+            assert!(!m.contains("microsoft/windowsservercore:ltsc"), "{m}");
+            assert!(!m.contains("microsoft/iis:windowsservercore-ltsc"), "{m}");
+            assert!(!m.contains("-windows-ltsc2022-amd64"), "{m}");
+        }
+    }
+
+    #[test]
+    fn win502_never_advises_nodes_out_of_support() {
+        let c = target(&[WS2022]);
+        for image in [
+            "microsoft/windowsservercore:1709",
+            "mcr.microsoft.com/windows/servercore:1803",
+            "mcr.microsoft.com/windows/servercore:1909",
+            "mcr.microsoft.com/windows/nanoserver:2004",
+            "mcr.microsoft.com/windows/servercore:20H2",
+            "contoso/app:1.0-nanoserver-1903",
+            // Windows Server 2016 nodes: not since Kubernetes 1.14.
+            "mcr.microsoft.com/windows/servercore:ltsc2016",
+        ] {
+            let m = message(&with_image(image), &c, "WIN502");
+            assert!(!m.contains(" or add "), "{image}: {m}");
+        }
+        // Windows Server 2019 left support after 2029-01-09: no more advice to add such nodes.
+        let mut late = c.clone();
+        late.target.today = Some("2029-02-01".into());
+        let m = message(
+            &with_image("mcr.microsoft.com/windows/servercore:ltsc2019"),
+            &late,
+            "WIN502",
+        );
+        assert!(!m.contains("add Windows Server 2019 nodes"), "{m}");
+    }
+
+    #[test]
+    fn win502_known_lists_whose_entries_do_not_fit() {
+        // pause 3.4–3.5 have no ltsc2022 entry; 3.6 added it; ≤ 3.3 are Linux (WIN507).
+        let pause = |v: &str| with_image(&format!("registry.k8s.io/pause:{v}"));
+        let m = message(&pause("3.5"), &cfg(), "WIN502");
+        assert!(m.contains("is a manifest list whose Windows images are built for 10.0.17763 (ltsc2019), 10.0.18362 (1903), 10.0.18363 (1909), 10.0.19041 (2004), 10.0.19042 (20H2) only"), "{m}");
+        assert!(
+            m.ends_with(": use registry.k8s.io/pause:3.6 or later"),
+            "{m}"
+        );
+        assert_eq!(sev(&pause("3.4"), &cfg(), "WIN502"), Severity::Error);
+        for (v, builds) in [
+            ("3.5", &[WS2019][..]),
+            ("3.6", &[WS2022]),
+            ("3.9", &[WS2025]),
+            ("3.10.1", &[WS2022]),
+            ("3.11", &[WS2022]),
+        ] {
+            assert!(
+                ids(&pause(v), &target(builds)).is_empty(),
+                "pause:{v} on {builds:?}: {:?}",
+                ids(&pause(v), &target(builds))
+            );
+        }
+        // Hyper-V runs the 1809 entry on a 2022 host.
+        assert!(!ids(&pause("3.5"), &hyperv(cfg())).contains(&"WIN502"));
+        assert!(!ids(&with_image("k8s.gcr.io/pause:3.5"), &target(&[WS2019])).contains(&"WIN502"));
+        // .NET Framework shared tags: 4.8 = 2016/2019/2022, 4.8.1 = 2022/2025.
+        let fw = |t: &str| with_image(&format!("mcr.microsoft.com/dotnet/framework/sdk:{t}"));
+        assert!(ids(&fw("4.8"), &target(&[WS2019])).is_empty());
+        assert!(ids(&fw("4.8"), &target(&[WS2022])).is_empty());
+        assert!(ids(&fw("latest"), &target(&[WS2016])).contains(&"WIN501"));
+        assert!(ids(&fw("4.8.1"), &target(&[WS2025])).is_empty());
+        assert!(ids(&fw("4.8.1"), &target(&[WS2019])).contains(&"WIN502"));
+        // A WS2025 node runs the ltsc2022 entry of 4.8.
+        assert!(ids(&fw("4.8"), &target(&[WS2025])).is_empty());
+        // IIS latest spans the LTSC builds; a digest makes the list finding a warning.
+        assert!(
+            !ids(
+                &with_image("mcr.microsoft.com/windows/servercore/iis"),
+                &target(&[WS2025])
+            )
+            .contains(&"WIN502")
+        );
+        let pinned = with_image(&format!("registry.k8s.io/pause:3.5@{DIGEST}"));
+        assert_eq!(sev(&pinned, &cfg(), "WIN502"), Severity::Warning);
+    }
+
+    #[test]
+    fn win502_hostprocess_base_image_outside_hostprocess() {
+        let base =
+            "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0";
+        let m = message(&with_image(base), &cfg(), "WIN502");
+        assert!(m.contains("runs only in HostProcess containers"), "{m}");
+        let hp = set(
+            set(with_image(base), "/spec/hostNetwork", json!(true)),
+            "/spec/securityContext/windowsOptions",
+            json!({"hostProcess": true, "runAsUserName": "NT AUTHORITY\\SYSTEM"}),
+        );
+        assert!(!ids(&hp, &cfg()).iter().any(|id| id.starts_with("WIN50")));
     }
 
     #[test]
@@ -1159,6 +1654,29 @@ mod tests {
         );
         let unknown = hp(with_image("contoso/agent:1.0"));
         assert!(!ids(&unknown, &cfg()).contains(&"WIN503"));
+        // No WIN501 either: the build of a HostProcess image does not matter, and :latest on it
+        // is ordinary tag hygiene (the antrea-windows:latest HostProcess DaemonSet).
+        let latest = hp(with_image("antrea/antrea-windows:latest"));
+        assert!(!ids(&latest, &cfg()).contains(&"WIN501"));
+        let base = hp(with_image("mcr.microsoft.com/windows/servercore"));
+        assert!(!ids(&base, &cfg()).contains(&"WIN501"));
+        // windows_exporter's shape: a nanoserver:1809 HostProcess init container beside a
+        // HostProcess container: no WIN50x at all.
+        let exporter = set(
+            hp(with_image(
+                "ghcr.io/prometheus-community/windows-exporter:latest",
+            )),
+            "/spec/initContainers",
+            json!([{"name":"configure-firewall","image":"mcr.microsoft.com/windows/nanoserver:1809",
+                    "command":["powershell"]}]),
+        );
+        assert!(
+            !ids(&exporter, &target(&[WS2022]))
+                .iter()
+                .any(|id| id.starts_with("WIN50")),
+            "{:?}",
+            ids(&exporter, &cfg())
+        );
         // Container-level HostProcess overrides a pod-level false.
         let pod = set(
             with_image("mcr.microsoft.com/windows/servercore:ltsc2019"),
@@ -1183,43 +1701,100 @@ mod tests {
         assert!(!is_host_process(&sites[0], &c));
     }
 
+    /// A pod with `images` as its containers (`c0`, `c1`, …), declared Windows.
+    fn pod_of(images: &[&str]) -> Value {
+        let containers: Vec<Value> = images
+            .iter()
+            .enumerate()
+            .map(|(n, i)| json!({"name": format!("c{n}"), "image": i}))
+            .collect();
+        set(winok(), "/spec/containers", json!(containers))
+    }
+
     #[test]
-    fn win503_reasons() {
-        let cases: &[(&str, Option<&str>)] = &[
-            ("mcr.microsoft.com/windows/servercore/iis", Some("multi-OS")),
-            (
-                "mcr.microsoft.com/dotnet/framework/sdk:4.8",
-                Some("multi-OS"),
-            ),
-            ("mcr.microsoft.com/dotnet/aspnet:8.0", Some("multi-OS")),
-            ("registry.k8s.io/pause:3.9", Some("multi-OS")),
-            ("contoso/app:1.2", Some("names no Windows build in its tag")),
-            ("contoso/app", Some("is :latest")),
-            (
-                "mcr.microsoft.com/windows/servercore:latest",
-                Some("(e.g. mcr.microsoft.com/windows/servercore:ltsc2022)"),
-            ),
-            ("redis:3.0-nanoserver", Some("names no Windows build")),
-            (
-                "mcr.microsoft.com/windows/servercore@DIGEST",
-                Some("pinned by digest only"),
-            ),
-            ("mcr.microsoft.com/windows/servercore:ltsc2022@DIGEST", None),
-            ("contoso/app:1.0-ltsc2022", None),
-            ("nginx:1.27", None),
-        ];
-        for (image, want) in cases {
-            let pod = with_image(&image.replace("DIGEST", DIGEST));
-            let got = findings(&pod, &cfg())
-                .into_iter()
-                .find(|f| f.rule.id == "WIN503")
-                .map(|f| f.message);
-            match (want, got) {
-                (None, None) => {}
-                (Some(w), Some(m)) => assert!(m.contains(w), "{image}: {m}"),
-                (w, g) => panic!("{image}: want {w:?}, got {g:?}"),
-            }
+    fn win503_once_per_pod_naming_every_image() {
+        let pod = pod_of(&[
+            "registry.k8s.io/sig-storage/livenessprobe:v2.15.0",
+            "contoso/agent:1.0",
+            "contoso/sidecar:2.1",
+        ]);
+        let fs = only(&pod, &cfg(), "WIN503");
+        assert_eq!(fs.len(), 1, "{fs:?}");
+        // At the first image concerned, naming each of them, advising manifest lists.
+        assert_eq!(fs[0].pointer, "/spec/containers/1/image");
+        let m = &fs[0].message;
+        assert!(
+            m.contains("container \"c1\" image contoso/agent:1.0"),
+            "{m}"
+        );
+        assert!(
+            m.contains("container \"c2\" image contoso/sidecar:2.1"),
+            "{m}"
+        );
+        assert!(!m.contains("livenessprobe"), "{m}");
+        assert!(m.contains("manifest list"), "{m}");
+        assert!(m.contains("os.version 10.0.20348"), "{m}");
+        assert!(!m.contains("tag Windows images with"), "{m}");
+        assert_eq!(fs[0].severity, Severity::Info);
+    }
+
+    #[test]
+    fn win503_silent_for_known_lists_latest_and_linux() {
+        for image in [
+            // Multi-OS manifest lists resolved per node build.
+            "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0",
+            "k8s.gcr.io/sig-storage/livenessprobe:v2.7.0",
+            "registry.k8s.io/e2e-test-images/agnhost:2.47",
+            "registry.k8s.io/csi-secrets-store/driver:v1.4.7",
+            "mcr.microsoft.com/oss/kubernetes-csi/livenessprobe:v2.10.0",
+            "mcr.microsoft.com/oss/kubernetes-csi/azurefile-csi:v1.28.9",
+            "gcr.io/k8s-staging-sig-storage/smbplugin:canary",
+            "registry.k8s.io/pause:3.9",
+            "mcr.microsoft.com/oss/kubernetes/pause:3.9",
+            "mcr.microsoft.com/dotnet/framework/sdk:4.8",
+            "mcr.microsoft.com/dotnet/framework/samples:aspnetapp",
+            "mcr.microsoft.com/windows/servercore/iis:windowsservercore",
+            "mcr.microsoft.com/dotnet/aspnet:7.0",
+            "golang:1.22",
+            // :latest (WIN501 says it) and Linux-only images (WIN507).
+            "contoso/app",
+            "mcr.microsoft.com/windows/servercore:latest",
+            "nginx:1.27",
+            "mcr.microsoft.com/dotnet/aspnet:8.0",
+            // Builds known from the reference or the table.
+            "contoso/app:1.0-ltsc2022",
+            "redis:3.0-nanoserver",
+        ] {
+            assert!(
+                !ids(&with_image(image), &cfg()).contains(&"WIN503"),
+                "{image}"
+            );
         }
+        for image in ["contoso/app:1.2", "e2eteam/pause:3.1", "calico/porter:1809"] {
+            assert!(
+                ids(&with_image(image), &cfg()).contains(&"WIN503"),
+                "{image}"
+            );
+        }
+        // Digest only: the advice is to keep the tag.
+        let pinned = with_image(&format!("mcr.microsoft.com/windows/servercore@{DIGEST}"));
+        let m = message(&pinned, &cfg(), "WIN503");
+        assert!(m.contains("pinned by digest only"), "{m}");
+        assert!(
+            m.ends_with(&format!(
+                "keep a tag that names the build next to the digest (mcr.microsoft.com/windows/servercore:ltsc2022@{DIGEST})"
+            )),
+            "{m}"
+        );
+        assert!(
+            !ids(
+                &with_image(&format!(
+                    "mcr.microsoft.com/windows/servercore:ltsc2022@{DIGEST}"
+                )),
+                &cfg()
+            )
+            .contains(&"WIN503")
+        );
     }
 
     #[test]
@@ -1228,12 +1803,54 @@ mod tests {
         let c = target(&[windows::V1709]);
         assert_eq!(ids(&pod, &c), ["WIN504"]);
         assert!(message(&pod, &c, "WIN504").contains("mcr.microsoft.com/windows/servercore/iis"));
-        // Implicit latest, unknown build: the K-EX deploy-resource.yaml image.
+        // Implicit latest: Docker Hub's microsoft/iis had images for 2016, 1709 and 1803 only,
+        // so on Windows Server 2022 nodes it is a certain WIN502 (and WIN501 stays quiet).
         assert_eq!(
             ids(&with_image("microsoft/iis"), &cfg()),
-            ["WIN501", "WIN503", "WIN504"]
+            ["WIN502", "WIN504"]
         );
+        assert_eq!(ids(&with_image("microsoft/iis"), &c), ["WIN501", "WIN504"]);
         assert_eq!(ids(&winok(), &cfg()), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn win504_names_the_successor_with_a_tag_that_exists() {
+        let cases: &[(&str, &[Build], &str)] = &[
+            (
+                "microsoft/windowsservercore:1709",
+                &[WS2022],
+                "use mcr.microsoft.com/windows/servercore:ltsc2022",
+            ),
+            (
+                "microsoft/nanoserver:sac2016",
+                &[WS2019, WS2022],
+                "use mcr.microsoft.com/windows/nanoserver:1809 or mcr.microsoft.com/windows/nanoserver:ltsc2022",
+            ),
+            (
+                "microsoft/aspnet:4.7.1-windowsservercore-1709",
+                &[WS2025],
+                "use mcr.microsoft.com/dotnet/framework/aspnet:4.8.1-windowsservercore-ltsc2025",
+            ),
+            (
+                "microsoft/dotnet:2.1-aspnetcore-runtime",
+                &[WS2022],
+                "its successor is mcr.microsoft.com/dotnet/aspnet (winlint knows no tag there for 10.0.20348 (ltsc2022))",
+            ),
+            (
+                "microsoft/mssql-server-windows-developer:2017-latest",
+                &[WS2022],
+                "there is no Windows successor (mcr.microsoft.com/mssql/server is Linux-only)",
+            ),
+            (
+                "microsoft/contoso-tool:1.0",
+                &[WS2022],
+                "look for its successor on mcr.microsoft.com",
+            ),
+        ];
+        for (image, builds, want) in cases {
+            let m = message(&with_image(image), &target(builds), "WIN504");
+            assert!(m.ends_with(want), "{image}: {m}");
+        }
     }
 
     #[test]
@@ -1354,11 +1971,28 @@ mod tests {
             ("busybox:1.36", true),
             ("nginx:1.27", true),
             ("python:3.12-alpine", true),
+            ("nginx:1.14-alpine", true),
+            ("docker.io/library/nginx:1.14-alpine", true),
             ("registry.k8s.io/kube-apiserver:v1.30.0", true),
             ("nginx:1.27-windowsservercore-ltsc2022", false),
             ("registry.k8s.io/pause:3.9", false),
             ("registry.k8s.io/e2e-test-images/agnhost:2.47", false),
             ("golang:1.22", false),
+            // Name heuristics only for Docker Hub official images: these are Windows builds.
+            ("e2eteam/nginx:1.14-alpine", false),
+            ("e2eteam/busybox:1.29", false),
+            (
+                "k8sprow.azurecr.io/kubernetes-e2e-test-images/nginx:1.14-alpine",
+                false,
+            ),
+            (
+                "gcr.io/kubernetes-e2e-test-images/httpd:2.4.38-alpine",
+                false,
+            ),
+            ("registry.k8s.io/e2e-test-images/nginx:1.14-4", false),
+            ("registry.k8s.io/e2e-test-images/busybox:1.29-4", false),
+            ("contoso/app:1.0-alpine", false),
+            ("quay.io/busybox:1", false),
         ] {
             let pod = set(
                 winok(),
@@ -1367,6 +2001,78 @@ mod tests {
             );
             assert_eq!(ids(&pod, &cfg()).contains(&"WIN507"), fires, "{image}");
         }
+    }
+
+    #[test]
+    fn win507_certain_linux_tags_are_errors_with_the_windows_tag() {
+        // .NET 8+: the plain tags are Linux-only; the pull fails on Windows.
+        let pod = with_image("mcr.microsoft.com/dotnet/aspnet:8.0");
+        let fs = only(&pod, &cfg(), "WIN507");
+        assert_eq!(fs.len(), 1, "{fs:?}");
+        assert_eq!(fs[0].severity, Severity::Error);
+        assert!(
+            fs[0]
+                .message
+                .contains("no matching manifest for windows/amd64")
+        );
+        assert!(
+            fs[0]
+                .message
+                .ends_with("use mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-ltsc2022"),
+            "{}",
+            fs[0].message
+        );
+        let fix = fs[0].fix.as_ref().expect("opt-in fix");
+        assert_eq!(fix.safety, FixSafety::OptIn);
+        assert_eq!(
+            fixed(&pod, &cfg(), "WIN507")["spec"]["containers"][0]["image"],
+            json!("mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-ltsc2022")
+        );
+        // Two node builds: both tags named, no fix (which one is the user's call).
+        let two = only(&pod, &target(&[WS2019, WS2022]), "WIN507");
+        assert!(two[0].fix.is_none());
+        assert!(two[0].message.ends_with(
+            "use mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-1809 or mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-ltsc2022"
+        ), "{}", two[0].message);
+        for image in [
+            "mcr.microsoft.com/dotnet/sdk:9.0",
+            "mcr.microsoft.com/dotnet/runtime:10.0",
+            "mcr.microsoft.com/dotnet/aspnet",
+            "mcr.microsoft.com/dotnet/aspnet:latest",
+            "mcr.microsoft.com/dotnet/aspnet:8.0-alpine",
+        ] {
+            assert_eq!(
+                sev(&with_image(image), &cfg(), "WIN507"),
+                Severity::Error,
+                "{image}"
+            );
+        }
+        // ≤ 7.0 plain tags are multi-OS; suffixed tags are Windows.
+        for image in [
+            "mcr.microsoft.com/dotnet/aspnet:7.0",
+            "mcr.microsoft.com/dotnet/aspnet:6.0",
+            "mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-ltsc2022",
+            "mcr.microsoft.com/dotnet/aspnet:8.0-windowsservercore-ltsc2022",
+        ] {
+            assert!(ids(&with_image(image), &cfg()).is_empty(), "{image}");
+        }
+        // pause before 3.4 is Linux-only.
+        let m = message(&with_image("registry.k8s.io/pause:3.1"), &cfg(), "WIN507");
+        assert!(m.ends_with("use registry.k8s.io/pause:3.6 or later"), "{m}");
+        assert_eq!(
+            sev(&with_image("k8s.gcr.io/pause:3.2"), &cfg(), "WIN507"),
+            Severity::Error
+        );
+        // The heuristic list stays a warning, and suggests a Nano Server tag that exists.
+        let m = message(&with_image("busybox:1.36"), &target(&[WS2019]), "WIN507");
+        assert!(
+            m.contains("mcr.microsoft.com/windows/nanoserver:1809"),
+            "{m}"
+        );
+        assert_eq!(
+            sev(&with_image("busybox:1.36"), &cfg(), "WIN507"),
+            Severity::Warning
+        );
     }
 
     #[test]

@@ -127,9 +127,12 @@ pub static WIN603: RuleMeta = RuleMeta {
     severity: Severity::Warning,
     summary: "DaemonSet without an OS pin: it runs on every node, Windows nodes included",
     docs: r#"## What it does
-Finds DaemonSets whose pod template has no OS pin: no `kubernetes.io/os` node selector, no required
-node affinity on it, and no RuntimeClass that supplies one. Applies to every DaemonSet, Linux or
-Windows.
+Finds DaemonSets of Linux (or OS-unknown) pods whose template has no OS pin: no
+`kubernetes.io/os` node selector, no required node affinity on it, and no RuntimeClass that
+supplies one. With the cluster's nodes known (`winlint serve`, `--cluster`, `audit`) it reports
+only DaemonSets whose pods can land on one of its Windows nodes (selectors and taints); offline it
+cannot know whether the Windows nodes are tainted against them. A Windows DaemonSet without an OS
+pin is reported by WIN001.
 
 ## Why is this bad?
 A DaemonSet targets every node. In a mixed cluster its Linux pods land on untainted Windows nodes too
@@ -154,15 +157,22 @@ Add `nodeSelector: {kubernetes.io/os: linux}` (or `windows` for a Windows agent)
     source: "K-UG",
     applies: "all",
     os: RuleOs::Any,
-    context: &[],
+    context: &[Fact::Nodes],
     mutation: Mutation::DEFAULT,
 };
 
 fn os_unpinned_daemonset(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    // A Windows DaemonSet without an OS pin is WIN001's; this rule is about the Linux agents.
     if site.kind != "DaemonSet"
+        || eval.class.is_windows()
         || classify::has_os_pin(site, eval.context, Os::Linux)
         || classify::has_os_pin(site, eval.context, Os::Windows)
     {
+        return Vec::new();
+    }
+    let p = eval.placement(site);
+    if p.observed() && p.windows_fitting().is_empty() {
+        // Its pods land on no Windows node of the cluster (taints, selectors).
         return Vec::new();
     }
     let ptr = if site.spec.get("nodeSelector").is_some_and(Value::is_object) {

@@ -211,6 +211,48 @@ pub mod testutil {
         )
     }
 
+    /// A node group of `n` nodes (`g0`, `g1`, … prefixed by `name`): OS `os`, Windows build
+    /// `build` (`""`: none), taints like `os=windows:NoSchedule`, extra labels. The OS and
+    /// build labels are set as the kubelet sets them.
+    pub fn group(
+        name: &str,
+        os: &str,
+        build: &str,
+        taints: &[&str],
+        labels: &[(&str, &str)],
+        n: usize,
+    ) -> crate::model::nodes::NodeGroup {
+        use crate::model::nodes::{NodeGroup, NodeOs};
+        let mut l: std::collections::BTreeMap<String, String> = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        l.insert("kubernetes.io/os".into(), os.into());
+        l.insert("beta.kubernetes.io/os".into(), os.into());
+        if !build.is_empty() {
+            l.insert("node.kubernetes.io/windows-build".into(), build.into());
+        }
+        NodeGroup {
+            os: NodeOs::parse(os),
+            build: crate::model::windows::parse_build(build),
+            taints: taints
+                .iter()
+                .map(|t| crate::model::Taint::parse(t).expect("taint"))
+                .collect(),
+            labels: l,
+            runtime: Some("containerd://1.7.20".into()),
+            nodes: (0..n)
+                .map(|i| (format!("{name}{i}"), Some(format!("{name}{i}"))))
+                .collect(),
+        }
+    }
+
+    /// `cfg` with observed nodes.
+    pub fn observed(mut cfg: Config, groups: Vec<crate::model::nodes::NodeGroup>) -> Config {
+        cfg.target.nodes = Some(groups.into());
+        cfg
+    }
+
     /// Whether a finding of rule `id` offers a fix.
     pub fn has_fix(obj: &Value, cfg: &Config, id: &str) -> bool {
         findings(obj, cfg)

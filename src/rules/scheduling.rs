@@ -4,13 +4,16 @@ use serde_json::{Value, json};
 
 use super::Rule;
 use crate::model::classify::{self, Os, Source};
-use crate::model::labels::{BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABELS};
+use crate::model::labels::{
+    BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABELS, WINDOWS_ONLY_NODE_LABELS,
+};
 use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::placement;
 use crate::model::schedule;
 use crate::model::windows::{self, Build};
 use crate::model::workload::PodSite;
 use crate::model::{Eval, escape};
-use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, Taint, ops};
 
 pub fn rules() -> Vec<Rule> {
     vec![
@@ -49,6 +52,10 @@ pub fn rules() -> Vec<Rule> {
         Rule {
             meta: &WIN009,
             check: runtimeclass_selector_conflict,
+        },
+        Rule {
+            meta: &WIN010,
+            check: selects_no_node,
         },
     ]
 }
@@ -109,7 +116,7 @@ The webhook applies the same fix as mutation M1.
     source: "K-UG, KEP116, seed",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    context: &[Fact::Nodes],
     mutation: Mutation {
         recorded_as: Some("nodeSelector"),
         ..Mutation::DEFAULT
@@ -117,20 +124,53 @@ The webhook applies the same fix as mutation M1.
 };
 
 fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if classify::has_os_pin(site, eval.context, Os::Windows) {
-        return Vec::new();
-    }
+    let p = eval.placement(site);
     let key = eval.target.os_label_key();
-    let mut msg = format!(
-        "Windows pod has no OS node selector ({}); the scheduler may place it on a Linux node. Add nodeSelector {key}: windows",
-        eval.class.reason()
-    );
+    let mut severity = Severity::Error;
+    let mut msg = if p.observed() {
+        // The cluster's nodes say where the pod can land: a selector on any label that only
+        // Windows nodes carry, or taints on every other node, keep it off them.
+        let others = p.other_fitting();
+        if others.is_empty() {
+            return Vec::new();
+        }
+        let n: usize = others.iter().map(|g| g.count()).sum();
+        format!(
+            "Windows pod has no OS node selector ({}); the scheduler can place it on {n} node{} that {} not Windows ({}). Add nodeSelector {key}: windows",
+            eval.class.reason(),
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "is" } else { "are" },
+            others[0].describe()
+        )
+    } else if classify::has_os_pin(site, eval.context, Os::Windows)
+        || OS_LABELS.iter().any(|k| {
+            site.node_selector(k)
+                .is_some_and(|v| v.eq_ignore_ascii_case("windows"))
+        })
+    {
+        // (A value in the wrong case pins the pod to no node at all: WIN010.)
+        return Vec::new();
+    } else if let Some((label, value)) = windows_only_selector(site) {
+        severity = Severity::Warning;
+        format!(
+            "the pod is kept on Windows nodes only by nodeSelector {label}: {value}, a label only Windows nodes carry; add nodeSelector {key}: windows as well, which every Kubernetes node has and every tool reads"
+        )
+    } else {
+        format!(
+            "Windows pod has no OS node selector ({}); the scheduler may place it on a Linux node. Add nodeSelector {key}: windows",
+            eval.class.reason()
+        )
+    };
     if classify::affinity_os(site.spec).is_some() {
         msg.push_str(
             " (the required node affinity does not pin every term to windows: terms are ORed)",
         );
     }
-    let mut f = Finding::new(&WIN001, selector_ptr(site), msg);
+    if let Some(note) = p.unobserved_note() {
+        msg.push_str(note);
+        severity = Severity::Warning;
+    }
+    let mut f = Finding::new(&WIN001, selector_ptr(site), msg).severity(severity);
     // Never overwrite a conflicting OS key (that is WIN004's business).
     if OS_LABELS.iter().all(|k| site.node_selector(k).is_none()) {
         f = f.with_fix(Fix {
@@ -140,6 +180,15 @@ fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         });
     }
     vec![f]
+}
+
+/// A `nodeSelector` entry on a label only Windows nodes carry ([`WINDOWS_ONLY_NODE_LABELS`]).
+fn windows_only_selector<'a>(site: &PodSite<'a>) -> Option<(&'static str, &'a str)> {
+    WINDOWS_ONLY_NODE_LABELS.iter().find_map(|(label, prefix)| {
+        site.node_selector(label)
+            .filter(|v| v.starts_with(prefix))
+            .map(|v| (*label, v))
+    })
 }
 
 pub static WIN002: RuleMeta = RuleMeta {
@@ -494,7 +543,7 @@ term instead. The webhook applies it as mutation M2 when the cluster has mixed b
     source: "K-UG, PR84472",
     applies: "K>=1.17",
     os: RuleOs::Windows,
-    context: &[Fact::RuntimeClasses],
+    context: &[Fact::RuntimeClasses, Fact::Nodes],
     mutation: Mutation {
         recorded_as: Some("windowsBuild"),
         adds_spec_os: false,
@@ -503,8 +552,18 @@ term instead. The webhook applies it as mutation M2 when the cluster has mixed b
 };
 
 fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    // With the cluster's nodes known, the builds that matter are those of the Windows nodes
+    // this pod can select; offline, the target's.
+    let Some(host_builds) = eval.placement(site).host_builds(eval.target) else {
+        return Vec::new();
+    };
+    let mixed = if host_builds.observed {
+        host_builds.builds.len() > 1
+    } else {
+        eval.target.mixed_builds()
+    };
     if !eval.target.kubernetes.at_least(1, 17)
-        || !eval.target.mixed_builds()
+        || !mixed
         || has_build_pin(site)
         || crate::model::pod::is_host_process_pod(site)
     {
@@ -523,8 +582,8 @@ fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     };
     let mut hosts = windows::compatible_hosts(
         build,
-        &eval.target.windows_builds,
-        super::images::pod_isolation(site, eval),
+        &host_builds.builds,
+        super::images::isolation(site, eval),
     );
     if hosts.is_empty() {
         hosts.push(build); // WIN502 reports the mismatch; pin to the image's own build.
@@ -633,7 +692,7 @@ Select the build the images are made for, as `10.0.NNNNN`.
     source: "KL-LBL, MS-COMPAT",
     applies: "K>=1.17",
     os: RuleOs::Windows,
-    context: &[],
+    context: &[Fact::Nodes],
     mutation: Mutation::DEFAULT,
 };
 
@@ -692,7 +751,7 @@ fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> 
             continue;
         }
         if !crate::model::pod::is_host_process_pod(site) {
-            let isolation = super::images::pod_isolation(site, eval);
+            let isolation = super::images::isolation(site, eval);
             for (c, info) in &eval.images {
                 if let Some(b) = info.build
                     && !windows::compatible(b, sel, isolation)
@@ -750,7 +809,7 @@ configured taint). The webhook applies it as mutation M3.
     source: "K-UG",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[Fact::RuntimeClasses],
+    context: &[Fact::RuntimeClasses, Fact::Nodes],
     mutation: Mutation {
         recorded_as: Some("tolerations"),
         ..Mutation::DEFAULT
@@ -758,29 +817,47 @@ configured taint). The webhook applies it as mutation M3.
 };
 
 fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    let mut tols = schedule::pod_tolerations(site.spec);
-    if let Some(rc) = site
-        .str("/runtimeClassName")
-        .and_then(|n| eval.context.runtime_classes.get(n))
-    {
-        tols.extend(rc.tolerations.iter().cloned());
-    }
-    let missing: Vec<&crate::model::Taint> = eval
-        .target
-        .windows_taints
-        .iter()
-        .filter(|t| !schedule::tolerated(&tols, t))
-        .collect();
+    let p = eval.placement(site);
+    let tols = placement::tolerations(site, eval.context);
+    let (missing, whose): (Vec<&Taint>, String) = if p.observed() {
+        let selected = p.windows_selected();
+        if selected.is_empty() || selected.iter().any(|(_, f)| f.fits()) {
+            // Selects no Windows node (WIN010), or can land on one.
+            return Vec::new();
+        }
+        // The group that needs the fewest tolerations (the largest one on a tie).
+        let (group, missing) = selected
+            .iter()
+            .map(|(g, _)| (*g, placement::untolerated(g, &tols)))
+            .min_by_key(|(g, m)| (m.len(), std::cmp::Reverse(g.count())))
+            .expect("a selected group");
+        let n = selected.iter().map(|(g, _)| g.count()).sum::<usize>();
+        let whose = format!(
+            "The Windows nodes this pod can select ({n} node{}{}) are tainted",
+            if n == 1 { "" } else { "s" },
+            group.build.map(|b| format!(", {b}")).unwrap_or_default()
+        );
+        (missing, whose)
+    } else {
+        let missing = eval
+            .target
+            .windows_node_taints()
+            .iter()
+            .filter(|t| !schedule::tolerated(&tols, t))
+            .collect();
+        (missing, "Windows nodes are tainted".to_string())
+    };
     if missing.is_empty() {
         return Vec::new();
     }
-    let tols: Vec<Value> = missing.iter().map(|t| t.toleration()).collect();
+    let new_tols: Vec<Value> = missing.iter().map(|t| t.toleration()).collect();
     let fix_ops = if site.get("/tolerations").is_some_and(Value::is_array) {
-        tols.iter()
+        new_tols
+            .iter()
             .map(|t| ops::add(&site.ptr("/tolerations/-"), t.clone()))
             .collect()
     } else {
-        vec![ops::add(&site.ptr("/tolerations"), Value::Array(tols))]
+        vec![ops::add(&site.ptr("/tolerations"), Value::Array(new_tols))]
     };
     let names: Vec<String> = missing.iter().map(|t| t.to_string()).collect();
     let ptr = if site.get("/tolerations").is_some() {
@@ -788,14 +865,91 @@ fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     } else {
         site.spec_ptr.clone()
     };
-    vec![
-        Finding::new(
-            &WIN007,
-            ptr,
-            format!("Windows nodes are tainted {} but the pod does not tolerate it; it will stay Pending. Add a toleration", names.join(", ")),
-        )
-        .with_fix(Fix { safety: FixSafety::Safe, description: format!("add toleration for {}", names.join(", ")), ops: fix_ops }),
-    ]
+    let mut msg = format!(
+        "{whose} {} but the pod does not tolerate {}; it will stay Pending. Add a toleration",
+        names.join(", "),
+        if names.len() == 1 { "it" } else { "them" }
+    );
+    let near: Vec<String> = missing
+        .iter()
+        .filter_map(|t| near_miss(&schedule::pod_tolerations(site.spec), t))
+        .collect();
+    if !near.is_empty() {
+        msg.push_str(&format!(" ({})", near.join("; ")));
+    }
+    let mut f = Finding::new(&WIN007, ptr, msg).with_fix(Fix {
+        safety: FixSafety::Safe,
+        description: format!("add toleration for {}", names.join(", ")),
+        ops: fix_ops,
+    });
+    if let Some(note) = p.unobserved_note() {
+        f.message.push_str(note);
+        f = f.severity(Severity::Warning);
+    }
+    vec![f]
+}
+
+/// OS keys a toleration meant for a Windows taint is often written with.
+const OS_TAINT_KEYS: &[&str] = &[
+    "os",
+    "node.kubernetes.io/os",
+    "kubernetes.io/os",
+    "beta.kubernetes.io/os",
+];
+
+/// Why the pod's toleration that was most likely meant for `taint` does not tolerate it: a key,
+/// value or effect that differs only by case, another OS key, another effect.
+fn near_miss(tolerations: &[schedule::Toleration], taint: &Taint) -> Option<String> {
+    let show = |t: &schedule::Toleration| {
+        let mut parts = vec![format!("key: {}", t.key)];
+        if !t.operator.is_empty() {
+            parts.push(format!("operator: {}", t.operator));
+        }
+        if !t.value.is_empty() {
+            parts.push(format!("value: {}", t.value));
+        }
+        if !t.effect.is_empty() {
+            parts.push(format!("effect: {}", t.effect));
+        }
+        format!("{{{}}}", parts.join(", "))
+    };
+    let value = taint.value.as_deref().unwrap_or("");
+    let os_key = |k: &str| OS_TAINT_KEYS.iter().any(|o| o.eq_ignore_ascii_case(k));
+    for t in tolerations.iter().filter(|t| !t.key.is_empty()) {
+        let why = if t.key != taint.key && t.key.eq_ignore_ascii_case(&taint.key) {
+            format!(
+                "its key {} is not the taint's {}: keys are case-sensitive",
+                t.key, taint.key
+            )
+        } else if t.key != taint.key && os_key(&t.key) && os_key(&taint.key) {
+            format!("its key {} is not the taint's key {}", t.key, taint.key)
+        } else if t.key != taint.key {
+            continue;
+        } else if !t.effect.is_empty() && t.effect != taint.effect {
+            format!(
+                "its effect {} does not tolerate a {} taint (leave effect out to tolerate every effect)",
+                t.effect, taint.effect
+            )
+        } else if matches!(t.operator.as_str(), "" | "Equal") && t.value != value {
+            if t.value.eq_ignore_ascii_case(value) {
+                format!(
+                    "its value {} is not the taint's {value}: values are case-sensitive",
+                    t.value
+                )
+            } else {
+                format!("its value {} is not the taint's {value}", t.value)
+            }
+        } else if !matches!(t.operator.as_str(), "" | "Equal" | "Exists") {
+            format!(
+                "its operator {} is neither Equal nor Exists (operators are case-sensitive)",
+                t.operator
+            )
+        } else {
+            continue;
+        };
+        return Some(format!("the toleration {} does not match: {why}", show(t)));
+    }
+    None
 }
 
 pub static WIN008: RuleMeta = RuleMeta {
@@ -913,6 +1067,148 @@ fn runtimeclass_selector_conflict(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             })
         })
         .collect()
+}
+
+pub static WIN010: RuleMeta = RuleMeta {
+    id: "WIN010",
+    name: "selects-no-node",
+    severity: Severity::Error,
+    summary: "The pod's node selection matches no Windows node: a label value in the wrong case, a label the target's nodes do not have yet, or none of the cluster's Windows nodes",
+    docs: r#"## What it does
+Checks that a Windows pod's `nodeSelector` and required node affinity can match a Windows node:
+
+* the OS label's value in the wrong case (`kubernetes.io/os: Windows`): the kubelet writes
+  `windows`, and label values are compared exactly, so no node ever matches (error);
+* labels the target's Kubernetes does not set yet: `kubernetes.io/os` before 1.14 (only
+  `beta.kubernetes.io/os` existed), `node.kubernetes.io/windows-build` before 1.17 (error);
+* with the cluster's nodes known (`winlint serve`, `--cluster`, `audit`): selectors that match
+  none of its Windows nodes (a warning: a node pool scaled to zero may still bring one).
+
+## Why is this bad?
+The API server accepts such a pod; the scheduler finds no node for it and it stays Pending
+("0/5 nodes are available: 5 node(s) didn't match Pod's node affinity/selector").
+
+## Example
+```yaml
+spec:
+  nodeSelector:
+    kubernetes.io/os: Windows
+```
+
+## Fix
+Safe for the OS label: write the value in lower case, or use `beta.kubernetes.io/os` on
+Kubernetes before 1.14. Otherwise select labels the Windows nodes have
+(`kubectl get nodes -l kubernetes.io/os=windows --show-labels`).
+"#,
+    fix: Some(FixSafety::Safe),
+    source: "KL-LBL, PR84472, scheduler",
+    applies: "all",
+    os: RuleOs::Windows,
+    context: &[Fact::Nodes],
+    mutation: Mutation {
+        recorded_as: Some("nodeSelector"),
+        ..Mutation::DEFAULT
+    },
+};
+
+fn selects_no_node(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let k = eval.target.kubernetes;
+    let sel_ptr = |key: &str| site.ptr(&format!("/nodeSelector/{}", escape(key)));
+    for key in OS_LABELS {
+        let Some(v) = site.node_selector(key) else {
+            continue;
+        };
+        let lower = v.to_ascii_lowercase();
+        if v != lower && matches!(lower.as_str(), "windows" | "linux") {
+            out.push(
+                Finding::new(
+                    &WIN010,
+                    sel_ptr(key),
+                    format!(
+                        "nodeSelector {key}: {v} matches no node: the kubelet sets {key}={lower} and label values are case-sensitive; the pod stays Pending. Write {lower}"
+                    ),
+                )
+                .with_fix(Fix {
+                    safety: FixSafety::Safe,
+                    description: format!("set nodeSelector {key}={lower}"),
+                    ops: vec![ops::replace(&sel_ptr(key), json!(lower))],
+                }),
+            );
+        }
+    }
+    if !k.at_least(1, 14)
+        && let Some(v) = site.node_selector(OS_LABELS[0])
+    {
+        let mut f = Finding::new(
+            &WIN010,
+            sel_ptr(OS_LABELS[0]),
+            format!(
+                "nodeSelector {}: {v} matches no node on Kubernetes {k}: the label exists from 1.14; before that nodes carry only {BETA_OS_LABEL}. Use {BETA_OS_LABEL}: {v}",
+                OS_LABELS[0]
+            ),
+        );
+        if site.node_selector(BETA_OS_LABEL).is_none() && eval.fix_possible(site) {
+            f = f.with_fix(Fix {
+                safety: FixSafety::Safe,
+                description: format!("rename nodeSelector {} to {BETA_OS_LABEL}", OS_LABELS[0]),
+                ops: vec![
+                    ops::remove(&sel_ptr(OS_LABELS[0])),
+                    ops::add(&sel_ptr(BETA_OS_LABEL), json!(v)),
+                ],
+            });
+        }
+        out.push(f);
+    }
+    if !k.at_least(1, 17)
+        && let Some(v) = site.node_selector(BUILD_LABEL)
+    {
+        out.push(Finding::new(
+            &WIN010,
+            sel_ptr(BUILD_LABEL),
+            format!(
+                "nodeSelector {BUILD_LABEL}: {v} matches no node on Kubernetes {k}: the kubelet sets this label from 1.17; select Windows nodes by {} instead",
+                eval.target.os_label_key()
+            ),
+        ));
+    }
+    let p = eval.placement(site);
+    if out.is_empty() && p.observed() && p.windows_selected().is_empty() {
+        let groups = p.windows_groups();
+        let n: usize = groups.iter().map(|g| g.count()).sum();
+        // The nodeSelector entries no Windows node has, to say what to change.
+        let missing: Vec<String> = site
+            .spec
+            .get("nodeSelector")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter(|(key, v)| {
+                !groups
+                    .iter()
+                    .any(|g| g.labels.get(*key).map(String::as_str) == v.as_str())
+            })
+            .map(|(key, v)| format!("{key}={}", v.as_str().unwrap_or("")))
+            .collect();
+        let what = if missing.is_empty() {
+            "its nodeSelector and required node affinity".to_string()
+        } else {
+            format!("nodeSelector {}", missing.join(", "))
+        };
+        out.push(
+            Finding::new(
+                &WIN010,
+                selector_ptr(site),
+                format!(
+                    "{what} match{} none of the cluster's {n} Windows node{}; the pod stays Pending until such a node joins",
+                    if missing.len() > 1 { "" } else { "es" },
+                    if n == 1 { "" } else { "s" }
+                ),
+            )
+            .severity(Severity::Warning),
+        );
+    }
+    out
 }
 
 #[cfg(test)]
@@ -1127,5 +1423,284 @@ mod tests {
             json!("10.0.20348"),
         );
         assert!(!ids(&pod, &cfg()).contains(&"WIN006"));
+    }
+}
+
+/// The rules that need node facts, with the cluster's nodes observed.
+#[cfg(test)]
+mod observed_tests {
+    use serde_json::json;
+
+    use crate::model::Severity;
+    use crate::rules::testutil::{
+        cfg, findings, group, hits, ids, observed, only, set, unset, winok,
+    };
+
+    const GKE: &str = "node.kubernetes.io/os=windows:NoSchedule";
+
+    fn linux() -> crate::model::nodes::NodeGroup {
+        group("l", "linux", "", &[], &[], 3)
+    }
+
+    #[test]
+    fn win007_asks_the_taints_of_the_nodes_the_pod_can_select() {
+        // GKE's taint, not the configured default: the toleration to add is GKE's.
+        let c = observed(
+            cfg(),
+            vec![group("w", "windows", "10.0.20348", &[GKE], &[], 2), linux()],
+        );
+        let f = only(&winok(), &c, "WIN007");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.starts_with("The Windows nodes this pod can select (2 nodes, 10.0.20348) are tainted node.kubernetes.io/os=windows:NoSchedule"), "{}", f[0].message);
+        let fixed = crate::rules::testutil::apply(&winok(), &f[0]);
+        assert!(only(&fixed, &c, "WIN007").is_empty());
+        // Untainted Windows nodes: nothing to tolerate, whatever the configured default says.
+        let c = observed(
+            cfg(),
+            vec![group("w", "windows", "10.0.20348", &[], &[], 2), linux()],
+        );
+        assert!(only(&unset(winok(), "/spec/tolerations"), &c, "WIN007").is_empty());
+        // One tainted and one untainted Windows group: the pod can land on the second.
+        let c = observed(
+            cfg(),
+            vec![
+                group("a", "windows", "10.0.20348", &[GKE], &[], 2),
+                group("b", "windows", "10.0.20348", &[], &[("pool", "b")], 1),
+                linux(),
+            ],
+        );
+        assert!(only(&unset(winok(), "/spec/tolerations"), &c, "WIN007").is_empty());
+        // …unless its selector picks the tainted one only.
+        let pod = set(
+            unset(winok(), "/spec/tolerations"),
+            "/spec/nodeSelector/pool",
+            json!("a"),
+        );
+        assert!(
+            only(&pod, &c, "WIN007").is_empty(),
+            "pool=a selects no node: WIN010's"
+        );
+        let c = observed(
+            cfg(),
+            vec![
+                group("a", "windows", "10.0.20348", &[GKE], &[("pool", "a")], 2),
+                group("b", "windows", "10.0.20348", &[], &[("pool", "b")], 1),
+            ],
+        );
+        assert_eq!(only(&pod, &c, "WIN007").len(), 1);
+    }
+
+    #[test]
+    fn no_windows_node_observed_means_warnings_not_denials() {
+        let c = observed(cfg(), vec![linux()]);
+        let pod = unset(winok(), "/spec/tolerations");
+        let f = only(&pod, &c, "WIN007");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(
+            f[0].message
+                .contains("no Windows node is in the cluster yet"),
+            "{}",
+            f[0].message
+        );
+        let old = set(
+            winok(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/servercore:ltsc2019"),
+        );
+        assert_eq!(hits(&old, &c, "WIN502")[0].0, Severity::Warning);
+    }
+
+    #[test]
+    fn win502_judges_by_the_builds_the_pod_can_land_on() {
+        let old = set(
+            winok(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/servercore:ltsc2019"),
+        );
+        let tol =
+            json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]);
+        let ws22 = group(
+            "n",
+            "windows",
+            "10.0.20348",
+            &["os=windows:NoSchedule"],
+            &[],
+            3,
+        );
+        let ws19 = group(
+            "o",
+            "windows",
+            "10.0.17763",
+            &["os=windows:NoSchedule"],
+            &[],
+            1,
+        );
+        let c = observed(cfg(), vec![ws22.clone(), linux()]);
+        let f = only(
+            &set(old.clone(), "/spec/tolerations", tol.clone()),
+            &c,
+            "WIN502",
+        );
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains(
+                "the Windows nodes this pod can select (3 nodes) run 10.0.20348 (ltsc2022)"
+            ),
+            "{}",
+            f[0].message
+        );
+        // A ltsc2019 node joins: admitted.
+        let c = observed(cfg(), vec![ws22.clone(), ws19.clone(), linux()]);
+        assert!(only(&old, &c, "WIN502").is_empty());
+        // …but not when the pod pins itself to the 2022 nodes.
+        let pinned = set(
+            old.clone(),
+            "/spec/nodeSelector/node.kubernetes.io~1windows-build",
+            json!("10.0.20348"),
+        );
+        assert_eq!(only(&pinned, &c, "WIN502").len(), 1);
+        // A selected group of unknown build: nothing certain to say.
+        let c = observed(cfg(), vec![group("u", "windows", "", &[], &[], 1), linux()]);
+        assert!(only(&old, &c, "WIN502").is_empty());
+    }
+
+    #[test]
+    fn win502_names_a_hyperv_runtime_class_that_can_run_the_image() {
+        let old = set(
+            winok(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/servercore:ltsc2019"),
+        );
+        let c = observed(
+            cfg(),
+            vec![
+                group(
+                    "n",
+                    "windows",
+                    "10.0.20348",
+                    &["os=windows:NoSchedule"],
+                    &[],
+                    3,
+                ),
+                linux(),
+            ],
+        );
+        let mut cx = crate::model::Context::default();
+        cx.add(
+            &json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+            "metadata": {"name": "hyperv"}, "handler": "runhcs-wcow-hypervisor",
+            "scheduling": {"nodeSelector": {"kubernetes.io/os": "windows"}}}),
+        );
+        let f: Vec<_> = crate::engine::lint_object(&old, &c, &cx, crate::model::Operation::Lint)
+            .findings
+            .into_iter()
+            .filter(|f| f.rule.id == "WIN502")
+            .collect();
+        assert!(
+            f[0].message
+                .ends_with("or run it under Hyper-V isolation with runtimeClassName: hyperv"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn win001_asks_whether_the_pod_can_land_on_another_os() {
+        let pod = unset(winok(), "/spec/nodeSelector");
+        let win = group(
+            "w",
+            "windows",
+            "10.0.20348",
+            &["os=windows:NoSchedule"],
+            &[("agentpool", "win")],
+            2,
+        );
+        let c = observed(cfg(), vec![win.clone(), linux()]);
+        let f = only(&pod, &c, "WIN001");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message
+                .contains("can place it on 3 nodes that are not Windows (linux"),
+            "{}",
+            f[0].message
+        );
+        // A selector on a label only the Windows nodes carry pins it.
+        let pool = set(
+            pod.clone(),
+            "/spec/nodeSelector",
+            json!({"agentpool": "win"}),
+        );
+        assert!(only(&pool, &c, "WIN001").is_empty());
+        // Linux nodes tainted against it (RKE1 taints its Linux nodes): it cannot land there.
+        let c = observed(
+            cfg(),
+            vec![
+                win,
+                group("l", "linux", "", &["cattle.io/os=linux:NoSchedule"], &[], 3),
+            ],
+        );
+        assert!(only(&pod, &c, "WIN001").is_empty());
+    }
+
+    #[test]
+    fn win010_selectors_that_match_no_windows_node() {
+        let c = observed(
+            cfg(),
+            vec![
+                group(
+                    "w",
+                    "windows",
+                    "10.0.20348",
+                    &["os=windows:NoSchedule"],
+                    &[("agentpool", "win")],
+                    2,
+                ),
+                linux(),
+            ],
+        );
+        let pod = set(winok(), "/spec/nodeSelector/agentpool", json!("windows"));
+        let f = only(&pod, &c, "WIN010");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(
+            f[0].message.starts_with(
+                "nodeSelector agentpool=windows matches none of the cluster's 2 Windows nodes"
+            ),
+            "{}",
+            f[0].message
+        );
+        assert!(ids(&winok(), &c).is_empty(), "{:?}", ids(&winok(), &c));
+    }
+
+    #[test]
+    fn win603_only_where_its_pods_can_reach_windows_nodes() {
+        let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "fluent-bit"},
+            "spec": {"template": {"spec": {"containers": [{"name": "fb", "image": "fluent/fluent-bit:2.2"}]}}}});
+        let tainted = observed(
+            cfg(),
+            vec![
+                group(
+                    "w",
+                    "windows",
+                    "10.0.20348",
+                    &["os=windows:NoSchedule"],
+                    &[],
+                    2,
+                ),
+                linux(),
+            ],
+        );
+        assert!(findings(&ds, &tainted).is_empty());
+        let open = observed(
+            cfg(),
+            vec![group("w", "windows", "10.0.20348", &[], &[], 2), linux()],
+        );
+        assert_eq!(ids(&ds, &open), ["WIN603"]);
+        let all = set(
+            ds,
+            "/spec/template/spec/tolerations",
+            json!([{"operator": "Exists"}]),
+        );
+        assert_eq!(ids(&all, &tainted), ["WIN603"]);
     }
 }

@@ -674,6 +674,9 @@ impl Node {
                 ("kubernetes.io/os".into(), "windows".into()),
                 ("kubernetes.io/arch".into(), "amd64".into()),
                 ("kubernetes.io/hostname".into(), name.into()),
+                // The kubelet still sets the deprecated beta labels (EKS samples select them).
+                ("beta.kubernetes.io/os".into(), "windows".into()),
+                ("beta.kubernetes.io/arch".into(), "amd64".into()),
                 ("node.kubernetes.io/windows-build".into(), build.into()),
             ],
             taints: vec![],
@@ -695,6 +698,9 @@ impl Node {
                 ("kubernetes.io/os".into(), "linux".into()),
                 ("kubernetes.io/arch".into(), "amd64".into()),
                 ("kubernetes.io/hostname".into(), name.into()),
+                // The kubelet still sets the deprecated beta labels (EKS samples select them).
+                ("beta.kubernetes.io/os".into(), "linux".into()),
+                ("beta.kubernetes.io/arch".into(), "amd64".into()),
             ],
             taints: vec![],
             node_info: Some(json!({
@@ -960,6 +966,34 @@ impl Drop for Webhook {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A two-thread runtime for the tests' own API clients.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A client of the test API server from `kubeconfig` (one of [`Cluster`]'s).
+pub fn client(rt: &tokio::runtime::Runtime, kubeconfig: &Path) -> kube::Client {
+    rt.block_on(winlint::cluster::client(
+        &winlint::cluster::ClientSource::Kubeconfig {
+            path: Some(kubeconfig.to_path_buf()),
+            context: None,
+        },
+    ))
+    .expect("client from the test kubeconfig")
+}
+
+/// The number in environment variable `name` (measurement sizes), else `default`.
+pub fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// A generous bound for convergence (no assertion on speed: 2 shared cores).

@@ -1,0 +1,238 @@
+//! The command line and a live cluster: `winlint --cluster FILES` (the target's facts read once
+//! from the cluster of the kubeconfig) and `winlint audit` (the workloads that run in the
+//! cluster now, linted with those facts, each Pod reported once, under its top owner).
+//!
+//! Both read with [`crate::cluster`] (paged lists, no call per object) on a one-thread runtime,
+//! and report through [`crate::report`] like the linter: an audited object's place is
+//! `namespace/Kind/name` and the JSON pointer of the finding
+//! ([`Located::cluster_namespace`]).
+
+use std::collections::BTreeSet;
+use std::future::Future;
+
+use clap::{Args, ValueEnum};
+
+use super::{ColorChoice, EXIT_USAGE, FailOn, Format, Sink, TargetArgs, exit_code};
+use crate::cluster::{self, ClusterArgs, ClusterError, ClusterFacts, ErrorKind, Origin, Scope};
+use crate::config::Config;
+use crate::engine;
+use crate::model::workload;
+use crate::model::{Context, Operation};
+use crate::report::{AuditSummary, ClusterSummary, Counts, FixState, InputError, Located, Summary};
+
+/// The rights the facts need (a 403 names them).
+const FACTS_RBAC: &str = "the cluster's facts need list on nodes, namespaces and \
+     runtimeclasses.node.k8s.io";
+/// The rights `winlint audit` needs besides the facts'.
+const AUDIT_RBAC: &str = "winlint audit needs list on pods, replicationcontrollers, \
+     deployments, replicasets, statefulsets, daemonsets, jobs and cronjobs";
+
+/// Output formats of `winlint audit`: those of the linter but GitLab's Code Quality, whose
+/// issues must name a file and a line.
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub enum AuditFormat {
+    Text,
+    Json,
+    Sarif,
+    /// GitHub Actions workflow commands (annotations on the run, not on files).
+    Github,
+}
+
+/// `winlint audit [-n NS | -A]`
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    /// Namespace to audit (default: the namespace of the kubeconfig context, as kubectl).
+    #[arg(short, long, value_name = "NS", conflicts_with = "all_namespaces")]
+    namespace: Option<String>,
+    /// Audit every namespace.
+    #[arg(short = 'A', long)]
+    all_namespaces: bool,
+    #[command(flatten)]
+    cluster: ClusterArgs,
+    /// Flags and --config override the cluster's facts.
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = AuditFormat::Text)]
+    output: AuditFormat,
+    /// Lowest severity that makes the exit code 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    fail_on: FailOn,
+    /// Colour: auto (terminal and NO_COLOR unset), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+}
+
+/// The configuration and context with a cluster's facts, and what the report says of them.
+pub struct ClusterTarget {
+    pub config: Config,
+    pub context: Context,
+    pub summary: ClusterSummary,
+}
+
+impl ClusterTarget {
+    fn new(cfg: &Config, facts: &ClusterFacts, origin: &Origin) -> ClusterTarget {
+        let config = cluster::effective::apply(cfg, facts);
+        let summary = ClusterSummary {
+            context: origin.context.clone(),
+            server: origin.server.clone(),
+            facts: cluster::effective::describe(&config.target, facts),
+        };
+        ClusterTarget {
+            context: cluster::effective::context(facts),
+            config,
+            summary,
+        }
+    }
+}
+
+/// Run `f` to completion on a one-thread runtime (the CLI waits for each answer anyway).
+fn block_on<F: Future>(f: F) -> Result<F::Output, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map(|rt| rt.block_on(f))
+        .map_err(|e| format!("cannot start the runtime that talks to the cluster: {e}"))
+}
+
+/// One line for an error talking to the cluster; a 403 names the rights `rbac`.
+fn one_line(e: &ClusterError, rbac: &str) -> String {
+    match e.kind {
+        ErrorKind::Forbidden => format!("{} ({rbac})", e.without_hint()),
+        _ => e.to_string(),
+    }
+}
+
+/// `winlint --cluster`: `cfg` with the facts of the cluster of `args`, read once. `Err` is the
+/// line to print (unreachable, refused credentials, RBAC, no kubeconfig).
+pub fn target(args: &ClusterArgs, cfg: &Config) -> Result<ClusterTarget, String> {
+    block_on(async {
+        let (client, origin) = cluster::connect(&args.client_source())
+            .await
+            .map_err(|e| one_line(&e, FACTS_RBAC))?;
+        let facts = cluster::read_once(&client, cluster::PAGE_SIZE)
+            .await
+            .map_err(|e| one_line(&e, FACTS_RBAC))?;
+        Ok(ClusterTarget::new(cfg, &facts, &origin))
+    })?
+}
+
+/// What the audit read from the cluster.
+struct Read {
+    target: ClusterTarget,
+    inventory: cluster::Inventory,
+}
+
+fn read(args: &AuditArgs, cfg: &Config) -> Result<Read, String> {
+    block_on(async {
+        let (client, origin) = cluster::connect(&args.cluster.client_source())
+            .await
+            .map_err(|e| one_line(&e, FACTS_RBAC))?;
+        let facts = cluster::read_once(&client, cluster::PAGE_SIZE)
+            .await
+            .map_err(|e| one_line(&e, FACTS_RBAC))?;
+        let scope = if args.all_namespaces {
+            Scope::AllNamespaces
+        } else {
+            Scope::Namespace(
+                args.namespace
+                    .clone()
+                    .unwrap_or_else(|| origin.namespace.clone()),
+            )
+        };
+        let inventory = cluster::list_workloads(&client, &scope, cluster::PAGE_SIZE)
+            .await
+            .map_err(|e| one_line(&e, AUDIT_RBAC))?;
+        Ok(Read {
+            target: ClusterTarget::new(cfg, &facts, &origin),
+            inventory,
+        })
+    })?
+}
+
+/// A kind the audit could not list, as an error of the report: the objects of that kind are
+/// missing from it (their Pods are reported as themselves or under a lower owner).
+fn skipped(e: &ClusterError) -> InputError {
+    let message = match e.kind {
+        ErrorKind::Forbidden => format!("forbidden: {} ({AUDIT_RBAC})", e.message),
+        ErrorKind::NotFound => format!("this API server does not serve it: {}", e.message),
+        _ => e.message.clone(),
+    };
+    InputError {
+        file: e
+            .doing
+            .strip_prefix("listing ")
+            .unwrap_or(&e.doing)
+            .to_string(),
+        line: 0,
+        column: 0,
+        message,
+    }
+}
+
+/// `winlint audit`: list, lint each top owner once, report; the exit code.
+pub fn audit(args: AuditArgs) -> i32 {
+    let cfg = match args.target.to_config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("winlint: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let Read { target, inventory } = match read(&args, &cfg) {
+        Ok(r) => r,
+        Err(line) => {
+            eprintln!("winlint: {line}");
+            return EXIT_USAGE;
+        }
+    };
+    let errors: Vec<InputError> = inventory.skipped.iter().map(|(_, e)| skipped(e)).collect();
+    let mut sink = Sink::new(match args.output {
+        AuditFormat::Text => Format::Text,
+        AuditFormat::Json => Format::Json,
+        AuditFormat::Sarif => Format::Sarif,
+        AuditFormat::Github => Format::Github,
+    });
+    let mut summary = Summary::default();
+    let mut audit = AuditSummary::default();
+    let mut namespaces = BTreeSet::new();
+    let mut counts = Counts::default();
+    for o in &inventory.objects {
+        namespaces.insert(o.namespace.as_str());
+        summary.objects += 1;
+        audit.cluster_pods += if o.kind == "Pod" { 1 } else { o.pods.len() };
+        summary.pods += workload::pod_sites(&o.object).len();
+        let rep = engine::lint_object(&o.object, &target.config, &target.context, Operation::Lint);
+        summary.suppressed += rep.suppressed;
+        let place = format!("{}/{}/{}", o.namespace, o.kind, o.name);
+        if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
+            summary.ignore_reasons.push(format!("{place}: {r}"));
+        }
+        let mut found: Vec<Located> = rep
+            .findings
+            .into_iter()
+            .map(|f| Located {
+                file: place.clone(),
+                line: 0,
+                column: 0,
+                pointer: f.pointer.clone(),
+                object: format!("{}/{}", o.kind, o.name),
+                finding: f,
+                // Nothing edits the cluster.
+                fix: FixState::None,
+                rendered: None,
+                cluster_namespace: Some(o.namespace.clone()),
+            })
+            .collect();
+        found.sort_by(|a, b| (&a.pointer, a.finding.rule.id).cmp(&(&b.pointer, b.finding.rule.id)));
+        for l in found {
+            counts.add(&l);
+            sink.push(l);
+        }
+    }
+    audit.namespaces = namespaces.len();
+    summary.audit = Some(audit);
+    summary.cluster = Some(target.summary);
+    let written = sink.finish(&counts, &errors, &summary, args.color);
+    exit_code(written, &errors, &counts, args.fail_on)
+}

@@ -1,0 +1,245 @@
+//! Where a pod can run: the node groups its `nodeSelector`, required node affinity, tolerations
+//! and RuntimeClass let it land on ([`schedule::fit`] on every group of [`Target::nodes`]).
+//!
+//! The rules that need node facts ask this module, not the target's configured lists:
+//!
+//! * WIN007: does the pod tolerate the taints of some Windows node it can select?
+//! * WIN502 / WIN005 / WIN006: which Windows builds can the pod land on?
+//! * WIN001: can the pod land on a node that is not Windows?
+//! * WIN010: does the pod select any Windows node at all?
+//!
+//! Offline (no observed nodes) the configured builds and taints stand for the Windows nodes, as
+//! before. With observed nodes but no Windows node among them (a pool scaled to zero, or not
+//! added yet), the configured target is the fallback, and rules say so and do not deny
+//! ([`Placement::unobserved_note`]).
+
+use std::sync::Arc;
+
+use super::context::Context;
+use super::nodes::{NodeGroup, RuntimeClassFacts, Taint};
+use super::schedule::{self, Fit, Toleration};
+use super::target::Target;
+use super::windows::{self, Build, Isolation};
+use super::workload::PodSite;
+
+/// What the node facts of an evaluation are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeFacts {
+    /// Offline: the configured Windows builds and taints stand for the nodes.
+    Configured,
+    /// Observed nodes, some of them Windows: the rules judge by them.
+    Observed,
+    /// Observed nodes, none of them Windows: the configured target is the fallback, and node
+    /// rules do not deny.
+    NoWindowsNodes,
+}
+
+/// The end of a node rule's message when the cluster shows no Windows node
+/// ([`Placement::unobserved_note`]); front ends with short lines (admission warnings) say it
+/// once by itself.
+pub const UNOBSERVED_NOTE: &str =
+    " (no Windows node is in the cluster yet: checked against the configured target, not denied)";
+
+/// How one pod fares on the observed node groups.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    pub facts: NodeFacts,
+    /// The observed groups (none offline) and the pod's fit on each, in the same order.
+    groups: Option<Arc<[NodeGroup]>>,
+    fits: Vec<Fit>,
+}
+
+impl Placement {
+    /// Compute the pod's fit on every observed group of `target` (its RuntimeClass, when the
+    /// context knows it, applied as the RuntimeClass admission plugin does).
+    pub fn of(site: &PodSite, target: &Target, context: &Context) -> Placement {
+        let Some(groups) = &target.nodes else {
+            return Placement {
+                facts: NodeFacts::Configured,
+                groups: None,
+                fits: Vec::new(),
+            };
+        };
+        let rc = runtime_class(site, context);
+        let fits = groups
+            .iter()
+            .map(|g| schedule::fit(site.spec, g, rc))
+            .collect();
+        let facts = if groups.iter().any(NodeGroup::is_windows) {
+            NodeFacts::Observed
+        } else {
+            NodeFacts::NoWindowsNodes
+        };
+        Placement {
+            facts,
+            groups: Some(groups.clone()),
+            fits,
+        }
+    }
+
+    /// Whether the rules judge by observed Windows nodes.
+    pub fn observed(&self) -> bool {
+        self.facts == NodeFacts::Observed
+    }
+
+    fn groups(&self) -> impl Iterator<Item = (&NodeGroup, &Fit)> {
+        self.groups.iter().flat_map(|g| g.iter()).zip(&self.fits)
+    }
+
+    /// Windows groups the pod's selectors pick (whatever their taints), with the fit.
+    pub fn windows_selected(&self) -> Vec<(&NodeGroup, &Fit)> {
+        self.groups()
+            .filter(|(g, f)| g.is_windows() && **f != Fit::NotSelected)
+            .collect()
+    }
+
+    /// Windows groups the pod can land on (selected and every blocking taint tolerated).
+    pub fn windows_fitting(&self) -> Vec<&NodeGroup> {
+        self.groups()
+            .filter(|(g, f)| g.is_windows() && f.fits())
+            .map(|(g, _)| g)
+            .collect()
+    }
+
+    /// Groups that are not Windows (Linux, other or unknown OS) the pod can land on.
+    pub fn other_fitting(&self) -> Vec<&NodeGroup> {
+        self.groups()
+            .filter(|(g, f)| !g.is_windows() && f.fits())
+            .map(|(g, _)| g)
+            .collect()
+    }
+
+    /// Every observed Windows group.
+    pub fn windows_groups(&self) -> Vec<&NodeGroup> {
+        self.groups()
+            .filter(|(g, _)| g.is_windows())
+            .map(|(g, _)| g)
+            .collect()
+    }
+
+    /// The Windows hosts whose builds the pod's images must match: observed, the groups it can
+    /// land on, or when it tolerates none of those it selects, the selected ones (WIN007 says
+    /// why it cannot land there); offline, the configured builds. `None` when nothing can be
+    /// said: the pod selects no observed Windows node (WIN010), or one of the candidates' builds
+    /// is unknown.
+    pub fn host_builds(&self, target: &Target) -> Option<HostBuilds> {
+        if !self.observed() {
+            return Some(HostBuilds {
+                builds: target.windows_builds.clone(),
+                observed: false,
+                nodes: 0,
+            });
+        }
+        let mut candidates = self.windows_fitting();
+        if candidates.is_empty() {
+            candidates = self
+                .windows_selected()
+                .into_iter()
+                .map(|(g, _)| g)
+                .collect();
+        }
+        if candidates.is_empty() || candidates.iter().any(|g| g.build.is_none()) {
+            return None;
+        }
+        let mut builds: Vec<Build> = candidates.iter().filter_map(|g| g.build).collect();
+        builds.sort();
+        builds.dedup();
+        Some(HostBuilds {
+            builds,
+            observed: true,
+            nodes: candidates.iter().map(|g| g.count()).sum(),
+        })
+    }
+
+    /// The note node rules add when the cluster shows no Windows node, so that they are
+    /// checked against the configured target and do not deny.
+    pub fn unobserved_note(&self) -> Option<&'static str> {
+        (self.facts == NodeFacts::NoWindowsNodes).then_some(UNOBSERVED_NOTE)
+    }
+}
+
+/// The builds of the Windows nodes a pod can land on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostBuilds {
+    pub builds: Vec<Build>,
+    /// From observed nodes (else the configured target).
+    pub observed: bool,
+    /// How many observed nodes run them.
+    pub nodes: usize,
+}
+
+impl HostBuilds {
+    /// `the Windows nodes this pod can run on (3 nodes)` / `the target nodes`.
+    pub fn who(&self) -> String {
+        if self.observed {
+            format!(
+                "the Windows nodes this pod can select ({} node{})",
+                self.nodes,
+                if self.nodes == 1 { "" } else { "s" }
+            )
+        } else {
+            "the target nodes".to_string()
+        }
+    }
+}
+
+/// The pod's RuntimeClass, when the context knows it.
+pub fn runtime_class<'c>(site: &PodSite, context: &'c Context) -> Option<&'c RuntimeClassFacts> {
+    context.runtime_classes.get(site.str("/runtimeClassName")?)
+}
+
+/// The pod's tolerations with its RuntimeClass's.
+pub fn tolerations(site: &PodSite, context: &Context) -> Vec<Toleration> {
+    let mut tols = schedule::pod_tolerations(site.spec);
+    if let Some(rc) = runtime_class(site, context) {
+        tols.extend(rc.tolerations.iter().cloned());
+    }
+    tols
+}
+
+/// The blocking (NoSchedule, NoExecute) taints of `group` that `tolerations` do not tolerate.
+pub fn untolerated<'g>(group: &'g NodeGroup, tolerations: &[Toleration]) -> Vec<&'g Taint> {
+    group
+        .taints
+        .iter()
+        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
+        .filter(|t| !schedule::tolerated(tolerations, t))
+        .collect()
+}
+
+/// A known Hyper-V RuntimeClass (handler `runhcs-wcow-hypervisor[-BUILD]`) under which this pod
+/// could run images of `builds`: the class's scheduling lands the pod (with its own selectors and
+/// tolerations) on observed Windows nodes of a build that can host them all in a utility VM (the
+/// host's build or newer), or, offline, one of the target's builds can. The first by name.
+pub fn hyperv_runtime_class_for<'c>(
+    site: &PodSite,
+    target: &Target,
+    context: &'c Context,
+    builds: &[Build],
+) -> Option<&'c str> {
+    let hosts_all = |h: Build| {
+        builds
+            .iter()
+            .all(|&b| windows::compatible(b, h, Isolation::Hyperv))
+    };
+    context
+        .runtime_classes
+        .values()
+        .filter(|rc| rc.is_hyperv())
+        .filter(|rc| {
+            // A handler that pins the utility VM's build runs only images that build runs.
+            rc.hyperv_guest_build.is_none_or(|g| {
+                builds
+                    .iter()
+                    .all(|&b| windows::compatible(b, g, Isolation::Process))
+            })
+        })
+        .filter(|rc| match target.nodes.as_deref() {
+            Some(groups) => groups.iter().filter(|g| g.is_windows()).any(|g| {
+                schedule::fit(site.spec, g, Some(rc)).fits() && g.build.is_some_and(hosts_all)
+            }),
+            None => target.windows_builds.iter().any(|&h| hosts_all(h)),
+        })
+        .map(|rc| rc.name.as_str())
+        .min() // the context is a hash map: the same answer every time
+}
