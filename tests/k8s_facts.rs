@@ -837,6 +837,77 @@ fn gke_windows_taint_is_the_toleration_added() {
     );
 }
 
+/// Issue 8 end to end, on a GKE-style cluster: Windows node groups tainted
+/// `node.kubernetes.io/os=windows:NoSchedule` (two ltsc2022 nodes, one ltsc2019 node) and a
+/// Linux node, default settings. A plain Deployment pinned to Windows with an ltsc2022 IIS image
+/// is admitted (judged as its pods after mutation), stored as written, and its pods get the
+/// cluster's own toleration; an ltsc2019 image is admitted because an ltsc2019 node exists, and
+/// its pods are pinned to that build; a pod that no node can run (a Windows Server 2025 image)
+/// is denied with a message that names the nodes it could select and their builds.
+#[test]
+fn issue8_gke_cluster_with_ltsc2019_and_ltsc2022_groups() {
+    let Some(c) = cluster() else { return };
+    const GKE: &str = "node.kubernetes.io/os=windows:NoSchedule";
+    let wh = serve(&c, None, None, &[]);
+    let _nodes = nodes_are(
+        &c,
+        &[&wh],
+        &[
+            Node::linux("i8-linux-1"),
+            Node::windows("i8-win22-1", BUILD_2022).taint(GKE),
+            Node::windows("i8-win22-2", BUILD_2022).taint(GKE),
+            Node::windows("i8-win19-1", BUILD_2019).taint(GKE),
+        ],
+    );
+    let ns = c.unique("i8");
+    wh.namespace(&ns, &[]);
+
+    // Workloads: admitted, stored as written, the warning says what the pods get.
+    for (name, image) in [("iis-2022", IIS_2022), ("iis-2019", IIS_2019)] {
+        let out = c.create(&deployment(&ns, name, image)).ok();
+        assert!(
+            out.warnings
+                .iter()
+                .any(|w| w.starts_with(AT_POD_CREATION) && w.contains("tolerations")),
+            "{name}: {out:#?}"
+        );
+        let stored = out.json();
+        assert!(
+            tolerations(&stored["spec"]["template"]["spec"]).is_empty(),
+            "{stored:#}"
+        );
+    }
+
+    // Their pods, as the ReplicaSet controller creates them: the cluster's toleration.
+    let pod_of = |name: &str, image: &str| {
+        let mut p = pod(&ns, &format!("{name}-pod"), image);
+        p["spec"] = deployment(&ns, name, image)["spec"]["template"]["spec"].clone();
+        c.create(&p).ok().json()
+    };
+    let p22 = pod_of("iis-2022", IIS_2022);
+    assert_eq!(tolerations(&p22["spec"]), [GKE], "{p22:#}");
+    let p19 = pod_of("iis-2019", IIS_2019);
+    assert_eq!(tolerations(&p19["spec"]), [GKE], "{p19:#}");
+    // Only the ltsc2019 node can run it: pinned to that build.
+    assert_eq!(
+        p19["spec"]["nodeSelector"]["node.kubernetes.io/windows-build"], BUILD_2019,
+        "{p19:#}"
+    );
+
+    // A Windows Server 2025 image: no node of this cluster runs it. Denied, naming the nodes.
+    let ws2025 = "mcr.microsoft.com/windows/servercore:ltsc2025";
+    for o in [pod(&ns, "new", ws2025), deployment(&ns, "new", ws2025)] {
+        let denied = c.dry_run_create(&o).err();
+        assert_eq!(denied_rules(&denied.stderr), ["WIN502"], "{denied:#?}");
+        assert!(
+            denied.stderr.contains("3 nodes")
+                && denied.stderr.contains(BUILD_2019)
+                && denied.stderr.contains(BUILD_2022),
+            "{denied:#?}"
+        );
+    }
+}
+
 /// No Windows node observed: the rules that need node facts do not deny; a warning says why.
 #[test]
 fn no_windows_node_means_a_warning_not_a_denial() {

@@ -586,7 +586,13 @@ fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         super::images::isolation(site, eval),
     );
     if hosts.is_empty() {
-        hosts.push(build); // WIN502 reports the mismatch; pin to the image's own build.
+        // No node this pod can select runs the image: WIN502 reports it. Offline, pin to the
+        // image's own build; with the cluster's nodes known, a pin to a build that no node has
+        // would only make the pod select no node (and make the webhook drop its other fixes).
+        if host_builds.observed {
+            return Vec::new();
+        }
+        hosts.push(build);
     }
     let fix_ops = if hosts.len() == 1 {
         node_selector_ops(site, BUILD_LABEL, &hosts[0].to_string())
@@ -1488,6 +1494,33 @@ mod observed_tests {
             ],
         );
         assert_eq!(only(&pod, &c, "WIN007").len(), 1);
+    }
+
+    #[test]
+    fn win005_does_not_pin_to_a_build_no_observed_node_runs() {
+        let mixed = vec![
+            group("a", "windows", "10.0.17763", &[GKE], &[], 1),
+            group("b", "windows", "10.0.20348", &[GKE], &[], 2),
+            linux(),
+        ];
+        let ws2025 = set(
+            winok(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/servercore:ltsc2025"),
+        );
+        // No node runs it: WIN502 says so; a pin to 10.0.26100 would select no node.
+        let c = observed(cfg(), mixed.clone());
+        assert!(only(&ws2025, &c, "WIN005").is_empty());
+        assert_eq!(only(&ws2025, &c, "WIN502").len(), 1);
+        // An image one group runs: pinned to that group's build.
+        let ws2019 = set(
+            winok(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/servercore:ltsc2019"),
+        );
+        let f = only(&ws2019, &c, "WIN005");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.ends_with(": 10.0.17763"), "{}", f[0].message);
     }
 
     #[test]
