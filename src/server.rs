@@ -303,6 +303,8 @@ pub struct Metrics {
     /// Windows nodes of the facts in use, by build (`unknown`: a Windows node whose build
     /// could not be read).
     pub windows_nodes: Family<Vec<(String, String)>, Gauge>,
+    /// Objects of the snapshot in use, by resource (nodes, namespaces, runtimeclasses).
+    pub cluster_objects: Family<Vec<(String, String)>, Gauge>,
     /// 1 while the evaluation uses a complete snapshot of the cluster; 0: the configured facts.
     pub facts_synced: Gauge,
     /// 1 while every watch is healthy (or the facts are off).
@@ -358,6 +360,12 @@ impl Metrics {
             "Windows nodes of the cluster facts in use, by build",
             windows_nodes.clone(),
         );
+        let cluster_objects = Family::<Vec<(String, String)>, Gauge>::default();
+        registry.register(
+            "cluster_objects",
+            "Objects of the cluster facts in use, by resource (nodes, namespaces, runtimeclasses)",
+            cluster_objects.clone(),
+        );
         let facts_synced = Gauge::default();
         registry.register(
             "cluster_facts_synced",
@@ -402,6 +410,7 @@ impl Metrics {
             patches,
             cert_reloads,
             windows_nodes,
+            cluster_objects,
             facts_synced,
             facts_healthy,
             facts_age,
@@ -508,9 +517,20 @@ impl AppState {
         }
         m.facts_synced.set(i64::from(facts.synced.all()));
         let Some(watch) = &self.watch else {
+            m.cluster_objects.clear();
             m.facts_healthy.set(1);
             return;
         };
+        let nodes: usize = facts.groups.iter().map(|g| g.count()).sum();
+        for (resource, n) in [
+            ("nodes", nodes),
+            ("namespaces", facts.namespaces.len()),
+            ("runtimeclasses", facts.runtime_classes.len()),
+        ] {
+            m.cluster_objects
+                .get_or_create(&vec![("resource".into(), resource.into())])
+                .set(n as i64);
+        }
         let fm = watch.metrics();
         m.facts_healthy.set(i64::from(fm.healthy));
         m.facts_staleness.set(fm.staleness.as_secs_f64());

@@ -695,6 +695,90 @@ fn unreachable_at_start_then_dropped_mid_stream_keeps_the_last_good_facts() {
     eprintln!("test took {:.2?}", t.elapsed());
 }
 
+/// `/readyz` waits for the first complete sync (here the API server is out of reach until the
+/// test lets it through, and the wait's bound is far away): not ready, and says why, while the
+/// webhook already answers; ready with the live facts once they arrive, with the snapshot's
+/// objects in the metrics. `--cluster-facts=off` keeps the offline behaviour on the same
+/// cluster: ready at once, the configured toleration, no watch.
+#[test]
+fn readyz_waits_for_the_first_sync_and_facts_off_stays_offline() {
+    let Some(c) = cluster() else { return };
+    let rt = k8s_support::runtime();
+    let proxy = Proxy::new(c.port);
+    let kc = c.kubeconfig_with_server(
+        &c.unique("wait"),
+        &format!("https://127.0.0.1:{}", proxy.port),
+    );
+    let _nodes = nodes_are(
+        &c,
+        &[],
+        &[
+            Node::linux("wait-linux-1"),
+            Node::windows("wait-win22-1", BUILD_2022)
+                .taint("node.kubernetes.io/os=windows:NoSchedule"),
+        ],
+    );
+    let wh = serve(&c, Some(&kc), None, &["--cluster-facts-timeout", "3600"]);
+    let off = Webhook::start(
+        &c,
+        None,
+        &["--cluster-facts", "off", "--metrics-listen", "127.0.0.1:0"],
+    );
+    assert_eq!(
+        wh.get("/readyz"),
+        (
+            503,
+            "waiting for the first sync of the cluster facts".to_string()
+        )
+    );
+    let ns = c.unique("wait");
+    wh.namespace(&ns, &[]);
+    // Not ready, yet it answers (the API server called it to register): configured facts.
+    assert_eq!(
+        created_pod_tolerations(&c, &ns, "early"),
+        ["os=windows:NoSchedule"]
+    );
+
+    proxy.start(&rt);
+    ready_with(&wh, "live cluster facts");
+    assert_eq!(
+        created_pod_tolerations(&c, &ns, "synced"),
+        ["node.kubernetes.io/os=windows:NoSchedule"]
+    );
+    let m = wh.get("/metrics").1;
+    assert_eq!(
+        metric(&m, "winlint_cluster_objects{resource=\"nodes\"}"),
+        Some(2.0),
+        "{m}"
+    );
+    assert!(
+        metric(&m, "winlint_cluster_objects{resource=\"namespaces\"}").unwrap_or(0.0) >= 1.0,
+        "{m}"
+    );
+
+    // Facts off: ready at once with the configured facts; the configured toleration.
+    assert_eq!(
+        off.get("/readyz"),
+        (200, "ready: configured facts".to_string())
+    );
+    let ns_off = c.unique("wait-off");
+    off.namespace(&ns_off, &[]);
+    assert_eq!(
+        created_pod_tolerations(&c, &ns_off, "offline"),
+        ["os=windows:NoSchedule"]
+    );
+    let m = off.get("/metrics").1;
+    assert!(windows_nodes(&m).is_empty(), "{m}");
+    assert!(!m.contains("winlint_cluster_objects{"), "{m}");
+    assert!(
+        off.log_text()
+            .contains("cluster facts off (--cluster-facts=off)"),
+        "{}",
+        off.log_text()
+    );
+    proxy.cut();
+}
+
 /// Issue 8 §6: a user without the RBAC. The webhook serves with the configured facts, says
 /// which rights it needs; once the ClusterRole of `winlint manifests` is bound, it recovers
 /// by itself and judges with the cluster's facts (here: untainted Windows nodes, so no
