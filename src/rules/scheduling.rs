@@ -832,16 +832,20 @@ fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             return Vec::new();
         }
         // The group that needs the fewest tolerations (the largest one on a tie).
-        let (group, missing) = selected
+        let (_, missing) = selected
             .iter()
             .map(|(g, _)| (*g, placement::untolerated(g, &tols)))
             .min_by_key(|(g, m)| (m.len(), std::cmp::Reverse(g.count())))
             .expect("a selected group");
         let n = selected.iter().map(|(g, _)| g.count()).sum::<usize>();
+        // Every build among them, not only the chosen group's.
+        let mut builds: Vec<_> = selected.iter().filter_map(|(g, _)| g.build).collect();
+        builds.sort();
+        builds.dedup();
+        let builds: String = builds.iter().map(|b| format!(", {b}")).collect();
         let whose = format!(
-            "The Windows nodes this pod can select ({n} node{}{}) are tainted",
+            "The Windows nodes this pod can select ({n} node{}{builds}) are tainted",
             if n == 1 { "" } else { "s" },
-            group.build.map(|b| format!(", {b}")).unwrap_or_default()
         );
         (missing, whose)
     } else {
@@ -1460,6 +1464,23 @@ mod observed_tests {
         assert!(f[0].message.starts_with("The Windows nodes this pod can select (2 nodes, 10.0.20348) are tainted node.kubernetes.io/os=windows:NoSchedule"), "{}", f[0].message);
         let fixed = crate::rules::testutil::apply(&winok(), &f[0]);
         assert!(only(&fixed, &c, "WIN007").is_empty());
+        // Groups of several builds: the message names them all.
+        let c2 = observed(
+            cfg(),
+            vec![
+                group("w", "windows", "10.0.20348", &[GKE], &[], 2),
+                group("v", "windows", "10.0.17763", &[GKE], &[], 1),
+                linux(),
+            ],
+        );
+        let f = only(&winok(), &c2, "WIN007");
+        assert!(
+            f[0].message.starts_with(
+                "The Windows nodes this pod can select (3 nodes, 10.0.17763, 10.0.20348) are tainted"
+            ),
+            "{}",
+            f[0].message
+        );
         // Untainted Windows nodes: nothing to tolerate, whatever the configured default says.
         let c = observed(
             cfg(),
