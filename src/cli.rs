@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use crate::config::{Config, ConfigError, rule_id};
-use crate::engine::fix::{Commit, FixOptions, Fixer, PassFix, fix_allowed, prefix_op};
+use crate::engine::fix::{Commit, FixOptions, Fixer, NotFixed, PassFix, fix_allowed, prefix_op};
 use crate::engine::{self};
 use crate::model::Context;
 use crate::model::FixSafety;
@@ -534,16 +534,25 @@ fn load_error(name: &str, e: source::LoadError) -> InputError {
     }
 }
 
+/// Whether `--fix` has run on the documents linted, and the fixes it said it could not make.
+#[derive(Clone, Copy)]
+enum Fixed<'a> {
+    No,
+    /// The fixes given up, and why the others were not made (the file could not be fixed).
+    Yes(&'a [NotFixed], &'a str),
+}
+
 /// Lint loaded documents of one file; pushes located findings, and the object labels of
 /// suppressions with an ignore reason. `fixed`: `--fix` has run on these documents, so a
-/// finding whose fix the policy allows is one it could not apply. `rendered`: the documents are
-/// a tool's output, with the file each comes from; findings then have no line.
+/// finding whose fix the policy allows is one it could not apply (and why, when it said).
+/// `rendered`: the documents are a tool's output, with the file each comes from; findings then
+/// have no line.
 #[allow(clippy::too_many_arguments)]
 fn lint_docs(
     name: &str,
     docs: &[Document],
     rendered: Option<(&crate::render::Rendered, &[String])>,
-    fixed: bool,
+    fixed: Fixed,
     cfg: &Config,
     cx: &Context,
     findings: &mut Vec<Located>,
@@ -579,12 +588,29 @@ fn lint_docs(
                     None => (name.to_string(), doc.map.locate(&pointer)),
                     Some((_, files)) => (files[di].clone(), (0, 0)),
                 };
-                let fix = match (fix_allowed(&f, cfg), fixed) {
-                    (false, _) => FixState::None,
+                let (fix, not_fixed) = match (fix_allowed(&f, cfg), fixed) {
+                    (false, _) => (FixState::None, None),
                     // --fix cannot edit rendered output.
-                    (true, false) if rendered.is_some() => FixState::None,
-                    (true, false) => FixState::Fixable,
-                    (true, true) => FixState::NotFixed,
+                    (true, Fixed::No) if rendered.is_some() => (FixState::None, None),
+                    (true, Fixed::No) => (FixState::Fixable, None),
+                    (true, Fixed::Yes(..)) if rendered.is_some() => (
+                        FixState::NotFixed,
+                        Some(format!(
+                            "--fix cannot edit what {} renders",
+                            rendered.map_or("", |(r, _)| r.label.as_str())
+                        )),
+                    ),
+                    (true, Fixed::Yes(given_up, otherwise)) => (
+                        FixState::NotFixed,
+                        Some(
+                            not_fixed_reason(given_up, di, f.rule.id, &pointer)
+                                .unwrap_or(match otherwise {
+                                    "" => "the finding remains after its fix",
+                                    o => o,
+                                })
+                                .to_string(),
+                        ),
+                    ),
                 };
                 findings.push(Located {
                     file,
@@ -594,6 +620,7 @@ fn lint_docs(
                     object: label.clone(),
                     finding: f,
                     fix,
+                    not_fixed,
                     rendered: rendered.map(|(r, _)| r.label.clone()),
                     cluster_namespace: None,
                 });
@@ -756,10 +783,27 @@ fn lint_input(
     let files =
         (input.rendered.as_ref()).map(|r| r.doc_files(&String::from_utf8_lossy(&bytes), &docs));
     let rendered = input.rendered.as_ref().zip(files.as_deref());
+    let (mut not_fixed, mut otherwise) = (Vec::new(), String::new());
     if rendered.is_none() && (args.fix || args.diff) {
         let text = String::from_utf8_lossy(&bytes);
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        match fix_text(text, cfg, cx) {
+        let fixed = fix_text(text, cfg, cx).map(|f| {
+            not_fixed = f.not_fixed;
+            f.text
+        });
+        if args.diff {
+            // The diff is the output: why a fix is not in it goes to stderr.
+            for n in &not_fixed {
+                let (line, column) = docs
+                    .get(n.root)
+                    .map_or((0, 0), |d| d.map.locate(&n.pointer));
+                eprintln!(
+                    "{}:{line}:{column}: {} not fixed by --fix: {}",
+                    input.name, n.rule, n.reason
+                );
+            }
+        }
+        match fixed {
             Ok(Some(fixed)) => {
                 if args.diff {
                     out.diffs.push((
@@ -799,9 +843,11 @@ fn lint_input(
                     out.errors.push((idx, error(format!("cannot write: {e}"))));
                 }
             }
-            Err(e) => out
-                .errors
-                .push((idx, error(format!("cannot apply fixes: {e}")))),
+            Err(e) => {
+                otherwise = format!("the file could not be fixed: {e}");
+                out.errors
+                    .push((idx, error(format!("cannot apply fixes: {e}"))));
+            }
         }
     }
     let (before, mut reasons) = (findings.len(), Vec::new());
@@ -810,8 +856,9 @@ fn lint_input(
         &docs,
         rendered,
         match rendered {
-            Some(_) => args.fix || args.diff,
-            None => args.fix && !args.diff,
+            Some(_) if args.fix || args.diff => Fixed::Yes(&[], ""),
+            None if args.fix && !args.diff => Fixed::Yes(&not_fixed, &otherwise),
+            _ => Fixed::No,
         },
         cfg,
         cx,
@@ -1022,10 +1069,18 @@ fn exit_code(
     if failing > 0 { EXIT_FINDINGS } else { EXIT_OK }
 }
 
+/// What `--fix` made of a file's text.
+#[derive(Debug, Default)]
+pub struct FixedText {
+    /// The fixed text; `None` when nothing changed.
+    pub text: Option<String>,
+    /// The fixes it could not make, each with why.
+    pub not_fixed: Vec<NotFixed>,
+}
+
 /// Apply the allowed fixes to a file's text, surgically: the [`Fixer`] lints and applies the
-/// fixes, [`TextDocument`] turns each pass's fixes into text edits. `Ok(None)` when nothing
-/// changed.
-pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>, FixError> {
+/// fixes, [`TextDocument`] turns each pass's fixes into text edits.
+pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<FixedText, FixError> {
     let fixer = Fixer {
         config: cfg,
         context: cx,
@@ -1037,7 +1092,23 @@ pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<Option<String>
     if !fixed.converged {
         return Err(FixError::NotConverged(FixOptions::CLI.max_passes));
     }
-    Ok((doc.text != text).then_some(doc.text))
+    Ok(FixedText {
+        text: (doc.text != text).then_some(doc.text),
+        not_fixed: fixed.not_fixed,
+    })
+}
+
+/// Why `--fix` left the fix of a finding (of document `root`) unmade, when it said.
+fn not_fixed_reason<'a>(
+    not_fixed: &'a [NotFixed],
+    root: usize,
+    rule: &str,
+    pointer: &str,
+) -> Option<&'a str> {
+    not_fixed
+        .iter()
+        .find(|n| n.root == root && n.rule == rule && n.pointer == pointer)
+        .map(|n| n.reason.as_str())
 }
 
 /// Why `--fix` could not fix a file.
@@ -1129,8 +1200,8 @@ impl engine::fix::Document for TextDocument {
                 trial.extend(f.ops.iter().cloned());
                 if crate::textedit::plan(&self.text, doc, &trial).is_ok() {
                     kept = trial;
-                } else if crate::textedit::plan(&self.text, doc, &f.ops).is_err() {
-                    commit.given_up.push(i);
+                } else if let Err(e) = crate::textedit::plan(&self.text, doc, &f.ops) {
+                    commit.given_up.push((i, e.to_string()));
                 }
             }
             if !kept.is_empty() {

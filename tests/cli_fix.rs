@@ -448,52 +448,42 @@ fn an_unfixable_alias_does_not_block_the_other_fixes() {
     );
 }
 
-/// Two pods of a List share one spec through an anchor: --fix cannot edit it for one pod
-/// without changing the other, so it leaves the file alone, and the report after --fix says
-/// the fixes were not applied instead of offering them again as "fixable with --fix".
+/// Two pods of a List share one spec through an anchor and need the same fixes: --fix makes
+/// them once, in the anchored spec, and the alias stays.
 #[test]
-fn fixes_that_could_not_be_applied_are_reported_as_not_fixed() {
-    let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n  spec: &spec\n    containers:\n    - name: app\n      image: mcr.microsoft.com/windows/servercore:ltsc2022\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: b}\n  spec: *spec\n";
+fn fixes_shared_through_an_anchor_are_made_once() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("shared-spec.yaml");
-    std::fs::write(&p, text).unwrap();
-
-    let before = winlint(&["-o", "json", s(&p)]).json();
-    let fixable = before["summary"]["fixable"].as_u64().unwrap();
-    assert!(
-        fixable >= 4,
-        "WIN001/WIN007 for both pods: {}",
-        brief(&before)
+    let p = copy_to(
+        dir.path(),
+        "testdata/cli/fix/shared-spec.yaml",
+        "shared.yaml",
     );
+    let before = winlint(&["-o", "json", s(&p)]).json();
+    assert_eq!(before["summary"]["fixable"], 6, "{}", brief(&before));
     assert_eq!(before["summary"]["not_fixed"], 0);
-
     let out = fix(&p, &[]);
     assert_fixed_cleanly(&out);
-    assert_eq!(std::fs::read_to_string(&p).unwrap(), text, "file unchanged");
-    let last = out.stdout.lines().last().unwrap_or_default();
+    let after = std::fs::read_to_string(&p).unwrap();
     assert!(
-        last.contains(&format!("{fixable} not fixed by --fix")) && !last.contains("fixable"),
-        "summary: {last:?}"
+        after.contains("  spec: &spec\n") && after.contains("  spec: *spec\n"),
+        "{after}"
     );
-    let tagged: Vec<&str> = out
-        .stdout
-        .lines()
-        .filter(|l| l.contains(": error WIN"))
-        .collect();
-    assert!(
-        !tagged.is_empty() && tagged.iter().all(|l| l.ends_with("[not fixed]")),
-        "{out}"
-    );
-
-    let r = winlint(&["--fix", "-o", "json", s(&p)]).json();
-    assert_eq!(r["summary"]["fixable"], 0, "{}", brief(&r));
-    assert_eq!(r["summary"]["not_fixed"], fixable);
-    let f = &findings(&r)[0]["fix"];
     assert_eq!(
-        (f["applied_by_fix"].as_bool(), f["not_fixed"].as_bool()),
-        (Some(false), Some(true)),
-        "{f}"
+        after.matches("kubernetes.io/os: windows").count(),
+        1,
+        "{after}"
     );
+    let r = winlint(&["-o", "json", s(&p)]).json();
+    assert_eq!(
+        (
+            r["summary"]["fixable"].as_u64(),
+            r["summary"]["not_fixed"].as_u64()
+        ),
+        (Some(0), Some(0)),
+        "{}",
+        brief(&r)
+    );
+    assert!(findings(&r).is_empty(), "{}", brief(&r));
 }
 
 #[test]
@@ -519,4 +509,115 @@ fn fix_in_unusual_yaml_changes_only_the_mount_paths() {
             "only the mountPath value changes"
         );
     }
+}
+
+/// A fix --fix cannot make says why, next to its finding: in the text report, in JSON, and on
+/// stderr with --diff (whose stdout stays a patch). The other fixes of the file are made.
+#[test]
+fn a_fix_that_cannot_be_made_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_to(
+        dir.path(),
+        "testdata/cli/fix/anchored-os-value.yaml",
+        "anchored.yaml",
+    );
+    let why = "cannot edit /spec/nodeSelector/kubernetes.io~1os: it is anchored as &os and also \
+               used at /metadata/labels/os: the edit would change them too";
+
+    let diff = winlint(&["--diff", s(&p)]);
+    assert!(diff.stdout.contains("+  os:\n"), "{diff}");
+    assert!(!diff.stdout.contains("not fixed"), "{diff}");
+    assert!(
+        diff.stderr.contains(&format!(
+            "anchored.yaml:7:18: WIN010 not fixed by --fix: {why}"
+        )),
+        "{diff}"
+    );
+
+    let out = fix(&p, &[]);
+    assert_fixed_cleanly(&out);
+    let after = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        after.contains("{kubernetes.io/os: &os Windows}") && after.contains("labels: {os: *os}"),
+        "{after}"
+    );
+    assert!(after.contains("  os:\n    name: windows\n"), "{after}");
+    let win010: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("WIN010"))
+        .collect();
+    assert_eq!(win010.len(), 1, "{out}");
+    assert!(
+        win010[0].ends_with(&format!("[not fixed: {why}]")),
+        "{}",
+        win010[0]
+    );
+    assert!(
+        out.stdout
+            .contains("; 1 not fixed by --fix (why is on each): fix by hand"),
+        "{out}"
+    );
+
+    let r = winlint(&["--fix", "-o", "json", s(&p)]).json();
+    let f = findings(&r);
+    assert_eq!(f.len(), 1, "{}", brief(&r));
+    assert_eq!(f[0]["fix"]["not_fixed"], true);
+    assert_eq!(f[0]["fix"]["not_fixed_reason"], why);
+    assert_eq!(r["summary"]["not_fixed"], 1);
+}
+
+/// WIN010's fixes in the documentation's flow style: the value lowercased in place, and before
+/// 1.14 the key renamed to beta.kubernetes.io/os in place; the braces, the quotes and the
+/// trailing commas stay.
+#[test]
+fn the_os_label_fixes_edit_flow_style_in_place() {
+    let src = "testdata/cli/fix/flow-os-label.yaml";
+    let original = std::fs::read_to_string(root().join(src)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+
+    let p = copy_to(dir.path(), src, "now.yaml");
+    assert_fixed_cleanly(&fix(&p, &[]));
+    let after = std::fs::read_to_string(&p).unwrap();
+    let want = original.replace(
+        "      \"kubernetes.io/os\": \"Windows\",\n    },\n",
+        "      \"kubernetes.io/os\": \"windows\",\n    },\n    \"os\": {\"name\": \"windows\"},\n    \"tolerations\": [{\"key\": \"os\", \"operator\": \"Equal\", \"value\": \"windows\", \"effect\": \"NoSchedule\"}],\n",
+    );
+    assert_eq!(after, want);
+
+    let p = copy_to(dir.path(), src, "old.yaml");
+    assert_fixed_cleanly(&fix(&p, &["--kubernetes-version", "1.13"]));
+    let after = std::fs::read_to_string(&p).unwrap();
+    assert_eq!(
+        after,
+        original.replace(
+            "\"kubernetes.io/os\": \"Windows\"",
+            "\"beta.kubernetes.io/os\": \"windows\""
+        )
+    );
+    let r = winlint(&["-o", "json", "--kubernetes-version", "1.13", s(&p)]).json();
+    assert!(findings(&r).is_empty(), "{}", brief(&r));
+}
+
+/// An anchored node shared by two objects of which only one needs the fix: the fix is refused
+/// (never made for both), and the finding says where the anchor is also used.
+#[test]
+fn an_anchor_shared_with_an_object_that_needs_no_fix_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "testdata/cli/fix/anchor-shared-by-two-objects.yaml";
+    let p = copy_to(dir.path(), src, "shared.yaml");
+    let flags = ["--fix-opt-in", "WIN403", "--kubernetes-version", "1.30"];
+    let out = fix(&p, &flags);
+    assert_fixed_cleanly(&out);
+    assert_eq!(
+        std::fs::read_to_string(&p).unwrap(),
+        std::fs::read_to_string(root().join(src)).unwrap()
+    );
+    assert!(
+        out.stdout.contains(
+            "[not fixed: cannot edit /items/0/spec/containers/0/env: it is anchored as &env and \
+             also used at /items/1/spec/containers/0/env: the edit would change them too]"
+        ),
+        "{out}"
+    );
 }

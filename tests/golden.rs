@@ -175,22 +175,47 @@ fn golden_cases() {
             &mut failures,
         );
 
-        if case.fix {
+        // A finding marked fixable is fixed by --fix, in every case (`fix: yes` also keeps
+        // the fixed manifest as a golden).
+        let fixable = report["summary"]["fixable"].as_u64().expect("fixable");
+        if case.fix || fixable > 0 {
             let tmp = tempfile::tempdir().expect("tempdir");
             let file = tmp.path().join("input.yaml");
             std::fs::copy(case.dir.join("input.yaml"), &file).expect("copy");
             let f = file.to_str().expect("utf-8 path");
             args.extend(["--fix", f]);
-            let out = winlint(&args, root);
+            let mut json_fix = args.clone();
+            json_fix.extend(["-o", "json"]);
+            let out = winlint(&json_fix, root);
             if !matches!(out.status.code(), Some(0 | 1)) {
                 failures.push(format!(
-                    "{input}: --fix failed: {}",
+                    "{input}: --fix failed: {}{}",
+                    String::from_utf8_lossy(&out.stdout),
                     String::from_utf8_lossy(&out.stderr)
                 ));
                 continue;
             }
+            let after: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+            let not_fixed: Vec<String> = (after["findings"].as_array().expect("findings"))
+                .iter()
+                .filter(|f| f["fix"]["not_fixed"] == true)
+                .map(|f| {
+                    format!(
+                        "{} {}: {}",
+                        f["rule"], f["pointer"], f["fix"]["not_fixed_reason"]
+                    )
+                })
+                .collect();
+            if !not_fixed.is_empty() {
+                failures.push(format!(
+                    "{input}: fixable findings --fix did not fix: {}",
+                    not_fixed.join("; ")
+                ));
+            }
             let fixed = std::fs::read_to_string(&file).expect("fixed file");
-            golden(&case.dir.join("fixed.yaml"), &fixed, &mut failures);
+            if case.fix {
+                golden(&case.dir.join("fixed.yaml"), &fixed, &mut failures);
+            }
             // A second run finds nothing fixable, and a second --fix changes nothing.
             let mut again: Vec<&str> = case.args.iter().map(String::as_str).collect();
             again.extend(["-o", "json", f]);

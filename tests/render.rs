@@ -235,7 +235,7 @@ fn kustomize_overlay_is_built_and_its_base_is_not_linted_alone() {
     run_with(&["testdata/kustomize/base"]).assert_code(0);
 }
 
-/// --fix refuses rendered output (an error for that input, its findings `[not fixed]`) and
+/// --fix refuses rendered output (an error for that input, its findings `[not fixed: …]`) and
 /// still fixes the plain files of the run.
 #[test]
 fn fix_refuses_rendered_output_and_fixes_the_files() {
@@ -260,7 +260,12 @@ fn fix_refuses_rendered_output_and_fixes_the_files() {
         ),
         "{out}"
     );
-    assert!(out.stdout.contains("[not fixed]"), "{out}");
+    assert!(
+        out.stdout.contains(
+            "[not fixed: --fix cannot edit what helm template -f ci/unpinned-values.yaml renders]"
+        ),
+        "{out}"
+    );
     assert_eq!(std::fs::read_to_string(&template).unwrap(), before);
     let fixed = std::fs::read_to_string(&plain).unwrap();
     assert!(fixed.contains("kubernetes.io/os: windows"), "{fixed}");

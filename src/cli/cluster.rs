@@ -220,6 +220,7 @@ pub fn audit(args: AuditArgs) -> i32 {
                 finding: f,
                 // Nothing edits the cluster.
                 fix: FixState::None,
+                not_fixed: None,
                 rendered: None,
                 cluster_namespace: Some(o.namespace.clone()),
             })

@@ -389,9 +389,9 @@ type FixKey = (usize, &'static str, String);
 pub struct Commit {
     /// The document changed (the next pass lints it again).
     pub changed: bool,
-    /// Indexes (into the pass's fixes) of the fixes the document cannot realize: never tried
-    /// again.
-    pub given_up: Vec<usize>,
+    /// Indexes (into the pass's fixes) of the fixes the document cannot realize, each with why
+    /// (for the user): never tried again.
+    pub given_up: Vec<(usize, String)>,
 }
 
 /// What the fixer fixes: one or more JSON roots (the documents of a YAML file, or the admission
@@ -451,6 +451,35 @@ pub struct Fixed {
     pub findings: Option<Vec<Finding>>,
     /// Takes back what was applied in place ([`InPlace`]).
     pub rollback: Rollback,
+    /// The fixes given up for the rest of the run ([`FixOptions::retry_failed`] off), with why.
+    pub not_fixed: Vec<NotFixed>,
+}
+
+/// A fix the fixer gave up, and why (said to the user next to the finding that stays).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotFixed {
+    /// The root (YAML document) of the finding.
+    pub root: usize,
+    pub rule: &'static str,
+    /// The finding's pointer from the root (`/items/3/spec/…` in a `List`), as the pass that
+    /// gave the fix up found it.
+    pub pointer: String,
+    pub reason: String,
+}
+
+impl Fixed {
+    /// Give `fix` up for the rest of the run, saying why.
+    fn give_up(&mut self, given_up: &mut HashSet<FixKey>, fix: &PassFix, reason: String) {
+        let (root, rule, pointer) = fix.key();
+        if given_up.insert((root, rule, pointer.clone())) {
+            self.not_fixed.push(NotFixed {
+                root,
+                rule,
+                pointer,
+                reason,
+            });
+        }
+    }
 }
 
 /// The fixer: lints with `config`, `context` and `operation` and applies the fixes the policy
@@ -514,10 +543,18 @@ impl Fixer<'_> {
                         continue;
                     };
                     let ops = &f.fix.as_ref().expect("fix_allowed implies a fix").ops;
-                    if !apply_fix(target, ops, &mut fix.ops, &mut out.rollback)
-                        || fix.ops.is_empty()
-                    {
-                        if !self.options.retry_failed {
+                    let applies = apply_fix(target, ops, &mut fix.ops, &mut out.rollback);
+                    if !applies || fix.ops.is_empty() {
+                        // A fix that changes nothing is already made (by another fix of
+                        // the pass, often): not a failure to report.
+                        if !self.options.retry_failed && !applies {
+                            out.give_up(
+                                &mut given_up,
+                                &fix,
+                                "its fix does not apply to the object as the other fixes left it"
+                                    .to_string(),
+                            );
+                        } else if !self.options.retry_failed {
                             given_up.insert(fix.key());
                         }
                         continue;
@@ -539,12 +576,14 @@ impl Fixer<'_> {
                 return Ok(out);
             }
             let commit = doc.commit(&mut fixes)?;
-            for i in &commit.given_up {
-                given_up.insert(fixes[*i].key());
+            for (i, reason) in &commit.given_up {
+                out.give_up(&mut given_up, &fixes[*i], reason.clone());
             }
             for (i, f) in fixes.iter().enumerate() {
                 let rule = f.finding.rule;
-                if !commit.given_up.contains(&i) && !out.applied.iter().any(|a| a.id == rule.id) {
+                if !commit.given_up.iter().any(|(g, _)| *g == i)
+                    && !out.applied.iter().any(|a| a.id == rule.id)
+                {
                     out.applied.push(rule);
                 }
             }

@@ -38,8 +38,20 @@ impl Context {
         };
         match kind {
             "RuntimeClass" => {
-                if let Ok(rc) = serde_json::from_value::<RuntimeClass>(object.clone()) {
-                    let rc = RuntimeClassFacts::from_api(&rc);
+                // node.k8s.io/v1beta1 (served until 1.25) has the v1 shape; k8s-openapi only
+                // accepts the v1 apiVersion, so read it as v1. (v1alpha1 nests the handler
+                // under spec and is not read.)
+                let mut object = object.clone();
+                let beta =
+                    object.get("apiVersion").and_then(Value::as_str) == Some("node.k8s.io/v1beta1");
+                if beta {
+                    object["apiVersion"] = "node.k8s.io/v1".into();
+                }
+                if let Ok(rc) = serde_json::from_value::<RuntimeClass>(object) {
+                    let mut rc = RuntimeClassFacts::from_api(&rc);
+                    if beta {
+                        rc.api_version = "node.k8s.io/v1beta1".into();
+                    }
                     self.runtime_classes.insert(rc.name.clone(), rc);
                 }
             }
@@ -96,6 +108,29 @@ impl Context {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_v1beta1_runtime_class_is_read_as_v1() {
+        let mut cx = Context::default();
+        cx.add(
+            &json!({"apiVersion": "node.k8s.io/v1beta1", "kind": "RuntimeClass",
+            "metadata": {"name": "windows-2004"}, "handler": "runhcs-wcow-hypervisor-19041",
+            "scheduling": {"nodeSelector": {"kubernetes.io/os": "windows"}}}),
+        );
+        cx.add(
+            &json!({"apiVersion": "node.k8s.io/v1alpha1", "kind": "RuntimeClass",
+            "metadata": {"name": "alpha"}, "spec": {"runtimeHandler": "h"}}),
+        );
+        assert_eq!(
+            cx.runtime_classes["windows-2004"].handler,
+            "runhcs-wcow-hypervisor-19041"
+        );
+        assert_eq!(
+            cx.runtime_classes["windows-2004"].api_version,
+            "node.k8s.io/v1beta1"
+        );
+        assert!(!cx.runtime_classes.contains_key("alpha"));
+    }
 
     #[test]
     fn runtime_class_context() {

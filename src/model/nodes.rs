@@ -246,6 +246,9 @@ pub struct RuntimeClassFacts {
     /// `runhcs-wcow-hypervisor-19041`: the utility VM's build the handler pins (the
     /// `kubernetes-sigs/windows-testing` Hyper-V classes use this form).
     pub hyperv_guest_build: Option<Build>,
+    /// The API version it was written in (`node.k8s.io/v1`, or `node.k8s.io/v1beta1`, read with
+    /// the same shape): whether the target's API server serves it is WIN604's question.
+    pub api_version: String,
 }
 
 impl RuntimeClassFacts {
@@ -270,6 +273,7 @@ impl RuntimeClassFacts {
             isolation,
             hyperv_guest_build,
             handler,
+            api_version: "node.k8s.io/v1".into(),
         }
     }
     pub fn is_hyperv(&self) -> bool {

@@ -677,6 +677,7 @@ mod tests {
             )],
             isolation: Some(crate::windows::Isolation::Hyperv),
             hyperv_guest_build: None,
+            api_version: "node.k8s.io/v1".into(),
         };
         let plain = json!({"runtimeClassName": "hyperv", "containers": []});
         assert_eq!(fit(&plain, &g, Some(&rc)), Fit::Fits { nodes: 1 });

@@ -88,7 +88,12 @@ impl<W: Write> GithubReport<W> {
         match l.fix {
             FixState::None => {}
             FixState::Fixable => message.push_str(" [fixable with winlint --fix]"),
-            FixState::NotFixed => message.push_str(" [not fixed by --fix: fix by hand]"),
+            FixState::NotFixed => match &l.not_fixed {
+                Some(why) => {
+                    message.push_str(&format!(" [not fixed by --fix ({why}): fix by hand]"))
+                }
+                None => message.push_str(" [not fixed by --fix: fix by hand]"),
+            },
         }
         let line = command(name, &props, &message);
         self.write(&line);

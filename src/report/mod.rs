@@ -29,6 +29,8 @@ pub struct Located {
     pub object: String,
     pub finding: Finding,
     pub fix: FixState,
+    /// Why `--fix` did not make the fix ([`FixState::NotFixed`]).
+    pub not_fixed: Option<String>,
     /// How the object was made when it is not written in `file` as it is: `helm template`,
     /// `helm template -f ci/windows-values.yaml`, `kubectl kustomize`. `file` is then the
     /// template (or the kustomization) and `line`/`column` are 0: the rendered lines are not the
@@ -47,8 +49,8 @@ pub enum FixState {
     None,
     /// The policy would apply its fix with `--fix`.
     Fixable,
-    /// `--fix` ran and could not apply the fix (the value is shared through a YAML alias, or
-    /// laid out in a way the text editor cannot change): it has to be edited by hand.
+    /// `--fix` ran and could not apply the fix (rendered output, a value shared through a YAML
+    /// alias with another place): it has to be edited by hand; [`Located::not_fixed`] says why.
     NotFixed,
 }
 
@@ -183,10 +185,11 @@ impl TextReport {
             l.finding.rule.name,
             l.finding.message
         )?;
-        let tag = match l.fix {
-            FixState::None => None,
-            FixState::Fixable => Some("fixable"),
-            FixState::NotFixed => Some("not fixed"),
+        let tag = match (l.fix, &l.not_fixed) {
+            (FixState::None, _) => None,
+            (FixState::Fixable, _) => Some("fixable".into()),
+            (FixState::NotFixed, None) => Some("not fixed".into()),
+            (FixState::NotFixed, Some(why)) => Some(format!("not fixed: {why}")),
         };
         if let Some(tag) = tag {
             let dim = Style::new().dimmed();
@@ -272,7 +275,7 @@ pub fn summary_line(c: &Counts, errors: &[InputError], summary: &Summary) -> Str
     }
     if c.not_fixed > 0 {
         line.push_str(&format!(
-            "; {} not fixed by --fix (rendered output, a YAML alias or a layout it cannot edit): fix by hand",
+            "; {} not fixed by --fix (why is on each): fix by hand",
             c.not_fixed
         ));
     }
@@ -356,6 +359,9 @@ struct FixJson<'a> {
     /// `--fix` ran and could not apply it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     not_fixed: bool,
+    /// Why, when `--fix` said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_fixed_reason: Option<&'a str>,
     patch: &'a [json_patch::PatchOperation],
 }
 
@@ -379,6 +385,10 @@ impl<'a> LocatedJson<'a> {
                 description: &fix.description,
                 applied_by_fix: l.fix == FixState::Fixable,
                 not_fixed: l.fix == FixState::NotFixed,
+                not_fixed_reason: l
+                    .not_fixed
+                    .as_deref()
+                    .filter(|_| l.fix == FixState::NotFixed),
                 patch: &fix.ops,
             }),
         }
@@ -781,6 +791,7 @@ mod tests {
             object: "Deployment/iis".into(),
             finding,
             fix: FixState::None,
+            not_fixed: None,
             rendered: None,
             cluster_namespace: Some("prod".into()),
         };

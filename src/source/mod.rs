@@ -137,6 +137,20 @@ pub struct SourceMap {
     json: bool,
     indent_step: Option<usize>,
     seq_indent: Option<usize>,
+    aliases: Vec<AliasUse>,
+}
+
+/// One `*name` written in a document: where it is used and which anchored node it repeats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AliasUse {
+    /// The anchor's name, without `&`/`*`.
+    pub name: String,
+    /// Pointer of the anchored node (`&name`) it repeats.
+    pub anchor: String,
+    /// Pointer of the alias node; for a merge key (`<<: *name`), of the mapping it merges into.
+    pub pointer: String,
+    /// Used by a merge key.
+    pub merge: bool,
 }
 
 impl SourceMap {
@@ -197,6 +211,11 @@ impl SourceMap {
     /// Every recorded node with its pointer, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &NodeInfo)> {
         self.nodes.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Every alias written in the document, in text order.
+    pub fn aliases(&self) -> &[AliasUse] {
+        &self.aliases
     }
 }
 
@@ -334,6 +353,29 @@ fn root_info(line: usize, column: usize, at: usize, kind: NodeKind) -> NodeInfo 
         empty: true,
         anchored: false,
     }
+}
+
+/// The `]`/`}` that closes a flow collection whose end token starts at `from`: the first byte
+/// after one optional `,`, blanks, line breaks and comments.
+fn closing_bracket(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    let mut comma = false;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b']' | b'}' => return Some(i),
+            b',' if !comma => comma = true,
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            b'#' if i == from || matches!(b[i - 1], b' ' | b'\t' | b'\r' | b'\n') => {
+                while b.get(i).is_some_and(|&c| c != b'\n') {
+                    i += 1;
+                }
+                continue;
+            }
+            _ => return None,
+        }
+        i += 1;
+    }
+    None
 }
 
 /// 1-based line and column (in characters) of byte `at` of `text`.
@@ -648,6 +690,8 @@ struct Frame {
 
 struct Anchor {
     value: Value,
+    /// Pointer of the anchored node (empty without a source map).
+    pointer: String,
     /// What one alias of it costs against [`MAX_ALIAS_NODES`]: its nodes, plus one per
     /// [`ALIAS_BYTES_PER_NODE`] bytes of text, so that aliasing a long string is bounded too.
     nodes: usize,
@@ -688,6 +732,8 @@ struct Loader<'a> {
     /// on it.
     with_map: bool,
     anchors: HashMap<usize, Anchor>,
+    /// The current document's aliases ([`SourceMap::aliases`]).
+    aliases: Vec<AliasUse>,
     expanded: usize,
     json: bool,
     indent_step: Option<usize>,
@@ -720,6 +766,7 @@ impl<'a> Loader<'a> {
             nodes: Vec::new(),
             with_map,
             anchors: HashMap::new(),
+            aliases: Vec::new(),
             expanded: 0,
             json: true,
             indent_step: None,
@@ -817,6 +864,7 @@ impl<'a> Loader<'a> {
             json: self.json,
             indent_step: self.indent_step.take(),
             seq_indent: self.seq_indent.take(),
+            aliases: std::mem::take(&mut self.aliases),
         };
         self.docs.push(Document {
             value,
@@ -939,10 +987,20 @@ impl<'a> Loader<'a> {
         let merge = style == ScalarStyle::Plain && v == "<<" && tag.is_none();
         let value = resolve_scalar(v, style, tag);
         if aid > 0 {
+            let pointer = if self.with_map {
+                format!(
+                    "{}/{}",
+                    self.ptr,
+                    escape_token(&key_string(value.clone(), v))
+                )
+            } else {
+                String::new()
+            };
             self.anchors.insert(
                 aid,
                 Anchor {
                     value: value.clone(),
+                    pointer,
                     nodes: alias_weight(1, &value),
                     depth: 1,
                 },
@@ -1099,6 +1157,21 @@ impl<'a> Loader<'a> {
         let (start, end) = (self.b(span.start), self.b(span.end));
         let record = self.recording();
         let ctx = self.begin_value(start, span.start);
+        if self.with_map {
+            // Only what a merge key (`<<: *a`, `<<: [*a, *b]`) merges in is not recorded.
+            let merge = !record;
+            let pointer = match self.ptr.rfind("/<<") {
+                Some(i) if merge => &self.ptr[..i],
+                _ => &self.ptr,
+            };
+            let name = self.full.get(start..end).unwrap_or("");
+            self.aliases.push(AliasUse {
+                name: name.strip_prefix('*').unwrap_or(name).to_owned(),
+                anchor: self.anchors[&id].pointer.clone(),
+                pointer: pointer.to_owned(),
+                merge,
+            });
+        }
         let info = NodeInfo {
             line: ctx.line,
             column: ctx.column,
@@ -1177,11 +1250,12 @@ impl<'a> Loader<'a> {
         let mut f = self.stack.pop().expect("parser balances collections");
         let end = if f.flow {
             // The end token's span runs on over blanks and a comment: stop after the bracket.
+            // After a trailing comma in a mapping (`{a: 1, }`) it starts at the comma: the
+            // bracket comes after blanks, line breaks and comments.
             let s = self.b(span.start);
-            let e = if matches!(self.bytes().get(s), Some(b']' | b'}')) {
-                s + 1
-            } else {
-                s
+            let e = match closing_bracket(self.bytes(), s) {
+                Some(at) => at + 1,
+                None => s,
             };
             e.max(f.start)
         } else {
@@ -1252,10 +1326,16 @@ impl<'a> Loader<'a> {
         let end = info.end;
         let info = record.then_some(info);
         if aid > 0 {
+            let pointer = if self.with_map {
+                self.ptr.clone()
+            } else {
+                String::new()
+            };
             self.anchors.insert(
                 aid,
                 Anchor {
                     value: value.clone(),
+                    pointer,
                     nodes: alias_weight(nodes, &value),
                     depth,
                 },
@@ -1747,6 +1827,31 @@ mod tests {
             NodeKind::Alias
         );
         assert!(d.map.node("/defaults").unwrap().anchored);
+        // Every alias, with the anchored node it repeats and where it is used.
+        let uses: Vec<(&str, &str, &str, bool)> = (d.map.aliases().iter())
+            .map(|a| {
+                (
+                    a.name.as_str(),
+                    a.anchor.as_str(),
+                    a.pointer.as_str(),
+                    a.merge,
+                )
+            })
+            .collect();
+        assert_eq!(
+            uses,
+            [
+                ("defaults", "/defaults", "/containers/0", true),
+                ("extra", "/extra", "/containers/1", true),
+                ("defaults", "/defaults", "/containers/1", true),
+                (
+                    "res",
+                    "/defaults/resources",
+                    "/containers/2/resources",
+                    false
+                ),
+            ]
+        );
         // An anchored scalar, a merge in flow style, an alias as a key.
         let d =
             one("a: &v 5\nb: *v\nc: {<<: {x: 1, z: 0}, z: 2}\n&k key: 1\nother: *k\n*v : five\n");
@@ -2018,6 +2123,11 @@ mod tests {
         texts.push(
             "a: 'x # y' # z\nb: \"q\\\"\" # c\nc: [1, \"]\", {d: '}'}] # e\nf: plain # g\n".into(),
         );
+        // Trailing commas (the Kubernetes documentation's flow style), comments before brackets.
+        texts.push(
+            "{\n  a: {\n    b: 1,\n  },\n  c: [1, 2, ],\n  d: {e: 1, # c\n  },\n  f: {g: [x,], h: {},},\n}\n"
+                .into(),
+        );
         let mut checked = 0;
         for text in &texts {
             for doc in load(text).unwrap() {
@@ -2027,6 +2137,9 @@ mod tests {
                         continue;
                     }
                     let alone = &text[n.start..n.end];
+                    if flow {
+                        assert!(alone.ends_with(['}', ']']), "{p}: {alone:?}");
+                    }
                     let v = &load(alone).unwrap_or_else(|e| panic!("{p}: {alone:?}: {e}"))[0].value;
                     assert_eq!(Some(v), doc.value.pointer(p), "{p}: {alone:?}");
                     checked += 1;
