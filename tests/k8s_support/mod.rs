@@ -145,6 +145,32 @@ pub fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
+/// A free loopback port below the kernel's ephemeral range (`ip_local_port_range`), for a
+/// listener that is bound later, after other connections were opened: a port from
+/// [`free_port`] may meanwhile become the local port of an outgoing connection (same range),
+/// one below that range cannot. Ports are tried in an order that differs per process and
+/// call, so parallel tests and test binaries do not pick the same one.
+pub fn free_port_outside_ephemeral() -> u16 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let low: u32 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768);
+    let (first, span) = (10_000u32, low.saturating_sub(10_000).max(1));
+    let seed = std::process::id().wrapping_mul(7919);
+    for _ in 0..span.min(2000) {
+        let i = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = first + seed.wrapping_add(i.wrapping_mul(104_729)) % span;
+        let Ok(port) = u16::try_from(port) else {
+            continue;
+        };
+        if TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port below the ephemeral range")
+}
+
 fn start(assets: &Path) -> Result<Cluster, String> {
     let dir = tempfile::Builder::new()
         .prefix("winlint-envtest-")
@@ -1023,7 +1049,8 @@ pub struct Proxy {
 impl Proxy {
     pub fn new(target: u16) -> Proxy {
         Proxy {
-            port: free_port(),
+            // Bound only at `start`: meanwhile no outgoing connection can take it.
+            port: free_port_outside_ephemeral(),
             target,
             tasks: Arc::new(Mutex::new(Vec::new())),
         }
