@@ -9,8 +9,9 @@
 //! (default 2 000) resources of the generated corpus (`benches/support`, the same generator as
 //! `corpus gen`), crafted objects for rare paths, and every object of every manifest under
 //! `testdata/` that loads; each is sent as an AdmissionReview (CREATE, and UPDATE with an
-//! `oldObject`) to `/validate`, `/validate/pss/restricted`, `/mutate` and
-//! `/mutate/windows-namespace` (the server's namespace facts) under each configuration of
+//! `oldObject`) to `/validate` and `/mutate`, plainly and in a namespace the cluster facts
+//! know labelled (Pod Security `restricted`; `winlint.io/default-os=windows`), under each
+//! configuration of
 //! [`CONFIGS`]; the 41 captured reviews of `testdata/admission` are answered under each
 //! configuration too. For every answer the output holds a header line, the response body and
 //! what the server logs and counts about it ([`winlint::admission::Outcome`] without the body):
@@ -55,26 +56,45 @@ const CONFIGS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Namespace labels the server knows from the path that was called.
+/// The labels the cluster facts know for the request's namespace (`None`: no facts).
 type Labels = Option<BTreeMap<String, String>>;
 
-/// The endpoints the server has, as (path, endpoint, namespace labels).
+/// The namespace of the requests answered with namespace facts.
+const LABELLED_NS: &str = "labelled";
+
+/// The endpoints, as (name, endpoint, the labels of the request's namespace).
 fn endpoints() -> Vec<(&'static str, Endpoint, Labels)> {
     let labels = |k: &str, v: &str| Some(BTreeMap::from([(k.to_string(), v.to_string())]));
     vec![
         ("/validate", Endpoint::Validate, None),
         (
-            "/validate/pss/restricted",
+            "/validate ns:enforce=restricted",
             Endpoint::Validate,
             labels("pod-security.kubernetes.io/enforce", "restricted"),
         ),
         ("/mutate", Endpoint::Mutate, None),
         (
-            "/mutate/windows-namespace",
+            "/mutate ns:default-os=windows",
             Endpoint::Mutate,
             labels("winlint.io/default-os", "windows"),
         ),
     ]
+}
+
+/// The webhooks of a configuration, one per endpoint of [`endpoints`]: those with namespace
+/// labels know [`LABELLED_NS`] with them, as the cluster facts would.
+fn hooks(config: &Config) -> Vec<Webhook> {
+    endpoints()
+        .into_iter()
+        .map(|(_, _, labels)| match labels {
+            None => Webhook::new(config.clone()),
+            Some(l) => {
+                let mut cx = winlint::model::Context::default();
+                cx.namespaces.insert(LABELLED_NS.into(), l);
+                Webhook::with_context(config.clone(), std::sync::Arc::new(cx))
+            }
+        })
+        .collect()
 }
 
 /// Every manifest under `dir` that loads, as (key, objects): the key is a hash of the file's
@@ -266,7 +286,19 @@ fn corpus_objects(n: usize, seed: u64) -> Vec<(String, Value)> {
     out
 }
 
-fn review(i: usize, op: &str, object: &Value, old: &Value) -> Vec<u8> {
+/// The AdmissionReview of `object`; in namespace `ns` (request and objects) when given.
+fn review(i: usize, op: &str, object: &Value, old: &Value, ns: Option<&str>) -> Vec<u8> {
+    let in_ns = |o: &Value| {
+        let mut o = o.clone();
+        if let (Some(ns), Some(meta)) = (ns, o.as_object_mut()) {
+            let m = meta.entry("metadata").or_insert_with(|| json!({}));
+            if let Some(m) = m.as_object_mut() {
+                m.insert("namespace".into(), ns.into());
+            }
+        }
+        o
+    };
+    let (object, old) = (&in_ns(object), &in_ns(old));
     let kind = object.get("kind").cloned().unwrap_or(Value::Null);
     let mut req = json!({
         "uid": format!("uid-{i}"),
@@ -320,13 +352,15 @@ type Subject = (String, Value, Value);
 
 /// Answer every object under every configuration on every endpoint, CREATE and UPDATE (whose
 /// `oldObject` is `old`), into `out`; returns the number of answers.
-fn answer_all(out: &mut impl Write, hook: &Webhook, cname: &str, objects: &[Subject]) -> usize {
+fn answer_all(out: &mut impl Write, hooks: &[Webhook], cname: &str, objects: &[Subject]) -> usize {
     let mut answers = 0;
     for (i, (label, object, old)) in objects.iter().enumerate() {
         for op in ["CREATE", "UPDATE"] {
-            let body = review(i, op, object, old);
-            for (path, ep, labels) in endpoints() {
-                let res = hook.review_with(&body, ep, labels.as_ref());
+            let plain = review(i, op, object, old, None);
+            let labelled = review(i, op, object, old, Some(LABELLED_NS));
+            for ((path, ep, labels), hook) in endpoints().into_iter().zip(hooks) {
+                let body = if labels.is_some() { &labelled } else { &plain };
+                let res = hook.review(body, ep);
                 write_outcome(out, &format!("{cname} {path} {op} {label}"), res).expect("write");
                 answers += 1;
             }
@@ -378,10 +412,11 @@ fn webhook(out_dir: &Path, n: usize, seed: u64) {
     let (mut answers, mut file_answers) = (0usize, 0usize);
     for (cname, yaml) in CONFIGS {
         let config = Config::from_yaml(yaml, cname).expect("config");
-        let hook = Webhook::new(config);
-        answers += answer_all(&mut out, &hook, cname, &objects);
+        let hooks = hooks(&config);
+        let hook = &hooks[0];
+        answers += answer_all(&mut out, &hooks, cname, &objects);
         for ((_, objs), w) in files.iter().zip(per_file.iter_mut()) {
-            file_answers += answer_all(w, &hook, cname, objs);
+            file_answers += answer_all(w, &hooks, cname, objs);
         }
         for (name, path, body) in &captured {
             let ep = if path.starts_with("/mutate") {

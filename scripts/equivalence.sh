@@ -8,8 +8,9 @@
 # What is captured (debug build; a few minutes on 2 cores):
 # * webhook/: the webhook's answers (response bodies byte for byte, plus the outcome the server
 #   logs and counts) for every object of a 2 000-resource generated corpus, crafted objects and
-#   testdata/ (one file per testdata file, keyed by content), CREATE and UPDATE, on /validate,
-#   /validate/pss/restricted, /mutate and /mutate/windows-namespace, plus the captured reviews
+#   testdata/ (one file per testdata file, keyed by content), CREATE and UPDATE, on /validate
+#   and /mutate, plainly and in a namespace the cluster facts know labelled (Pod Security
+#   restricted; winlint.io/default-os=windows), plus the captured reviews
 #   of testdata/admission, under each configuration of examples/equivalence.rs;
 # * cli/corpus.*: the CLI's text and JSON reports and `--fix --diff` over the 10 000-resource
 #   corpus (`corpus gen`'s generator and seed), with and without every opt-in fix;

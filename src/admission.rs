@@ -7,18 +7,26 @@
 //!   120 characters as kubectl prints them); info findings are not reported. On UPDATE an error
 //!   the old object already had is reported as a warning only, so `kubectl label` on an old
 //!   pod keeps working.
+//! * A workload is judged by the pods it will create (issue 8 §1, `Webhook::judge`): when
+//!   its template as written has errors and the pod mutating webhook is registered
+//!   (`webhook.mutate`, default true), the template is judged after the mutations that webhook
+//!   will apply to its pods in that namespace (the same [`engine::mutation`], configuration and
+//!   opt-outs, on a copy); only the errors that survive deny, and one warning says what the pods
+//!   will get (`winlint: at pod creation the mutating webhook adds nodeSelector, tolerations,
+//!   os`). Workloads themselves stay unmutated unless `mutation.workloads`.
 //! * `/mutate` ([`Endpoint::Mutate`]): CREATE of Pods (workloads only with
 //!   `mutation.workloads`), never UPDATE (`spec.os` and `nodeSelector` are immutable) and never a
 //!   subresource (`pods/ephemeralcontainers`). Mutation is fixing (shared/rules.md §3):
 //!   [`engine::mutation`] says which pods, applies the allowed fixes through the one fixer and
-//!   the mutation steps (Hyper-V, pod OS label, Linux guard) and records what changed. Pods
-//!   only probably Windows are mutated in namespaces labelled `winlint.io/default-os=windows`
-//!   too (their own mutating webhook calls `/mutate/windows-namespace`).
-//! * Exemptions: the `winlint.io/ignore` annotation is honoured by the engine. An
-//!   AdmissionReview carries no namespace labels, so namespace exemption is the
-//!   namespaceSelector of the webhook configurations (chart / `winlint manifests`), and the
-//!   namespace facts rules need (the Pod Security level) come from which webhook called:
-//!   [`Webhook::review_with`].
+//!   the mutation steps (Hyper-V, pod OS label, Linux guard) and records what changed.
+//! * Cluster facts: [`Webhook::with_context`] holds the RuntimeClasses and namespace labels of
+//!   the live facts (`winlint serve` rebuilds the webhook when they change). From a namespace's
+//!   labels: its Pod Security level (WIN107, WIN207), `winlint.io/default-os=windows` (pods only
+//!   probably Windows are mutated there too) and the exempt label (`winlint.io/ignore=true`,
+//!   `webhook.exemptNamespaceLabel`: nothing is evaluated or mutated; the webhooks'
+//!   namespaceSelector normally keeps such requests away). Without facts
+//!   ([`Webhook::new`]) the rules that need them do not fire.
+//! * Exemptions: the `winlint.io/ignore` annotation is honoured by the engine.
 //! * `dryRun` requests get the same answer as real ones: winlint has no side effects
 //!   (`sideEffects: None`), so honouring dryRun means nothing else happens; it is reported in
 //!   [`Outcome::dry_run`] for logs.
@@ -27,8 +35,8 @@
 //! * `admission.k8s.io/v1beta1` requests are answered in v1beta1.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 use base64::Engine as _;
 use serde::de::value::SeqAccessDeserializer;
@@ -38,6 +46,7 @@ use serde_json::{Map, Value, json};
 use crate::config::{Config, OnError};
 use crate::engine::{self, mutation};
 use crate::model::labels::DEFAULT_OS_LABEL;
+use crate::model::placement;
 use crate::model::workload::{self, Lookup};
 use crate::model::{Context, Finding, Operation, Severity};
 use crate::rules;
@@ -45,6 +54,10 @@ use crate::rules;
 /// The most characters a warning may have (kubectl prints them one per line; the API server
 /// truncates long ones).
 pub const MAX_WARNING_CHARS: usize = 119;
+
+/// The warning that the rules needing node facts did not deny because the cluster shows no
+/// Windows node ([`placement::UNOBSERVED_NOTE`] on their findings).
+const NO_WINDOWS_NODE: &str = "winlint: no Windows node is in the cluster yet: node rules checked against the configured target, not denied";
 /// The most warnings returned for one object.
 pub const MAX_WARNINGS: usize = 20;
 
@@ -56,6 +69,14 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
+    /// Its path: `/mutate` or `/validate`.
+    pub fn path(self) -> &'static str {
+        match self {
+            Endpoint::Mutate => "/mutate",
+            Endpoint::Validate => "/validate",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Endpoint::Mutate => "mutate",
@@ -116,6 +137,14 @@ pub struct Outcome {
     pub error: Option<String>,
 }
 
+/// The findings `/validate` decides on ([`Webhook::judge`]).
+struct Judged {
+    findings: Vec<Finding>,
+    /// What the pod mutating webhook will add to the pods (mutation names, as recorded in
+    /// `winlint.io/mutated`); empty when the object is judged as written.
+    added: Vec<String>,
+}
+
 /// The request cannot be answered with an AdmissionReview (HTTP 400).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadRequest(pub String);
@@ -128,8 +157,9 @@ impl std::fmt::Display for BadRequest {
 
 impl std::error::Error for BadRequest {}
 
-/// The webhook's evaluation state: the configuration and the variant of it used for mutation
-/// (built once, not per request).
+/// The webhook's evaluation state: the configuration, the variants of it used for mutation, and
+/// the cluster facts every evaluation shares (built once per configuration and facts snapshot,
+/// never per request; `winlint serve` swaps a whole new one in when the facts change).
 #[derive(Debug, Clone)]
 pub struct Webhook {
     pub config: Config,
@@ -137,10 +167,28 @@ pub struct Webhook {
     /// For namespaces that opted in with `winlint.io/default-os=windows`: Windows-probable pods
     /// are mutated too (shared/rules.md §3).
     mutate_probable_config: Config,
+    /// RuntimeClasses and namespace labels (the live facts of `winlint serve`; empty without).
+    context: Arc<Context>,
+}
+
+/// What the webhook knows of a request's namespace (from the facts' namespace labels).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct NamespaceFacts {
+    /// Labelled with the exempt label (`webhook.exemptNamespaceLabel`, `winlint.io/ignore`)
+    /// `=true`: nothing is evaluated or mutated.
+    exempt: bool,
+    /// Labelled `winlint.io/default-os=windows`: Windows-probable pods are mutated too.
+    windows_default: bool,
 }
 
 impl Webhook {
+    /// The webhook with no cluster facts (namespace-dependent rules do not fire).
     pub fn new(config: Config) -> Self {
+        Webhook::with_context(config, Arc::new(Context::default()))
+    }
+
+    /// The webhook with the cluster facts of `context` (RuntimeClasses, namespace labels).
+    pub fn with_context(config: Config, context: Arc<Context>) -> Self {
         let mut mutate_config = config.clone();
         // M2: opt-in fixes the mutation applies for this target (the Windows-build pin in a
         // cluster of several builds).
@@ -160,23 +208,37 @@ impl Webhook {
             config,
             mutate_config,
             mutate_probable_config,
+            context,
+        }
+    }
+
+    /// The cluster facts every evaluation shares.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn namespace_facts(&self, namespace: &str) -> NamespaceFacts {
+        let Some(labels) = self.context.namespaces.get(namespace) else {
+            return NamespaceFacts::default();
+        };
+        let is = |k: &str, v: &str| labels.get(k).is_some_and(|x| x == v);
+        NamespaceFacts {
+            exempt: is(&self.config.policy.exempt_namespace_label, "true"),
+            windows_default: is(DEFAULT_OS_LABEL, "windows"),
+        }
+    }
+
+    /// The configuration the pod mutation uses in a namespace.
+    fn mutate_config_for(&self, ns: NamespaceFacts) -> &Config {
+        if ns.windows_default {
+            &self.mutate_probable_config
+        } else {
+            &self.mutate_config
         }
     }
 
     /// Answer one AdmissionReview (`body` as received).
     pub fn review(&self, body: &[u8], endpoint: Endpoint) -> Result<Outcome, BadRequest> {
-        self.review_with(body, endpoint, None)
-    }
-
-    /// Answer one AdmissionReview knowing labels of the request's namespace (the server learns
-    /// them from which webhook called: each has a namespaceSelector, e.g. on the Pod Security
-    /// `enforce` level). Context-dependent rules (WIN107, WIN207) use them.
-    pub fn review_with(
-        &self,
-        body: &[u8],
-        endpoint: Endpoint,
-        namespace_labels: Option<&BTreeMap<String, String>>,
-    ) -> Result<Outcome, BadRequest> {
         let mut review =
             parse_review(body).map_err(|e| BadRequest(format!("malformed JSON: {e}")))?;
         let api_version = review
@@ -229,30 +291,20 @@ impl Webhook {
                 .unwrap_or("")
                 .to_string();
         }
-        let mut context = Context::default();
-        if let Some(labels) = namespace_labels {
-            let ns = req
-                .lookup("/object/metadata/namespace")
-                .and_then(Value::as_str)
-                .unwrap_or(&out.namespace);
-            context.namespaces.insert(ns.to_string(), labels.clone());
-            if ns != out.namespace {
-                context
-                    .namespaces
-                    .insert(out.namespace.clone(), labels.clone());
-            }
-        }
-        let response = match endpoint {
-            Endpoint::Validate => self.validate(req, &mut out, &context),
-            Endpoint::Mutate => {
-                let windows_ns = namespace_labels
-                    .and_then(|l| l.get(DEFAULT_OS_LABEL))
-                    .is_some_and(|v| v == "windows");
-                // The request is ours: mutation patches its object in place.
-                let req = review
-                    .get_mut("request")
-                    .expect("the request was found above");
-                self.mutate(req, &mut out, windows_ns)
+        let ns = self.namespace_facts(&out.namespace);
+        let response = if ns.exempt {
+            // The webhooks' namespaceSelector normally keeps these requests away.
+            base_response(&out.uid)
+        } else {
+            match endpoint {
+                Endpoint::Validate => self.validate(req, &mut out, ns),
+                Endpoint::Mutate => {
+                    // The request is ours: mutation patches its object in place.
+                    let req = review
+                        .get_mut("request")
+                        .expect("the request was found above");
+                    self.mutate(req, &mut out, ns)
+                }
             }
         };
         out.body = serde_json::to_vec(&json!({
@@ -264,7 +316,7 @@ impl Webhook {
         Ok(out)
     }
 
-    fn validate(&self, req: &Value, out: &mut Outcome, context: &Context) -> Value {
+    fn validate(&self, req: &Value, out: &mut Outcome, ns: NamespaceFacts) -> Value {
         let mut resp = base_response(&out.uid);
         let operation = match out.operation.as_str() {
             "CREATE" => Operation::Create,
@@ -276,20 +328,23 @@ impl Webhook {
             return resp; // pods/status, pods/binding, …: not the pod's spec.
         }
         let object = match evaluable(req, "object", &out.kind) {
-            Ok(Some(o)) => o,
+            Ok(Some(o)) => self.in_namespace(o, &out.namespace),
             Ok(None) => return resp, // not a pod-bearing kind
             Err(e) => return self.on_error(resp, out, e),
         };
-        let Some(findings) = lint(&object, &self.config, context, operation) else {
+        let Some(judged) = self.judge(&object, operation, ns) else {
             return self.on_error(resp, out, "the engine failed on this object".into());
         };
+        let findings = judged.findings;
         out.findings = findings.iter().map(|f| (f.rule.id, f.severity)).collect();
         // On UPDATE an error the old object already had is not the change's fault: warn only.
         let old_errors: Vec<(&'static str, String)> = match operation {
             Operation::Update => evaluable(req, "oldObject", &out.kind)
                 .ok()
                 .flatten()
-                .and_then(|old| lint(&old, &self.config, context, operation))
+                .map(|old| self.in_namespace(old, &out.namespace))
+                .and_then(|old| self.judge(&old, operation, ns))
+                .map(|j| j.findings)
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|f| f.severity == Severity::Error)
@@ -299,6 +354,9 @@ impl Webhook {
         };
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
+        if !judged.added.is_empty() {
+            warnings.push(pod_creation_line(&judged.added));
+        }
         for f in &findings {
             match f.severity {
                 Severity::Error
@@ -312,7 +370,16 @@ impl Webhook {
                     ));
                 }
                 Severity::Error => errors.push(f),
-                Severity::Warning => warnings.push(warning_line(f.rule.id, &f.message)),
+                Severity::Warning => match f.message.split_once(placement::UNOBSERVED_NOTE) {
+                    // The note would be cut off the short line: said once, first.
+                    Some((before, after)) => {
+                        if warnings.first().is_none_or(|w| *w != NO_WINDOWS_NODE) {
+                            warnings.insert(0, NO_WINDOWS_NODE.to_string());
+                        }
+                        warnings.push(warning_line(f.rule.id, &format!("{before}{after}")));
+                    }
+                    None => warnings.push(warning_line(f.rule.id, &f.message)),
+                },
                 Severity::Info => {}
             }
         }
@@ -337,13 +404,65 @@ impl Webhook {
         resp
     }
 
-    fn mutate(&self, req: &mut Value, out: &mut Outcome, windows_namespace: bool) -> Value {
-        let resp = base_response(&out.uid);
-        let cfg = if windows_namespace {
-            &self.mutate_probable_config
-        } else {
-            &self.mutate_config
+    /// How `/validate` judges a pod-bearing object: a Pod as written (the mutating webhook ran
+    /// before); a workload by the pods it will create (issue 8 §1). When the template as
+    /// written has errors and the pod mutating webhook is registered (`webhook.mutate`), the
+    /// template is judged after the mutations that webhook will apply to its pods in this
+    /// namespace (same engine, configuration and opt-outs, on a copy): only the errors that
+    /// survive them count, and [`Judged::added`] says what the pods will get. A template
+    /// without errors is judged as written (its pods are admitted either way), which keeps
+    /// the common request at one evaluation.
+    fn judge(&self, object: &Value, op: Operation, ns: NamespaceFacts) -> Option<Judged> {
+        let findings = lint(object, &self.config, &self.context, op)?;
+        let as_written = |findings| {
+            Some(Judged {
+                findings,
+                added: Vec::new(),
+            })
         };
+        let is_pod = object.get("kind").and_then(Value::as_str) == Some("Pod");
+        if is_pod
+            || !self.config.policy.pod_mutation
+            || !findings.iter().any(|f| f.severity == Severity::Error)
+        {
+            return as_written(findings);
+        }
+        let mut pods = object.clone();
+        let cfg = self.mutate_config_for(ns);
+        let Ok(m) = catch_unwind(AssertUnwindSafe(|| {
+            mutation::mutate_with(&mut pods, cfg, &self.context)
+        })) else {
+            return as_written(findings);
+        };
+        if m.patch.is_empty() {
+            return as_written(findings);
+        }
+        match lint(&pods, &self.config, &self.context, op) {
+            Some(after) => Some(Judged {
+                findings: after,
+                added: m.changed,
+            }),
+            None => as_written(findings),
+        }
+    }
+
+    /// `object` with `metadata.namespace` filled in from the request when it lacks one and the
+    /// facts know namespaces (the rules look namespace labels up by the object's namespace).
+    fn in_namespace<'o>(&self, mut object: Cow<'o, Value>, namespace: &str) -> Cow<'o, Value> {
+        let meta = object.get("metadata");
+        if namespace.is_empty()
+            || self.context.namespaces.is_empty()
+            || meta.is_some_and(|m| !m.is_object() || m.get("namespace").is_some())
+        {
+            return object;
+        }
+        object.to_mut()["metadata"]["namespace"] = namespace.into();
+        object
+    }
+
+    fn mutate(&self, req: &mut Value, out: &mut Outcome, ns: NamespaceFacts) -> Value {
+        let resp = base_response(&out.uid);
+        let cfg = self.mutate_config_for(ns);
         if out.operation != "CREATE" {
             return resp; // MV9: spec.os and nodeSelector are immutable after creation.
         }
@@ -359,7 +478,9 @@ impl Webhook {
             Ok(None) => return resp,
             Err(e) => return self.on_error(resp, out, e),
         };
-        let result = catch_unwind(AssertUnwindSafe(|| mutation::mutate(object, cfg)));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            mutation::mutate_with(object, cfg, &self.context)
+        }));
         let Ok(m) = result else {
             return self.on_error(resp, out, "the engine failed on this object".into());
         };
@@ -625,6 +746,27 @@ fn lint(object: &Value, config: &Config, context: &Context, op: Operation) -> Op
     .ok()
 }
 
+/// The warning that says what the pod mutating webhook will do to a workload's pods: the
+/// mutations by name (`nodeSelector`, `tolerations`, `os`, …), then the rules whose fixes have
+/// no name of their own.
+fn pod_creation_line(added: &[String]) -> String {
+    let is_rule = |n: &str| {
+        n.strip_prefix("WIN")
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let (fixes, named): (Vec<&str>, Vec<&str>) =
+        added.iter().map(String::as_str).partition(|n| is_rule(n));
+    let mut line = "winlint: at pod creation the mutating webhook".to_string();
+    if !named.is_empty() {
+        line.push_str(&format!(" adds {}", named.join(", ")));
+    }
+    if !fixes.is_empty() {
+        let and = if named.is_empty() { "" } else { " and" };
+        line.push_str(&format!("{and} applies the fixes of {}", fixes.join(", ")));
+    }
+    truncate(&line, MAX_WARNING_CHARS)
+}
+
 /// One warning line: `WIN003: message`, at most [`MAX_WARNING_CHARS`] characters.
 pub fn warning_line(rule_id: &str, message: &str) -> String {
     let first = message.lines().next().unwrap_or("");
@@ -677,6 +819,8 @@ fn denial_message(out: &Outcome, errors: &[&Finding]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use crate::model::labels::{HYPERV_ANNOTATION, MUTATED_ANNOTATION};
 
@@ -1024,6 +1168,189 @@ mod tests {
         let ops = decoded_patch(&a).expect("M4");
         let paths: Vec<&str> = ops.iter().map(|o| o["path"].as_str().unwrap()).collect();
         assert_eq!(paths, ["/spec/os", "/metadata/annotations"], "{ops:?}");
+    }
+
+    fn deployment(ns: &str, image: &str, extra: Value) -> Value {
+        let mut spec = json!({"containers": [{"name": "web", "image": image}]});
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            spec[k] = v.clone();
+        }
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": ns},
+            "spec": {"selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": spec}}})
+    }
+
+    fn in_ns(body: Vec<u8>, ns: &str) -> Vec<u8> {
+        let mut v: Value = serde_json::from_slice(&body).unwrap();
+        v["request"]["namespace"] = ns.into();
+        serde_json::to_vec(&v).unwrap()
+    }
+
+    fn warnings(a: &Value) -> Vec<String> {
+        a["response"]["warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|w| w.as_str().unwrap().to_string())
+            .collect()
+    }
+
+    fn denied_rules(a: &Value) -> Vec<String> {
+        a["response"]["status"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .lines()
+            .filter_map(|l| l.strip_prefix("- "))
+            .map(|l| l[..6].to_string())
+            .collect()
+    }
+
+    const IIS_2022: &str = "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022";
+    const IIS_2019: &str = "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2019";
+
+    /// Issue 8 §1: a workload is judged by the pods it will create. The fresh-install
+    /// Deployment (OS selector, no toleration) is admitted because the pod mutating webhook adds
+    /// the toleration at pod creation, and says so; without that webhook it is denied.
+    #[test]
+    fn workloads_are_judged_by_the_pods_they_will_create() {
+        let os = json!({"nodeSelector": {"kubernetes.io/os": "windows"}});
+        let body = review("CREATE", deployment("default", IIS_2022, os.clone()));
+        let a = answer(&Webhook::new(Config::default()), &body, Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+        let w = warnings(&a);
+        assert!(
+            w.iter()
+                .any(|w| w == "winlint: at pod creation the mutating webhook adds os, tolerations"),
+            "{w:?}"
+        );
+        assert!(!w.iter().any(|w| w.starts_with("WIN003")), "{w:?}");
+
+        let mut no_pod_webhook = Config::default();
+        no_pod_webhook.policy.pod_mutation = false;
+        let a = answer(&Webhook::new(no_pod_webhook), &body, Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], false, "{a}");
+        assert!(denied_rules(&a).contains(&"WIN007".to_string()), "{a}");
+
+        // What the mutation cannot fix still denies, alone.
+        let body = review("CREATE", deployment("default", IIS_2019, os));
+        let a = answer(&Webhook::new(Config::default()), &body, Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], false, "{a}");
+        assert_eq!(denied_rules(&a), ["WIN502"], "{a}");
+
+        // A Pod is judged as written: the mutating webhook already ran on it.
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
+                "containers": [{"name": "a", "image": IIS_2022}]}});
+        let a = answer(
+            &Webhook::new(Config::default()),
+            &review("CREATE", pod),
+            Endpoint::Validate,
+        );
+        assert_eq!(denied_rules(&a), ["WIN007"], "{a}");
+    }
+
+    /// The pod mutation's opt-outs hold in the simulation too: a template that ignores the
+    /// toleration rule gets no toleration (and no denial for it: the rule is ignored); an
+    /// UPDATE still denies only errors it introduces.
+    #[test]
+    fn workload_judgement_keeps_opt_outs_and_update_rules() {
+        let w = Webhook::new(Config::default());
+        let mut d = deployment(
+            "default",
+            IIS_2022,
+            json!({"nodeSelector": {"kubernetes.io/os": "windows"}}),
+        );
+        d["spec"]["template"]["metadata"]["annotations"] = json!({"winlint.io/ignore": "WIN007"});
+        let a = answer(&w, &review("CREATE", d), Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+        assert!(
+            !warnings(&a).iter().any(|w| w.contains("tolerations")),
+            "{a}"
+        );
+
+        // UPDATE: an ltsc2019 template already denied before the change stays a warning.
+        let old = deployment("default", IIS_2019, json!({}));
+        let mut new = old.clone();
+        new["metadata"]["labels"] = json!({"team": "web"});
+        let mut body: Value = serde_json::from_slice(&review("UPDATE", new)).unwrap();
+        body["request"]["oldObject"] = old;
+        let a = answer(&w, &serde_json::to_vec(&body).unwrap(), Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+        assert!(
+            warnings(&a)
+                .iter()
+                .any(|w| w.starts_with("WIN502: (already present)")),
+            "{a}"
+        );
+    }
+
+    /// Namespace facts (the live watch's labels): an exempt namespace is not evaluated; in a
+    /// `winlint.io/default-os=windows` namespace probable pods are mutated, so a probable
+    /// workload is judged after that mutation there and as written elsewhere.
+    #[test]
+    fn namespace_facts_from_the_context() {
+        let mut cx = Context::default();
+        let labels = |k: &str, v: &str| BTreeMap::from([(k.to_string(), v.to_string())]);
+        cx.namespaces
+            .insert("skip".into(), labels("winlint.io/ignore", "true"));
+        cx.namespaces
+            .insert("win".into(), labels("winlint.io/default-os", "windows"));
+        cx.namespaces.insert("plain".into(), BTreeMap::new());
+        let w = Webhook::with_context(Config::default(), Arc::new(cx));
+        let denied = deployment("skip", IIS_2019, json!({}));
+        let a = answer(
+            &w,
+            &in_ns(review("CREATE", denied), "skip"),
+            Endpoint::Validate,
+        );
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+        assert!(a["response"].get("warnings").is_none(), "{a}");
+        let pod = win_pod(IIS_2022);
+        let a = answer(&w, &in_ns(review("CREATE", pod), "skip"), Endpoint::Mutate);
+        assert!(a["response"].get("patch").is_none(), "{a}");
+
+        // Probable only: the pod label kubernetes.io/os=windows and an image of unknown OS.
+        let mut probable = deployment("plain", "registry.contoso.com/app:1.0", json!({}));
+        probable["spec"]["template"]["metadata"]["labels"]["kubernetes.io/os"] = "windows".into();
+        let plain = answer(
+            &w,
+            &in_ns(review("CREATE", probable.clone()), "plain"),
+            Endpoint::Validate,
+        );
+        probable["metadata"]["namespace"] = "win".into();
+        let win = answer(
+            &w,
+            &in_ns(review("CREATE", probable), "win"),
+            Endpoint::Validate,
+        );
+        assert_eq!(plain["response"]["allowed"], false, "{plain}");
+        assert_eq!(win["response"]["allowed"], true, "{win}");
+        assert!(
+            warnings(&win)
+                .iter()
+                .any(|w| w.starts_with("winlint: at pod creation")),
+            "{win}"
+        );
+    }
+
+    #[test]
+    fn pod_creation_lines() {
+        let l =
+            |v: &[&str]| pod_creation_line(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            l(&["os", "tolerations"]),
+            "winlint: at pod creation the mutating webhook adds os, tolerations"
+        );
+        assert_eq!(
+            l(&["WIN002", "os", "WIN308"]),
+            "winlint: at pod creation the mutating webhook adds os and applies the fixes of WIN002, WIN308"
+        );
+        assert_eq!(
+            l(&["WIN002"]),
+            "winlint: at pod creation the mutating webhook applies the fixes of WIN002"
+        );
     }
 
     #[test]

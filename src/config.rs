@@ -100,6 +100,10 @@ pub struct Policy {
     pub on_error: OnError,
     /// Namespaces label that exempts a namespace (webhook).
     pub exempt_namespace_label: String,
+    /// The mutating webhook for Pods is registered (`webhook.mutate`, default true), so
+    /// `/validate` judges a workload by the pods it will create: its template after the
+    /// mutations that webhook will apply. False: templates are judged as written.
+    pub pod_mutation: bool,
 }
 
 /// The whole configuration: target plus policy.
@@ -122,6 +126,7 @@ impl Default for Config {
                     .iter()
                     .map(|id| (id.to_string(), None))
                     .collect(),
+                pod_mutation: true,
                 ..Policy::default()
             },
         }
@@ -170,6 +175,8 @@ pub struct FixFile {
 pub struct WebhookFile {
     pub on_error: Option<OnError>,
     pub exempt_namespace_label: Option<String>,
+    /// Whether the mutating webhook for Pods is registered (the chart's `webhook.mutate`).
+    pub mutate: Option<bool>,
 }
 
 /// What the builds of `target.windowsBuilds` and `--windows-build` may be.
@@ -338,6 +345,9 @@ impl Config {
         }
         if let Some(l) = &f.webhook.exempt_namespace_label {
             self.policy.exempt_namespace_label = l.clone();
+        }
+        if let Some(m) = f.webhook.mutate {
+            self.policy.pod_mutation = m;
         }
         Ok(())
     }

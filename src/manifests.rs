@@ -1,8 +1,10 @@
 //! `winlint manifests`: install YAML for users without Helm.
 //!
-//! In-cluster (default): Namespace, ServiceAccount, ConfigMap (`winlint.yaml`), TLS Secret,
-//! Deployment, Service, PodDisruptionBudget and the two webhook configurations, with a CA and
-//! serving certificate generated on the spot (rcgen, ring) and the CA as `caBundle`.
+//! In-cluster (default): Namespace, ServiceAccount, ClusterRole and ClusterRoleBinding (the
+//! live cluster facts: get/list/watch on nodes, namespaces and runtimeclasses; not with
+//! `--cluster-facts off`), ConfigMap (`winlint.yaml`), TLS Secret, Deployment, Service,
+//! PodDisruptionBudget and the two webhook configurations, with a CA and serving certificate
+//! generated on the spot (rcgen, ring) and the CA as `caBundle`.
 //!
 //! Out-of-cluster (`--url https://host:port`): only the webhook configurations, pointing at the
 //! URL. The serving certificate and key for that host are written to `--cert-dir` (or the CA of
@@ -12,18 +14,18 @@
 //! The webhook configurations are the same as the Helm chart's: `sideEffects: None`,
 //! `timeoutSeconds: 5`, `matchPolicy: Equivalent`, `reinvocationPolicy: IfNeeded` (mutating),
 //! a namespaceSelector that skips kube-system, winlint's own namespace and namespaces labelled
-//! `winlint.io/ignore=true` (an AdmissionReview carries no namespace labels: this selector is
-//! how namespace exemption works). For the same reason the namespace facts the rules need come
-//! from which webhook matched: `/validate/pss/restricted` and `/validate/pss/baseline` for
-//! namespaces enforcing those Pod Security levels, `/mutate/windows-namespace` for namespaces
-//! labelled `winlint.io/default-os=windows`; the selectors are disjoint, so exactly one
-//! validating and one mutating webhook sees each request.
+//! `winlint.io/ignore=true` (so exempt namespaces cost the API server no call). One mutating
+//! webhook (`/mutate`) and one validating webhook (`/validate`): the namespace facts the rules
+//! need (Pod Security level, `winlint.io/default-os`) come from the cluster facts `winlint
+//! serve` watches. A config with `webhook.mutate: false` gets no mutating webhook (and its
+//! `/validate` then judges workload templates as written).
 
 use std::io::Write;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
 use crate::model::labels::{EXEMPT_NAMESPACE_LABEL, OS_LABEL};
+use crate::server::FactsMode;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
@@ -59,6 +61,9 @@ pub struct ManifestsArgs {
     /// Validity of the generated serving certificate, in days.
     #[arg(long, default_value_t = 365)]
     pub cert_validity_days: u32,
+    /// Live cluster facts (`off`: no ClusterRole, `winlint serve --cluster-facts off`).
+    #[arg(long, value_enum, default_value_t = FactsMode::On)]
+    pub cluster_facts: FactsMode,
 }
 
 impl ManifestsArgs {
@@ -74,6 +79,7 @@ impl ManifestsArgs {
             failure_policy: "Ignore".into(),
             replicas: 2,
             cert_validity_days: 365,
+            cluster_facts: FactsMode::On,
         }
     }
 }
@@ -258,73 +264,45 @@ pub fn webhook_configurations(
             "namespaceSelector": namespace_selector(namespace),
         })
     };
-    // Mutation: namespaces labelled winlint.io/default-os=windows get their own webhook, whose
-    // path tells winlint to mutate probably-Windows pods too.
-    let mutating_for = |path: &str, name: &str, op: &str| {
-        let mut m = common(path);
-        m["name"] = name.into();
-        m["rules"] = mutating_rules();
-        m["reinvocationPolicy"] = "IfNeeded".into();
-        m["namespaceSelector"]["matchExpressions"]
-            .as_array_mut()
-            .expect("matchExpressions")
-            .push(json!({"key": DEFAULT_OS_LABEL, "operator": op, "values": ["windows"]}));
-        m
-    };
-    let mutating = vec![
-        mutating_for("/mutate", "mutate.winlint.io", "NotIn"),
-        mutating_for(
-            "/mutate/windows-namespace",
-            "mutate-windows-namespace.winlint.io",
-            "In",
-        ),
-    ];
-    // Validation: one webhook per Pod Security level that matters, so the answer knows the
-    // namespace's level from the path (an AdmissionReview carries no namespace labels, and
-    // winlint never calls the API server on the request path). Exactly one of them matches any
-    // namespace.
-    let with_pss = |path: &str, name: &str, expr: Value| {
-        let mut v = common(path);
-        v["name"] = name.into();
-        v["rules"] = validating_rules();
-        v["namespaceSelector"]["matchExpressions"]
-            .as_array_mut()
-            .expect("matchExpressions")
-            .push(expr);
-        v
-    };
-    let mut validating = vec![with_pss(
-        "/validate",
-        "validate.winlint.io",
-        json!({"key": PSA_ENFORCE_LABEL, "operator": "NotIn", "values": PSS_LEVELS}),
-    )];
-    for level in PSS_LEVELS {
-        validating.push(with_pss(
-            &format!("/validate/pss/{level}"),
-            &format!("validate-pss-{level}.winlint.io"),
-            json!({"key": PSA_ENFORCE_LABEL, "operator": "In", "values": [level]}),
-        ));
-    }
+    let mut mutating = common("/mutate");
+    mutating["name"] = "mutate.winlint.io".into();
+    mutating["rules"] = mutating_rules();
+    mutating["reinvocationPolicy"] = "IfNeeded".into();
+    let mut validating = common("/validate");
+    validating["name"] = "validate.winlint.io".into();
+    validating["rules"] = validating_rules();
     vec![
         json!({"apiVersion": "admissionregistration.k8s.io/v1",
                "kind": "MutatingWebhookConfiguration",
-               "metadata": {"name": NAME, "labels": labels}, "webhooks": mutating}),
+               "metadata": {"name": NAME, "labels": labels}, "webhooks": [mutating]}),
         json!({"apiVersion": "admissionregistration.k8s.io/v1",
                "kind": "ValidatingWebhookConfiguration",
-               "metadata": {"name": NAME, "labels": labels}, "webhooks": validating}),
+               "metadata": {"name": NAME, "labels": labels}, "webhooks": [validating]}),
     ]
 }
 
-/// Namespace label that makes probably-Windows pods mutated (`/mutate/windows-namespace`).
-pub use crate::model::labels::DEFAULT_OS_LABEL;
 /// The namespace label of the enforced Pod Security level.
 pub use crate::model::labels::PSA_ENFORCE_LABEL;
-/// Pod Security levels with their own validating webhook (`/validate/pss/{level}`).
-pub const PSS_LEVELS: [&str; 2] = ["restricted", "baseline"];
+
+/// What the live cluster facts read (`winlint serve` watches them): exactly these, with get,
+/// list and watch.
+pub fn cluster_facts_rules() -> Value {
+    let verbs = json!(["get", "list", "watch"]);
+    json!([
+        {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": verbs},
+        {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": verbs},
+    ])
+}
 
 /// Everything to install the webhook in a cluster (the `tls` certificate must be valid for the
 /// Service's DNS names).
-pub fn in_cluster(args: &ManifestsArgs, config_yaml: &str, tls: &GeneratedTls) -> Vec<Value> {
+/// `mutates`: whether to register the mutating webhook (the configuration's `webhook.mutate`).
+pub fn in_cluster(
+    args: &ManifestsArgs,
+    config_yaml: &str,
+    mutates: bool,
+    tls: &GeneratedTls,
+) -> Vec<Value> {
     let ns = args.namespace.as_str();
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s.as_bytes());
     let labels = json!({"app.kubernetes.io/name": NAME, "app.kubernetes.io/instance": NAME});
@@ -336,6 +314,20 @@ pub fn in_cluster(args: &ManifestsArgs, config_yaml: &str, tls: &GeneratedTls) -
                    PSA_ENFORCE_LABEL: "restricted"}}}),
         json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(NAME),
                "automountServiceAccountToken": false}),
+    ];
+    if args.cluster_facts == FactsMode::On {
+        let cluster_meta = json!({"name": NAME, "labels": labels});
+        out.push(
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+               "metadata": cluster_meta, "rules": cluster_facts_rules()}),
+        );
+        out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1",
+               "kind": "ClusterRoleBinding", "metadata": cluster_meta,
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                           "name": NAME},
+               "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": ns}]}));
+    }
+    out.extend([
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(NAME),
                "data": {"winlint.yaml": config_yaml}}),
         json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
@@ -349,17 +341,42 @@ pub fn in_cluster(args: &ManifestsArgs, config_yaml: &str, tls: &GeneratedTls) -
                    {"name": "metrics", "port": METRICS_PORT, "targetPort": "metrics", "protocol": "TCP"}]}}),
         json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": meta(NAME),
                "spec": {"minAvailable": 1, "selector": {"matchLabels": labels}}}),
-    ];
+    ]);
     let ca = b64(&tls.ca_pem);
-    out.extend(webhook_configurations(ns, &args.failure_policy, |path| {
-        json!({"service": {"name": NAME, "namespace": ns, "path": path, "port": 443},
-               "caBundle": ca})
-    }));
+    out.extend(
+        webhook_configurations(ns, &args.failure_policy, |path| {
+            json!({"service": {"name": NAME, "namespace": ns, "path": path, "port": 443},
+                   "caBundle": ca})
+        })
+        .into_iter()
+        .filter(|w| mutates || w["kind"] != "MutatingWebhookConfiguration"),
+    );
     out
 }
 
 fn deployment(args: &ManifestsArgs, labels: &Value) -> Value {
     let ns = args.namespace.as_str();
+    let facts = args.cluster_facts == FactsMode::On;
+    let mut serve_args = vec![
+        "serve".to_string(),
+        "--listen".into(),
+        format!("0.0.0.0:{WEBHOOK_PORT}"),
+        "--tls-cert".into(),
+        "/tls/tls.crt".into(),
+        "--tls-key".into(),
+        "/tls/tls.key".into(),
+        "--config".into(),
+        "/config/winlint.yaml".into(),
+        "--metrics-listen".into(),
+        format!("0.0.0.0:{METRICS_PORT}"),
+        "--log-format".into(),
+        "json".into(),
+        "--shutdown-delay".into(),
+        "5".into(),
+    ];
+    if !facts {
+        serve_args.extend(["--cluster-facts".into(), "off".into()]);
+    }
     json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": NAME, "namespace": ns, "labels": labels},
@@ -370,7 +387,8 @@ fn deployment(args: &ManifestsArgs, labels: &Value) -> Value {
                 "metadata": {"labels": labels},
                 "spec": {
                     "serviceAccountName": NAME,
-                    "automountServiceAccountToken": false,
+                    // The live cluster facts read the API server with the ServiceAccount.
+                    "automountServiceAccountToken": facts,
                     "nodeSelector": {OS_LABEL: "linux"},
                     "affinity": {"podAntiAffinity": {
                         "preferredDuringSchedulingIgnoredDuringExecution": [{
@@ -385,13 +403,7 @@ fn deployment(args: &ManifestsArgs, labels: &Value) -> Value {
                         "name": NAME,
                         "image": args.image,
                         "imagePullPolicy": "IfNotPresent",
-                        "args": ["serve",
-                            "--listen", format!("0.0.0.0:{WEBHOOK_PORT}"),
-                            "--tls-cert", "/tls/tls.crt", "--tls-key", "/tls/tls.key",
-                            "--config", "/config/winlint.yaml",
-                            "--metrics-listen", format!("0.0.0.0:{METRICS_PORT}"),
-                            "--log-format", "json",
-                            "--shutdown-delay", "5"],
+                        "args": serve_args,
                         "ports": [
                             {"name": "https", "containerPort": WEBHOOK_PORT, "protocol": "TCP"},
                             {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}],
@@ -423,6 +435,7 @@ pub fn out_of_cluster(
     url: &str,
     namespace: &str,
     failure_policy: &str,
+    mutates: bool,
     ca_pem: &str,
 ) -> Vec<Value> {
     let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem.as_bytes());
@@ -432,6 +445,9 @@ pub fn out_of_cluster(
         failure_policy,
         |path| json!({"url": format!("{base}{path}"), "caBundle": ca}),
     )
+    .into_iter()
+    .filter(|w| mutates || w["kind"] != "MutatingWebhookConfiguration")
+    .collect()
 }
 
 /// The host of an `https://host:port[/…]` URL (IPv6 in brackets allowed).
@@ -571,6 +587,16 @@ webhook:\n  onError: allow\n";
 /// Produce the manifests as a YAML string; with `--url`, writes the generated certificate files.
 pub fn render(args: &ManifestsArgs) -> Result<String, ManifestsError> {
     let days = args.cert_validity_days;
+    let config = match &args.config {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).map_err(io(format!("--config {}", p.display())))?;
+            let parsed = crate::config::Config::from_yaml(&text, &p.display().to_string())?;
+            (text, parsed.policy.pod_mutation)
+        }
+        None => (DEFAULT_CONFIG.to_string(), true),
+    };
+    let (config, mutates) = config;
     if let Some(url) = &args.url {
         let host = url_host(url)?;
         let (ca, note) = match &args.ca_bundle {
@@ -594,26 +620,18 @@ pub fn render(args: &ManifestsArgs) -> Result<String, ManifestsError> {
                     tls.ca_pem,
                     format!(
                         "# Serving certificate for {host} written to {d}/tls.crt and {d}/tls.key; run:\n\
-                         #   winlint serve --listen 0.0.0.0:PORT --tls-cert {d}/tls.crt --tls-key {d}/tls.key\n"
+                         #   winlint serve --listen 0.0.0.0:PORT --tls-cert {d}/tls.crt --tls-key {d}/tls.key \\\n\
+                         #     --kubeconfig ~/.kube/config   # live cluster facts: get/list/watch on nodes, namespaces, runtimeclasses\n"
                     ),
                 )
             }
         };
-        let docs = out_of_cluster(url, &args.namespace, &args.failure_policy, &ca);
+        let docs = out_of_cluster(url, &args.namespace, &args.failure_policy, mutates, &ca);
         return Ok(format!(
             "# winlint webhook configurations for {url} (winlint manifests --url)\n{note}{}",
             to_yaml(&docs)
         ));
     }
-    let config = match &args.config {
-        Some(p) => {
-            let text =
-                std::fs::read_to_string(p).map_err(io(format!("--config {}", p.display())))?;
-            crate::config::Config::from_yaml(&text, &p.display().to_string())?;
-            text
-        }
-        None => DEFAULT_CONFIG.to_string(),
-    };
     let ns = &args.namespace;
     let names = [
         NAME.to_string(),
@@ -622,7 +640,7 @@ pub fn render(args: &ManifestsArgs) -> Result<String, ManifestsError> {
         format!("{NAME}.{ns}.svc.cluster.local"),
     ];
     let tls = generate_tls(&names, days)?;
-    let docs = in_cluster(args, &config, &tls);
+    let docs = in_cluster(args, &config, mutates, &tls);
     Ok(format!(
         "# winlint admission webhook: kubectl apply -f this file.\n\
          # Generated by `winlint manifests`; the CA key was not kept: re-run to rotate.\n{}",

@@ -19,11 +19,24 @@
 //! * Observability: `--metrics-listen` (plain HTTP) serves `/metrics` (Prometheus text),
 //!   `/healthz`, `/readyz`. Logs through `tracing` (`--log-format text|json`); every request log
 //!   line carries the AdmissionReview UID; no object contents at info level.
+//! * Live cluster facts (issue 8 §2): unless `--cluster-facts=off`, a [`ClusterWatch`] on
+//!   Nodes, RuntimeClasses and Namespaces (client from `--kubeconfig`/`--context`, else
+//!   in-cluster or the default kubeconfig). Every new snapshot is turned into a whole new
+//!   evaluation state ([`Evaluation`]: the [`Webhook`] with the effective configuration and
+//!   the context of RuntimeClasses and namespace labels, [`crate::cluster::effective`]) on the
+//!   blocking pool, then swapped in; a request only clones the current `Arc` under a read lock
+//!   and never calls the API server. `/readyz` waits for the first complete sync, at most
+//!   `--cluster-facts-timeout`, then is ready with the configured facts (logged, and
+//!   `winlint_cluster_facts_synced 0`) until the facts arrive. Watch errors (403, 410,
+//!   unreachable) keep the last good snapshot; they are logged by the watch and counted here.
+//!   An older registration's namespace paths (`/validate/pss/{level}`,
+//!   `/mutate/windows-namespace`) are answered as `/validate` and `/mutate`: the namespace's
+//!   labels now come from the watch.
 
 use std::hash::{Hash, Hasher};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -39,6 +52,7 @@ use hyper_util::server::conn::auto;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use rustls::crypto::CryptoProvider;
@@ -51,6 +65,9 @@ use tokio::sync::{Semaphore, watch};
 use tower::Service;
 
 use crate::admission::{Endpoint, Webhook};
+use crate::cluster::{
+    ClientSource, ClusterArgs, ClusterError, ClusterFacts, ClusterWatch, Effective, WatchOptions,
+};
 use crate::config::{Config, ConfigError};
 
 /// Log output format.
@@ -59,6 +76,14 @@ pub enum LogFormat {
     #[default]
     Text,
     Json,
+}
+
+/// `--cluster-facts`: whether `winlint serve` watches the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum FactsMode {
+    #[default]
+    On,
+    Off,
 }
 
 /// Options of `winlint serve`.
@@ -118,10 +143,23 @@ pub struct ServeArgs {
     /// Seconds in-flight requests get to finish after the listener closes.
     #[arg(long, default_value_t = 25.0, value_name = "SECONDS")]
     pub shutdown_timeout: f64,
+    /// Live cluster facts: watch Nodes, RuntimeClasses and Namespaces and judge pods by what
+    /// the cluster runs (`off`: the configured target only; rules that need a namespace's
+    /// labels do not fire).
+    #[arg(long, value_enum, default_value_t = FactsMode::On, env = "WINLINT_CLUSTER_FACTS")]
+    pub cluster_facts: FactsMode,
+    /// Seconds /readyz waits for the first complete sync of the cluster facts; then the
+    /// webhook is ready with the configured facts until they arrive (and says so).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    pub cluster_facts_timeout: f64,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 impl ServeArgs {
-    /// Defaults with the given listener and certificate files (for embedding and tests).
+    /// Defaults with the given listener and certificate files (for embedding and tests), with
+    /// the cluster facts off (the command line's default is on): a test must not read whatever
+    /// cluster the machine's kubeconfig points at.
     pub fn new(listen: SocketAddr, tls_cert: PathBuf, tls_key: PathBuf) -> Self {
         ServeArgs {
             listen,
@@ -141,6 +179,9 @@ impl ServeArgs {
             handshake_timeout: 10.0,
             shutdown_delay: 0.0,
             shutdown_timeout: 25.0,
+            cluster_facts: FactsMode::Off,
+            cluster_facts_timeout: 30.0,
+            cluster: ClusterArgs::default(),
         }
     }
 }
@@ -181,12 +222,18 @@ pub fn serve(args: ServeArgs) -> i32 {
 }
 
 /// Install the global `tracing` subscriber (once; later calls are no-ops). `RUST_LOG` refines
-/// the default filter `info,rustls=error`.
+/// the default filter `info,rustls=error,kube_runtime::watcher=error` (the cluster watch logs
+/// its own errors once, with what to do, instead of kube's line per retry).
 pub fn init_logging(format: LogFormat) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info"))
-        .add_directive("rustls=error".parse().expect("valid directive"));
+        .add_directive("rustls=error".parse().expect("valid directive"))
+        .add_directive(
+            "kube_runtime::watcher=error"
+                .parse()
+                .expect("valid directive"),
+        );
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -253,6 +300,23 @@ pub struct Metrics {
     pub findings: Family<Vec<(String, String)>, Counter>,
     pub patches: Family<Vec<(String, String)>, Counter>,
     pub cert_reloads: Family<Vec<(String, String)>, Counter>,
+    /// Windows nodes of the facts in use, by build (`unknown`: a Windows node whose build
+    /// could not be read).
+    pub windows_nodes: Family<Vec<(String, String)>, Gauge>,
+    /// Objects of the snapshot in use, by resource (nodes, namespaces, runtimeclasses).
+    pub cluster_objects: Family<Vec<(String, String)>, Gauge>,
+    /// 1 while the evaluation uses a complete snapshot of the cluster; 0: the configured facts.
+    pub facts_synced: Gauge,
+    /// 1 while every watch is healthy (or the facts are off).
+    pub facts_healthy: Gauge,
+    /// Seconds since the snapshot in use was built.
+    pub facts_age: Gauge<f64, AtomicU64>,
+    /// Seconds the facts may have been missing changes (0 while every watch is healthy).
+    pub facts_staleness: Gauge<f64, AtomicU64>,
+    /// Watch and version-read errors by resource (nodes, runtimeclasses, namespaces, version).
+    pub watch_errors: Family<Vec<(String, String)>, Counter>,
+    /// Evaluation states built from cluster facts.
+    pub facts_rebuilds: Counter,
 }
 
 impl Metrics {
@@ -290,6 +354,54 @@ impl Metrics {
             "Serving certificate reloads by result",
             cert_reloads.clone(),
         );
+        let windows_nodes = Family::<Vec<(String, String)>, Gauge>::default();
+        registry.register(
+            "cluster_windows_nodes",
+            "Windows nodes of the cluster facts in use, by build",
+            windows_nodes.clone(),
+        );
+        let cluster_objects = Family::<Vec<(String, String)>, Gauge>::default();
+        registry.register(
+            "cluster_objects",
+            "Objects of the cluster facts in use, by resource (nodes, namespaces, runtimeclasses)",
+            cluster_objects.clone(),
+        );
+        let facts_synced = Gauge::default();
+        registry.register(
+            "cluster_facts_synced",
+            "1 when the webhook evaluates with a complete snapshot of the cluster, 0 with the configured facts",
+            facts_synced.clone(),
+        );
+        let facts_healthy = Gauge::default();
+        registry.register(
+            "cluster_facts_healthy",
+            "1 while every cluster watch is healthy (or the cluster facts are off)",
+            facts_healthy.clone(),
+        );
+        let facts_age = Gauge::<f64, AtomicU64>::default();
+        registry.register(
+            "cluster_facts_snapshot_age_seconds",
+            "Seconds since the cluster facts in use were built",
+            facts_age.clone(),
+        );
+        let facts_staleness = Gauge::<f64, AtomicU64>::default();
+        registry.register(
+            "cluster_facts_staleness_seconds",
+            "Seconds the cluster facts may have been missing changes (0 while every watch is healthy)",
+            facts_staleness.clone(),
+        );
+        let watch_errors = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "cluster_watch_errors",
+            "Errors of the cluster watches and version reads, by resource (the last good facts are kept)",
+            watch_errors.clone(),
+        );
+        let facts_rebuilds = Counter::default();
+        registry.register(
+            "cluster_facts_rebuilds",
+            "Evaluation states built from new cluster facts",
+            facts_rebuilds.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -297,6 +409,14 @@ impl Metrics {
             findings,
             patches,
             cert_reloads,
+            windows_nodes,
+            cluster_objects,
+            facts_synced,
+            facts_healthy,
+            facts_age,
+            facts_staleness,
+            watch_errors,
+            facts_rebuilds,
         }
     }
 
@@ -317,10 +437,28 @@ impl Metrics {
     }
 }
 
+/// What requests are evaluated with: the webhook (effective configuration + context) and the
+/// cluster facts it was built from. Immutable; replaced whole when the facts change.
+pub struct Evaluation {
+    pub webhook: Webhook,
+    /// The snapshot behind it ([`ClusterFacts::empty`] without live facts).
+    pub facts: Arc<ClusterFacts>,
+}
+
 /// State shared by the handlers.
 pub struct AppState {
-    pub webhook: Webhook,
+    /// The current evaluation: a request clones the `Arc` (under the read lock only for that).
+    evaluation: RwLock<Arc<Evaluation>>,
+    /// The configuration as loaded (`--config`): each snapshot is applied to it.
+    config: Config,
+    /// The live facts (`None`: `--cluster-facts=off`, or no cluster configuration found).
+    watch: Option<ClusterWatch>,
+    /// `/readyz` may say ready: the first sync arrived, its wait timed out, or no facts.
+    facts_settled: AtomicBool,
+    /// The errors already counted in `watch_errors`, per resource.
+    counted_errors: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
     pub metrics: Metrics,
+    /// False once shutting down (`/readyz` 503).
     pub ready: AtomicBool,
     limit: Semaphore,
     /// Budget of in-flight request bytes, in KiB permits.
@@ -328,6 +466,125 @@ pub struct AppState {
     bytes_kib: u32,
     max_body_kib: u32,
     request_timeout: Duration,
+}
+
+impl AppState {
+    /// The evaluation state requests use now (an `Arc` clone under a read lock).
+    pub fn evaluation(&self) -> Arc<Evaluation> {
+        self.evaluation
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Build the evaluation state of `facts` and swap it in: what the watch does on every new
+    /// snapshot (public for tests and embedding). The derivation is not free (the context
+    /// holds every namespace): call it off the request path.
+    pub fn apply_facts(&self, facts: Arc<ClusterFacts>) {
+        let eff = Effective::new(&self.config, &facts);
+        let webhook = Webhook::with_context(Arc::unwrap_or_clone(eff.config), eff.context);
+        let new = Arc::new(Evaluation { webhook, facts });
+        let old = {
+            let mut cur = self.evaluation.write().unwrap_or_else(|e| e.into_inner());
+            std::mem::replace(&mut *cur, Arc::clone(&new))
+        };
+        self.metrics.facts_rebuilds.inc();
+        let (was, now) = (facts_summary(&old), facts_summary(&new));
+        if was != now {
+            tracing::info!(uid = "", "evaluating with {now}");
+        }
+        // `old` is dropped here, outside the lock.
+    }
+
+    /// Whether `/readyz` may say ready as far as the facts go.
+    pub fn facts_settled(&self) -> bool {
+        self.facts_settled.load(Ordering::SeqCst)
+    }
+
+    /// Refresh the cluster-facts metrics (at scrape time: the snapshot's age moves on its own).
+    fn refresh_fact_metrics(&self) {
+        let m = &self.metrics;
+        let eval = self.evaluation();
+        let facts = &eval.facts;
+        m.windows_nodes.clear();
+        if facts.synced.nodes {
+            for (build, n) in facts.windows_nodes_by_build() {
+                let build = build.map_or_else(|| "unknown".to_string(), |b| b.to_string());
+                m.windows_nodes
+                    .get_or_create(&vec![("build".into(), build)])
+                    .set(n as i64);
+            }
+        }
+        m.facts_synced.set(i64::from(facts.synced.all()));
+        let Some(watch) = &self.watch else {
+            m.cluster_objects.clear();
+            m.facts_healthy.set(1);
+            return;
+        };
+        let nodes: usize = facts.groups.iter().map(|g| g.count()).sum();
+        for (resource, n) in [
+            ("nodes", nodes),
+            ("namespaces", facts.namespaces.len()),
+            ("runtimeclasses", facts.runtime_classes.len()),
+        ] {
+            m.cluster_objects
+                .get_or_create(&vec![("resource".into(), resource.into())])
+                .set(n as i64);
+        }
+        let fm = watch.metrics();
+        m.facts_healthy.set(i64::from(fm.healthy));
+        m.facts_staleness.set(fm.staleness.as_secs_f64());
+        m.facts_age.set(
+            std::time::SystemTime::now()
+                .duration_since(facts.built_at)
+                .unwrap_or_default()
+                .as_secs_f64(),
+        );
+        let mut counted = self
+            .counted_errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for r in watch.status().resources {
+            let seen = counted.entry(r.resource).or_default();
+            if r.errors_total > *seen {
+                m.watch_errors
+                    .get_or_create(&vec![("resource".into(), r.resource.into())])
+                    .inc_by(r.errors_total - *seen);
+                *seen = r.errors_total;
+            }
+        }
+    }
+}
+
+/// What an evaluation state judges with, for the log: where the facts come from and the
+/// target they give.
+fn facts_summary(e: &Evaluation) -> String {
+    let t = &e.webhook.config.target;
+    let list = |v: Vec<String>| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let source = if e.facts.synced.all() {
+        format!(
+            "live cluster facts ({} Windows node groups)",
+            e.facts.windows_groups().count()
+        )
+    } else if e.facts.synced.nodes || e.facts.synced.namespaces || e.facts.synced.runtime_classes {
+        "part of the cluster facts (the rest as configured)".to_string()
+    } else {
+        "the configured facts".to_string()
+    };
+    format!(
+        "{source}: Kubernetes {}, Windows builds [{}], Windows taints [{}], runtime {:?}, mixed builds {}",
+        t.kubernetes,
+        list(t.windows_builds.iter().map(|b| b.named()).collect()),
+        list(t.windows_taints.iter().map(|t| t.to_string()).collect()),
+        t.runtime,
+        t.cluster_mixed_builds
+    )
 }
 
 /// The serving certificate, swapped in place on reload.
@@ -365,6 +622,9 @@ pub enum ServeError {
     /// The listener's address.
     #[error("{0}")]
     Listener(std::io::Error),
+    /// The cluster configuration named by `--kubeconfig` / `--context` cannot be used.
+    #[error("cluster facts: {0} (or --cluster-facts=off)")]
+    Cluster(ClusterError),
     /// Certificates and keys (named by their flag), and the TLS setup.
     #[error("{what}: {message}")]
     Tls { what: String, message: String },
@@ -481,8 +741,18 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         None => None,
     };
     let metrics_addr = metrics_listener.as_ref().and_then(|l| l.local_addr().ok());
+    let watch = start_watch(&args).await?;
+    let initial = Evaluation {
+        webhook: Webhook::new(config.clone()),
+        facts: Arc::new(ClusterFacts::empty()),
+    };
+    tracing::info!(uid = "", "evaluating with {}", facts_summary(&initial));
     let state = Arc::new(AppState {
-        webhook: Webhook::new(config),
+        evaluation: RwLock::new(Arc::new(initial)),
+        config,
+        facts_settled: AtomicBool::new(watch.is_none()),
+        watch,
+        counted_errors: Default::default(),
         metrics: Metrics::new(),
         ready: AtomicBool::new(true),
         limit: Semaphore::new(args.max_concurrency.max(1)),
@@ -549,6 +819,10 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         });
     }
 
+    if let Some(w) = &state.watch {
+        follow_facts(&state, w, secs(args.cluster_facts_timeout), &shutdown_rx);
+    }
+
     let router = webhook_router(state.clone(), args.max_body_bytes);
     let task = tokio::spawn(accept_loop(
         listener,
@@ -588,6 +862,115 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         metrics_task,
         state,
     })
+}
+
+/// The cluster watch of `args`: `None` with `--cluster-facts=off` or when no cluster
+/// configuration can be found (neither flag given, not in a pod, no kubeconfig): the webhook
+/// then evaluates with the configured facts and says so. A `--kubeconfig` / `--context` that
+/// cannot be used is an error: the operator asked for that cluster.
+async fn start_watch(args: &ServeArgs) -> Result<Option<ClusterWatch>, ServeError> {
+    if args.cluster_facts == FactsMode::Off {
+        tracing::info!(
+            uid = "",
+            "cluster facts off (--cluster-facts=off): the configured target is used and rules \
+             that need a namespace's labels do not fire"
+        );
+        return Ok(None);
+    }
+    let source = args.cluster.client_source();
+    match crate::cluster::connect(&source).await {
+        Ok((client, origin)) => {
+            tracing::info!(
+                uid = "",
+                "watching the Nodes, RuntimeClasses and Namespaces of {}{}",
+                origin.server,
+                origin.context.as_ref().map_or_else(
+                    || " (in-cluster)".to_string(),
+                    |c| format!(" (context {c})")
+                )
+            );
+            Ok(Some(ClusterWatch::start(client, WatchOptions::default())))
+        }
+        Err(e) if source == ClientSource::Infer => {
+            tracing::warn!(
+                uid = "",
+                "cluster facts unavailable, evaluating with the configured facts: {e}"
+            );
+            Ok(None)
+        }
+        Err(e) => Err(ServeError::Cluster(e)),
+    }
+}
+
+/// Follow the watch: every new snapshot becomes a new evaluation state (built on the blocking
+/// pool, swapped in whole). `/readyz` turns ready when a complete snapshot is in use, or after
+/// `limit` with the configured facts.
+fn follow_facts(
+    state: &Arc<AppState>,
+    w: &ClusterWatch,
+    limit: Duration,
+    shutdown: &watch::Receiver<bool>,
+) {
+    let started = Instant::now();
+    let mut rx = w.subscribe();
+    let mut stop = shutdown.clone();
+    let st = Arc::clone(state);
+    tokio::spawn(async move {
+        loop {
+            let facts = rx.borrow_and_update().clone();
+            let synced = facts.synced.all();
+            let s = Arc::clone(&st);
+            if tokio::task::spawn_blocking(move || s.apply_facts(facts))
+                .await
+                .is_err()
+            {
+                tracing::error!(
+                    uid = "",
+                    "building the evaluation state from the cluster facts failed; keeping the previous one"
+                );
+            }
+            if synced && !st.facts_settled.swap(true, Ordering::SeqCst) {
+                tracing::info!(
+                    uid = "",
+                    "cluster facts in use {:.2?} after start: ready",
+                    started.elapsed()
+                );
+            }
+            tokio::select! {
+                r = rx.changed() => if r.is_err() { return },
+                _ = stop.wait_for(|s| *s) => return,
+            }
+        }
+    });
+    let st = Arc::clone(state);
+    let mut stop = shutdown.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::time::sleep(limit) => {}
+            _ = stop.wait_for(|s| *s) => return,
+        }
+        if st.facts_settled.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let problems: Vec<String> = st
+            .watch
+            .as_ref()
+            .map(|w| w.status().resources)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|r| {
+                r.last_error
+                    .map(|e| format!("{}: {e}", r.resource))
+                    .or_else(|| (!r.synced).then(|| format!("{}: not listed yet", r.resource)))
+            })
+            .collect();
+        tracing::warn!(
+            uid = "",
+            "cluster facts not synced after {limit:?} (--cluster-facts-timeout): ready with the \
+             configured facts until they arrive ({})",
+            problems.join("; ")
+        );
+    });
 }
 
 struct Timeouts {
@@ -700,8 +1083,8 @@ fn webhook_router(state: Arc<AppState>, max_body: usize) -> Router {
     Router::new()
         .route("/mutate", post(mutate))
         .route("/validate", post(validate))
-        .route("/validate/pss/{level}", post(validate_pss))
-        .route("/mutate/windows-namespace", post(mutate_windows_namespace))
+        .route("/validate/pss/{level}", post(legacy))
+        .route("/mutate/windows-namespace", post(legacy))
         .route("/healthz", get(|| async { "ok" }))
         .layer(middleware::from_fn_with_state(state.clone(), limits))
         .layer(DefaultBodyLimit::max(max_body))
@@ -718,7 +1101,10 @@ fn metrics_router(state: Arc<AppState>) -> Router {
                         header::CONTENT_TYPE,
                         "application/openmetrics-text; version=1.0.0; charset=utf-8",
                     )],
-                    s.metrics.render(),
+                    {
+                        s.refresh_fact_metrics();
+                        s.metrics.render()
+                    },
                 )
             }),
         )
@@ -726,10 +1112,17 @@ fn metrics_router(state: Arc<AppState>) -> Router {
         .route(
             "/readyz",
             get(|State(s): State<Arc<AppState>>| async move {
-                if s.ready.load(Ordering::SeqCst) {
-                    (StatusCode::OK, "ready")
-                } else {
+                if !s.ready.load(Ordering::SeqCst) {
                     (StatusCode::SERVICE_UNAVAILABLE, "shutting down")
+                } else if !s.facts_settled() {
+                    (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "waiting for the first sync of the cluster facts",
+                    )
+                } else if s.evaluation().facts.synced.all() {
+                    (StatusCode::OK, "ready: live cluster facts")
+                } else {
+                    (StatusCode::OK, "ready: configured facts")
                 }
             }),
         )
@@ -801,40 +1194,34 @@ async fn validate(
     admit(state, Endpoint::Validate, body).await
 }
 
-/// `/mutate/windows-namespace`: the mutating webhook whose namespaceSelector matched namespaces
-/// labelled `winlint.io/default-os=windows`: Windows-probable pods are mutated too.
-async fn mutate_windows_namespace(
-    State(state): State<Arc<AppState>>,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
-) -> Response {
-    let labels = std::collections::BTreeMap::from([(
-        crate::model::labels::DEFAULT_OS_LABEL.to_string(),
-        "windows".to_string(),
-    )]);
-    admit_with(state, Endpoint::Mutate, body, Some(labels)).await
-}
+/// Whether the deprecated namespace paths were called (logged once).
+static LEGACY_PATH_LOGGED: AtomicBool = AtomicBool::new(false);
 
-/// `/validate/pss/{level}`: the validating webhook whose namespaceSelector matched namespaces
-/// labelled `pod-security.kubernetes.io/enforce: {level}`, so the namespace's Pod Security level
-/// is known without asking the API server (WIN107, WIN207).
-async fn validate_pss(
+/// `/validate/pss/{level}` and `/mutate/windows-namespace`: the per-namespace webhooks an older
+/// chart or `winlint manifests` registered, answered as `/validate` and `/mutate` (the
+/// namespace's labels come from the cluster facts now), so that an upgrade never meets a 404.
+async fn legacy(
     State(state): State<Arc<AppState>>,
-    axum::extract::Path(level): axum::extract::Path<String>,
+    uri: axum::http::Uri,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
-    if !matches!(level.as_str(), "restricted" | "baseline" | "privileged") {
-        state.metrics.request("validate", "bad_request");
-        return (
-            StatusCode::NOT_FOUND,
-            "winlint: unknown Pod Security level (restricted, baseline, privileged)\n",
-        )
-            .into_response();
+    let endpoint = if uri.path().starts_with("/mutate") {
+        Endpoint::Mutate
+    } else {
+        Endpoint::Validate
+    };
+    if !LEGACY_PATH_LOGGED.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            uid = "",
+            path = uri.path(),
+            "a webhook registered by an older winlint calls {}: answered as {}, with the \
+             namespace's labels from the cluster facts; re-apply the chart or `winlint manifests` \
+             to register the current webhooks",
+            uri.path(),
+            endpoint.path()
+        );
     }
-    let labels = std::collections::BTreeMap::from([(
-        crate::manifests::PSA_ENFORCE_LABEL.to_string(),
-        level,
-    )]);
-    admit_with(state, Endpoint::Validate, body, Some(labels)).await
+    admit(state, endpoint, body).await
 }
 
 /// Bodies above this size are evaluated on the blocking pool, so parsing megabytes never stalls
@@ -845,15 +1232,6 @@ async fn admit(
     state: Arc<AppState>,
     endpoint: Endpoint,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
-) -> Response {
-    admit_with(state, endpoint, body, None).await
-}
-
-async fn admit_with(
-    state: Arc<AppState>,
-    endpoint: Endpoint,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
-    labels: Option<std::collections::BTreeMap<String, String>>,
 ) -> Response {
     let ep = endpoint.as_str();
     let body = match body {
@@ -871,20 +1249,16 @@ async fn admit_with(
         }
     };
     let started = Instant::now();
+    let eval = state.evaluation();
     let result = if body.len() > BLOCKING_THRESHOLD {
-        let st = state.clone();
-        match tokio::task::spawn_blocking(move || {
-            st.webhook.review_with(&body, endpoint, labels.as_ref())
-        })
-        .await
-        {
+        match tokio::task::spawn_blocking(move || eval.webhook.review(&body, endpoint)).await {
             Ok(r) => r,
             Err(e) => Err(crate::admission::BadRequest(format!(
                 "evaluation failed: {e}"
             ))),
         }
     } else {
-        state.webhook.review_with(&body, endpoint, labels.as_ref())
+        eval.webhook.review(&body, endpoint)
     };
     let elapsed = started.elapsed();
     match result {

@@ -313,6 +313,34 @@ fn deployment_is_hardened() {
     assert!(read("templates/certificate.yaml").contains("kind: Certificate"));
 }
 
+/// The live cluster facts' RBAC: a ClusterRole with get/list/watch on exactly nodes, namespaces
+/// and runtimeclasses, bound to the webhook's ServiceAccount, both behind `clusterFacts.enabled`
+/// (which also mounts the token and drops `--cluster-facts=off`).
+#[test]
+fn cluster_facts_rbac_is_read_only_and_switchable() {
+    let rbac = read("templates/rbac.yaml");
+    assert!(rbac.contains("{{- if .Values.clusterFacts.enabled }}"));
+    for needle in [
+        "kind: ClusterRole\n",
+        "kind: ClusterRoleBinding",
+        "resources: [\"nodes\", \"namespaces\"]",
+        "apiGroups: [\"node.k8s.io\"]",
+        "resources: [\"runtimeclasses\"]",
+        "kind: ServiceAccount",
+    ] {
+        assert!(rbac.contains(needle), "rbac.yaml lacks {needle}");
+    }
+    assert_eq!(
+        rbac.matches("verbs: [\"get\", \"list\", \"watch\"]")
+            .count(),
+        2
+    );
+    let d = read("templates/deployment.yaml");
+    assert!(d.contains("automountServiceAccountToken: {{ .Values.clusterFacts.enabled }}"));
+    assert!(d.contains("--cluster-facts=off"));
+    assert_eq!(values()["clusterFacts"]["enabled"], true);
+}
+
 /// The `helm` to use: `$WINLINT_HELM`, else `helm` on PATH; `None` when neither runs.
 fn helm() -> Option<String> {
     let cmd = std::env::var("WINLINT_HELM").unwrap_or_else(|_| "helm".into());
@@ -338,6 +366,16 @@ fn helm_template(helm: &str, sets: &[&str]) -> Vec<Value> {
         String::from_utf8_lossy(&out.stderr)
     );
     yaml_docs(&String::from_utf8(out.stdout).unwrap())
+}
+
+/// The rendered ConfigMap's `winlint.yaml`, parsed.
+fn rendered_config(docs: &[Value]) -> winlint::config::Config {
+    let cm = docs.iter().find(|d| d["kind"] == "ConfigMap").unwrap();
+    winlint::config::Config::from_yaml(
+        cm["data"]["winlint.yaml"].as_str().unwrap(),
+        "rendered winlint.yaml",
+    )
+    .expect("the rendered winlint.yaml is valid")
 }
 
 /// Deserialize as `T` and check that no field was dropped (k8s-openapi ignores unknown ones).
@@ -398,6 +436,8 @@ fn helm_template_when_helm_is_available() {
         "PodDisruptionBudget",
         "MutatingWebhookConfiguration",
         "ValidatingWebhookConfiguration",
+        "ClusterRole",
+        "ClusterRoleBinding",
     ] {
         assert!(kinds.contains(k), "{k} not rendered: {kinds:?}");
     }
@@ -406,7 +446,34 @@ fn helm_template_when_helm_is_available() {
     for d in &docs {
         match d["kind"].as_str().unwrap() {
             "Deployment" => {
-                typed::<k8s_openapi::api::apps::v1::Deployment>(d);
+                let dep: k8s_openapi::api::apps::v1::Deployment = typed(d);
+                let pod = dep.spec.unwrap().template.spec.unwrap();
+                // The live cluster facts read the API server with the ServiceAccount's token.
+                assert_eq!(pod.automount_service_account_token, Some(true));
+                let args = pod.containers[0].args.clone().unwrap();
+                assert!(
+                    args.contains(&"--cluster-facts-timeout=30".to_string()),
+                    "{args:?}"
+                );
+            }
+            "ClusterRole" => {
+                let r: k8s_openapi::api::rbac::v1::ClusterRole = typed(d);
+                // Exactly get/list/watch on nodes, namespaces and runtimeclasses, as
+                // `winlint manifests` grants.
+                assert_eq!(
+                    serde_json::to_value(r.rules.unwrap()).unwrap(),
+                    winlint::manifests::cluster_facts_rules()
+                );
+            }
+            "ClusterRoleBinding" => {
+                let b: k8s_openapi::api::rbac::v1::ClusterRoleBinding = typed(d);
+                assert_eq!(b.role_ref.kind, "ClusterRole");
+                assert_eq!(b.role_ref.name, "winlint");
+                let s = &b.subjects.unwrap()[0];
+                assert_eq!(
+                    (s.kind.as_str(), s.name.as_str(), s.namespace.as_deref()),
+                    ("ServiceAccount", "winlint", Some("winlint-system"))
+                );
             }
             "Service" => {
                 typed::<k8s_openapi::api::core::v1::Service>(d);
@@ -422,9 +489,18 @@ fn helm_template_when_helm_is_available() {
                 let text = &cm.data.unwrap()["winlint.yaml"];
                 let cfg = winlint::config::Config::from_yaml(text, "rendered winlint.yaml")
                     .expect("the rendered winlint.yaml is valid");
-                // The cluster's version (helm's default capabilities) went into the target.
-                assert!(cfg.target.kubernetes.at_least(1, 20));
-                assert!(text.contains("kubernetesVersion"));
+                // With live facts the target pins nothing the cluster says (its version, its
+                // nodes' builds and taints), and the pod mutating webhook is registered.
+                assert!(!text.contains("kubernetesVersion"), "{text}");
+                let p = &cfg.target.pinned;
+                assert!(
+                    !p.kubernetes
+                        && !p.windows_builds
+                        && !p.windows_taints
+                        && !p.cluster_mixed_builds,
+                    "{text}"
+                );
+                assert!(cfg.policy.pod_mutation);
             }
             "Secret" => {
                 let s: k8s_openapi::api::core::v1::Secret = typed(d);
@@ -458,7 +534,11 @@ fn helm_template_when_helm_is_available() {
             other => panic!("unexpected kind {other}"),
         }
     }
-    assert_eq!(ca_bundles.len(), 5, "2 mutating + 3 validating webhooks");
+    assert_eq!(
+        ca_bundles.len(),
+        2,
+        "one mutating and one validating webhook"
+    );
     // The webhooks are exactly those of `winlint manifests` (names, paths, selectors, rules,
     // policies), caBundle aside.
     let strip_ca = |mut v: Value| {
@@ -509,7 +589,20 @@ fn helm_template_when_helm_is_available() {
     for d in &docs {
         match d["kind"].as_str().unwrap() {
             "NetworkPolicy" => {
-                typed::<k8s_openapi::api::networking::v1::NetworkPolicy>(d);
+                let np: k8s_openapi::api::networking::v1::NetworkPolicy = typed(d);
+                // The cluster facts reach the API server, and nothing else.
+                let egress = np.spec.unwrap().egress.unwrap();
+                assert_eq!(egress.len(), 1);
+                let ports: Vec<_> = egress[0]
+                    .ports
+                    .clone()
+                    .unwrap()
+                    .into_iter()
+                    .map(|p| p.port.unwrap())
+                    .collect();
+                assert_eq!(ports.len(), 2, "{ports:?}");
+                let to = egress[0].to.clone().unwrap();
+                assert_eq!(to[0].ip_block.as_ref().unwrap().cidr, "10.0.0.0/8");
             }
             "ValidatingWebhookConfiguration" => {
                 let v: ValidatingWebhookConfiguration = typed(d);
@@ -555,6 +648,38 @@ fn helm_template_when_helm_is_available() {
         docs.iter()
             .all(|d| d["kind"] != "MutatingWebhookConfiguration")
     );
+    // ... and the config says so: /validate then judges workload templates as written.
+    let cfg = rendered_config(&docs);
+    assert!(!cfg.policy.pod_mutation);
+    // Cluster facts off: no RBAC, no token, `--cluster-facts=off`, the install-time version
+    // as the target's, and no egress at all.
+    let docs = helm_template(
+        &helm,
+        &["clusterFacts.enabled=false", "networkPolicy.enabled=true"],
+    );
+    assert!(
+        docs.iter()
+            .all(|d| !d["kind"].as_str().unwrap().starts_with("ClusterRole")),
+        "RBAC rendered with the cluster facts off"
+    );
+    let d = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let dep: k8s_openapi::api::apps::v1::Deployment = typed(d);
+    let pod = dep.spec.unwrap().template.spec.unwrap();
+    assert_eq!(pod.automount_service_account_token, Some(false));
+    let args = pod.containers[0].args.clone().unwrap();
+    assert!(
+        args.contains(&"--cluster-facts=off".to_string()),
+        "{args:?}"
+    );
+    let cfg = rendered_config(&docs);
+    assert!(cfg.target.pinned.kubernetes && cfg.target.kubernetes.at_least(1, 20));
+    let np = docs.iter().find(|d| d["kind"] == "NetworkPolicy").unwrap();
+    assert_eq!(np["spec"]["egress"], json!([]));
+    // A configured build list pins the builds even with live facts.
+    let docs = helm_template(&helm, &["config.target.windowsBuilds={ltsc2019,ltsc2022}"]);
+    let cfg = rendered_config(&docs);
+    assert!(cfg.target.pinned.windows_builds);
+    assert_eq!(cfg.target.windows_builds.len(), 2);
     let docs = helm_template(&helm, &["config.mutation.workloads=true"]);
     let m = docs
         .iter()

@@ -19,7 +19,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use cli_support::{Out, Run, golden, root};
-use k8s_support::{Guard, Node, SPARE_USERS, cluster};
+use k8s_support::{Guard, Node, SPARE_USERS, cluster, env_or};
 use serde_json::{Value, json};
 
 /// The label of every Node these tests create.
@@ -706,19 +706,8 @@ fn audit_scale_measurement() {
     let standalone: usize = env_or("SCALE_STANDALONE", 500);
     let daemonsets: usize = env_or("SCALE_DAEMONSETS", 50);
     let namespaces = 20;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let client = rt
-        .block_on(winlint::cluster::client(
-            &winlint::cluster::ClientSource::Kubeconfig {
-                path: Some(c.kubeconfig.clone()),
-                context: None,
-            },
-        ))
-        .unwrap();
+    let rt = k8s_support::runtime();
+    let client = k8s_support::client(&rt, &c.kubeconfig);
     let prefix = c.unique("scale");
     let nss: Vec<String> = (0..namespaces)
         .map(|i| format!("{prefix}-{i:02}"))
@@ -870,11 +859,4 @@ fn audit_scale_measurement() {
             inv.objects.len()
         );
     });
-}
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use k8s_support::{Node, SPARE_USERS, cluster};
+use k8s_support::{CONVERGE, Node, Proxy, SPARE_USERS, client, cluster, eventually, runtime};
 use serde_json::json;
 use winlint::cluster::{
     ClientSource, ClusterFacts, ClusterWatch, ErrorKind, Fit, NodeGroup, Scope, WatchOptions,
@@ -24,21 +24,6 @@ use winlint::config::{KubeVersion, Taint};
 use winlint::windows::{WS2019, WS2022};
 
 const TEST_LABEL: &str = "envtest.winlint.io/test";
-
-/// A generous bound for convergence (no assertion on speed: 2 shared cores).
-const CONVERGE: Duration = Duration::from_secs(120);
-
-/// Poll `f` every 100 ms until it returns `Some`, or panic with `what` and the last state.
-fn eventually<T>(what: &str, mut f: impl FnMut() -> Result<T, String>) -> T {
-    let t = Instant::now();
-    loop {
-        match f() {
-            Ok(v) => return v,
-            Err(last) if t.elapsed() > CONVERGE => panic!("{what}: not after {CONVERGE:?}: {last}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
-        }
-    }
-}
 
 /// Everything the tests log, to check what an operator would read.
 fn logs() -> Arc<Mutex<Vec<u8>>> {
@@ -70,22 +55,6 @@ impl Write for Capture {
 
 fn log_text() -> String {
     String::from_utf8_lossy(&logs().lock().unwrap()).into_owned()
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn client(rt: &tokio::runtime::Runtime, kubeconfig: &std::path::Path) -> kube::Client {
-    rt.block_on(winlint::cluster::client(&ClientSource::Kubeconfig {
-        path: Some(kubeconfig.to_path_buf()),
-        context: None,
-    }))
-    .expect("client from the test kubeconfig")
 }
 
 fn start_watch(rt: &tokio::runtime::Runtime, c: kube::Client, opts: WatchOptions) -> ClusterWatch {
@@ -482,53 +451,6 @@ fn forbidden_client_reports_clearly_keeps_the_last_snapshot_and_recovers() {
     eprintln!("test took {:.2?}", test_start.elapsed());
 }
 
-/// A TCP proxy on loopback to the API server that can be cut (every connection dropped) and
-/// started again on the same port.
-struct Proxy {
-    port: u16,
-    target: u16,
-    tasks: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
-}
-
-impl Proxy {
-    fn new(target: u16) -> Proxy {
-        Proxy {
-            port: k8s_support::free_port(),
-            target,
-            tasks: Arc::new(Mutex::new(Vec::new())),
-        }
-    }
-
-    fn start(&self, rt: &tokio::runtime::Runtime) {
-        let listener = rt
-            .block_on(tokio::net::TcpListener::bind(k8s_support::loopback(
-                self.port,
-            )))
-            .expect("proxy port");
-        let (target, tasks) = (self.target, Arc::clone(&self.tasks));
-        let accept = rt.spawn(async move {
-            while let Ok((mut inbound, _)) = listener.accept().await {
-                let conn = tokio::spawn(async move {
-                    if let Ok(mut out) =
-                        tokio::net::TcpStream::connect(k8s_support::loopback(target)).await
-                    {
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
-                    }
-                });
-                tasks.lock().unwrap().push(conn);
-            }
-        });
-        self.tasks.lock().unwrap().push(accept);
-    }
-
-    /// Stop accepting and drop every connection.
-    fn cut(&self) {
-        for t in self.tasks.lock().unwrap().drain(..) {
-            t.abort();
-        }
-    }
-}
-
 #[test]
 fn unreachable_then_dropped_api_server_is_retried() {
     let Some(c) = cluster() else { return };
@@ -745,11 +667,6 @@ fn audit_lists_workloads_once_under_their_top_owner() {
 #[test]
 #[ignore = "measurement: creates 5 000 Nodes and 2 000 Namespaces"]
 fn scale_measurement() {
-    use futures::StreamExt;
-    use k8s_openapi::api::core::v1::Namespace as K8sNamespace;
-    use k8s_openapi::api::core::v1::Node as K8sNode;
-    use kube::api::{Api, PostParams};
-
     let Some(c) = cluster() else { return };
     let nodes: usize = std::env::var("SCALE_NODES")
         .ok()
@@ -762,57 +679,7 @@ fn scale_measurement() {
     let rt = runtime();
     let admin = client(&rt, &c.kubeconfig);
     let t = Instant::now();
-    rt.block_on(async {
-        let api: Api<K8sNode> = Api::all(admin.clone());
-        futures::stream::iter(0..nodes)
-            .map(|i| {
-                let api = api.clone();
-                async move {
-                    // 10 pools: 4 ltsc2019, 4 ltsc2022 (half tainted), 2 Linux; 10 zones.
-                    let pool = i % 10;
-                    let name = format!("scale-{i:05}");
-                    let mut n = if pool < 8 {
-                        let build = if pool < 4 { "10.0.17763" } else { "10.0.20348" };
-                        let mut n = Node::windows(&name, build);
-                        if pool % 2 == 0 {
-                            n = n.taint("os=windows:NoSchedule");
-                        }
-                        n
-                    } else {
-                        Node::linux(&name)
-                    };
-                    n = n.label("agentpool", &format!("pool{pool}")).label(
-                        "topology.kubernetes.io/zone",
-                        &format!("zone-{}", i / 10 % 10),
-                    );
-                    let obj: K8sNode = serde_json::from_value(n.to_json()).unwrap();
-                    api.create(&PostParams::default(), &obj).await.map(|_| ())
-                }
-            })
-            .buffer_unordered(16)
-            .for_each(|r| async move {
-                r.expect("node created");
-            })
-            .await;
-        let api: Api<K8sNamespace> = Api::all(admin.clone());
-        futures::stream::iter(0..namespaces)
-            .map(|i| {
-                let api = api.clone();
-                async move {
-                    let ns: K8sNamespace = serde_json::from_value(json!({"metadata": {
-                        "name": format!("scale-ns-{i:05}"),
-                        "labels": {"team": format!("t{}", i % 50),
-                            "pod-security.kubernetes.io/enforce": "baseline"}}}))
-                    .unwrap();
-                    api.create(&PostParams::default(), &ns).await.map(|_| ())
-                }
-            })
-            .buffer_unordered(16)
-            .for_each(|r| async move {
-                r.expect("namespace created");
-            })
-            .await;
-    });
+    rt.block_on(k8s_support::create_scale_objects(&admin, nodes, namespaces));
     eprintln!(
         "created {nodes} nodes and {namespaces} namespaces in {:.1?}",
         t.elapsed()

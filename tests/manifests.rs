@@ -10,6 +10,7 @@ use k8s_openapi::api::admissionregistration::v1::{
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service, ServiceAccount};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use rustls::client::danger::ServerCertVerifier;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls_pki_types::pem::PemObject;
@@ -93,6 +94,8 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
         [
             "Namespace",
             "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
             "ConfigMap",
             "Secret",
             "Deployment",
@@ -105,6 +108,52 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
     let ns: Namespace = typed(find(&docs, "Namespace"));
     assert_eq!(ns.metadata.name.as_deref(), Some("winlint-system"));
     let _: ServiceAccount = typed(find(&docs, "ServiceAccount"));
+    // The live cluster facts: get/list/watch on exactly nodes, namespaces and runtimeclasses,
+    // bound to the webhook's ServiceAccount.
+    let role: ClusterRole = typed(find(&docs, "ClusterRole"));
+    let mut granted: Vec<(String, String, Vec<String>)> = role
+        .rules
+        .unwrap()
+        .into_iter()
+        .flat_map(|r| {
+            let groups = r.api_groups.unwrap();
+            let verbs = r.verbs.clone();
+            r.resources.unwrap().into_iter().flat_map(move |res| {
+                let verbs = verbs.clone();
+                groups
+                    .clone()
+                    .into_iter()
+                    .map(move |g| (g, res.clone(), verbs.clone()))
+            })
+        })
+        .collect();
+    granted.sort();
+    let rw = |g: &str, r: &str| {
+        (
+            g.to_string(),
+            r.to_string(),
+            vec!["get".to_string(), "list".into(), "watch".into()],
+        )
+    };
+    assert_eq!(
+        granted,
+        [
+            rw("", "namespaces"),
+            rw("", "nodes"),
+            rw("node.k8s.io", "runtimeclasses")
+        ]
+    );
+    let binding: ClusterRoleBinding = typed(find(&docs, "ClusterRoleBinding"));
+    assert_eq!(binding.role_ref.name, role.metadata.name.unwrap());
+    let subject = &binding.subjects.unwrap()[0];
+    assert_eq!(
+        (
+            subject.kind.as_str(),
+            subject.name.as_str(),
+            subject.namespace.as_deref()
+        ),
+        ("ServiceAccount", "winlint", Some("winlint-system"))
+    );
     let _: Service = typed(find(&docs, "Service"));
     let _: PodDisruptionBudget = typed(find(&docs, "PodDisruptionBudget"));
 
@@ -118,6 +167,8 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
     let spec = dep.spec.unwrap();
     assert_eq!(spec.replicas, Some(2));
     let pod = spec.template.spec.unwrap();
+    assert_eq!(pod.service_account_name.as_deref(), Some("winlint"));
+    assert_eq!(pod.automount_service_account_token, Some(true));
     assert_eq!(pod.node_selector.unwrap()["kubernetes.io/os"], "linux");
     assert!(pod.affinity.unwrap().pod_anti_affinity.is_some());
     let psc = pod.security_context.unwrap();
@@ -139,90 +190,31 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
     for flag in ["--tls-cert", "--tls-key", "--config", "--metrics-listen"] {
         assert!(a.iter().any(|x| x == flag), "{flag} missing from {a:?}");
     }
+    assert!(!a.iter().any(|x| x == "--cluster-facts"), "{a:?}");
 
     // Webhooks.
     let m: MutatingWebhookConfiguration = typed(find(&docs, "MutatingWebhookConfiguration"));
     let v: ValidatingWebhookConfiguration = typed(find(&docs, "ValidatingWebhookConfiguration"));
     let mws = m.webhooks.unwrap();
-    // Namespaces labelled winlint.io/default-os=windows have their own mutating webhook.
-    let default_os: Vec<(String, String, String)> = mws
-        .iter()
-        .map(|w| {
-            let e = w
-                .namespace_selector
-                .clone()
-                .unwrap()
-                .match_expressions
-                .unwrap()
-                .into_iter()
-                .find(|e| e.key == "winlint.io/default-os")
-                .unwrap();
-            assert_eq!(e.values.unwrap(), ["windows"]);
-            (
-                w.name.clone(),
-                w.client_config.service.clone().unwrap().path.unwrap(),
-                e.operator,
-            )
-        })
-        .collect();
+    let vws = v.webhooks.unwrap();
+    // One webhook each, for every namespace: the namespace's labels (Pod Security level,
+    // winlint.io/default-os) come from the cluster facts, not from per-namespace webhooks.
+    let path = |cc: &k8s_openapi::api::admissionregistration::v1::WebhookClientConfig| {
+        cc.service.clone().unwrap().path.unwrap()
+    };
     assert_eq!(
-        default_os,
-        [
-            ("mutate.winlint.io".into(), "/mutate".into(), "NotIn".into()),
-            (
-                "mutate-windows-namespace.winlint.io".into(),
-                "/mutate/windows-namespace".into(),
-                "In".into()
-            ),
-        ]
+        mws.iter()
+            .map(|w| (w.name.clone(), path(&w.client_config)))
+            .collect::<Vec<_>>(),
+        [("mutate.winlint.io".to_string(), "/mutate".to_string())]
+    );
+    assert_eq!(
+        vws.iter()
+            .map(|w| (w.name.clone(), path(&w.client_config)))
+            .collect::<Vec<_>>(),
+        [("validate.winlint.io".to_string(), "/validate".to_string())]
     );
     let mw = &mws[0];
-    let vws = v.webhooks.unwrap();
-    // One validating webhook per Pod Security level that matters, plus the rest: exactly one
-    // matches any namespace, and its path tells winlint the level.
-    let pss: Vec<(String, String, String, Vec<String>)> = vws
-        .iter()
-        .map(|w| {
-            let e = w
-                .namespace_selector
-                .clone()
-                .unwrap()
-                .match_expressions
-                .unwrap()
-                .into_iter()
-                .find(|e| e.key == "pod-security.kubernetes.io/enforce")
-                .unwrap();
-            (
-                w.name.clone(),
-                w.client_config.service.clone().unwrap().path.unwrap(),
-                e.operator,
-                e.values.unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        pss,
-        [
-            (
-                "validate.winlint.io".into(),
-                "/validate".into(),
-                "NotIn".into(),
-                vec!["restricted".to_string(), "baseline".to_string()]
-            ),
-            (
-                "validate-pss-restricted.winlint.io".into(),
-                "/validate/pss/restricted".into(),
-                "In".into(),
-                vec!["restricted".to_string()]
-            ),
-            (
-                "validate-pss-baseline.winlint.io".into(),
-                "/validate/pss/baseline".into(),
-                "In".into(),
-                vec!["baseline".to_string()]
-            ),
-        ]
-    );
     let vw = &vws[0];
     assert_eq!(mw.reinvocation_policy.as_deref(), Some("IfNeeded"));
     let mrules = mw.rules.clone().unwrap();
@@ -305,6 +297,27 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
     );
 }
 
+/// `--cluster-facts off`: no RBAC, no ServiceAccount token, and `serve --cluster-facts off`.
+#[test]
+fn cluster_facts_off_drops_the_rbac() {
+    let mut args = ManifestsArgs::new();
+    args.cluster_facts = winlint::server::FactsMode::Off;
+    let docs = yaml_docs(&render(&args).unwrap());
+    assert!(
+        docs.iter()
+            .all(|d| !d["kind"].as_str().unwrap().starts_with("ClusterRole"))
+    );
+    let dep: Deployment = typed(find(&docs, "Deployment"));
+    let pod = dep.spec.unwrap().template.spec.unwrap();
+    assert_eq!(pod.automount_service_account_token, Some(false));
+    let a = pod.containers[0].args.clone().unwrap();
+    let i = a
+        .iter()
+        .position(|x| x == "--cluster-facts")
+        .expect("--cluster-facts");
+    assert_eq!(a[i + 1], "off");
+}
+
 #[test]
 fn each_run_generates_a_fresh_ca() {
     let a = render(&ManifestsArgs::new()).unwrap();
@@ -334,6 +347,25 @@ fn config_file_goes_into_the_configmap_and_bad_ones_are_refused() {
             .unwrap()
             .contains("ltsc2019")
     );
+    // `webhook.mutate: false`: no mutating webhook is registered (the config tells /validate
+    // to judge workload templates as written), in-cluster and with --url.
+    let no_mutate = dir.path().join("no-mutate.yaml");
+    std::fs::write(&no_mutate, "webhook:\n  mutate: false\n").unwrap();
+    args.config = Some(no_mutate.clone());
+    let kinds = |docs: &[Value]| -> Vec<String> {
+        docs.iter()
+            .map(|d| d["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let docs = yaml_docs(&render(&args).unwrap());
+    assert!(!kinds(&docs).contains(&"MutatingWebhookConfiguration".to_string()));
+    assert!(kinds(&docs).contains(&"ValidatingWebhookConfiguration".to_string()));
+    let mut url_args = ManifestsArgs::new();
+    url_args.url = Some("https://127.0.0.1:8443".into());
+    url_args.cert_dir = dir.path().join("certs");
+    url_args.config = Some(no_mutate);
+    let docs = yaml_docs(&render(&url_args).unwrap());
+    assert_eq!(kinds(&docs), ["ValidatingWebhookConfiguration"]);
     let bad = dir.path().join("bad.yaml");
     std::fs::write(&bad, "target:\n  nonsense: 1\n").unwrap();
     args.config = Some(bad);

@@ -380,15 +380,47 @@ async fn config_file_overrides_severities_and_fixes() {
     server.wait().await;
 }
 
-/// `/validate/pss/restricted` (the webhook whose namespaceSelector matched a namespace that
-/// enforces Pod Security "restricted") knows the namespace's level: WIN107 applies there only.
+/// Cluster facts as the watch would give them: `namespaces` (name, labels) and one untainted
+/// ltsc2022 Windows node.
+fn facts(namespaces: &[(&str, &[(&str, &str)])]) -> std::sync::Arc<winlint::cluster::ClusterFacts> {
+    use k8s_openapi::api::core::v1::{Namespace, Node};
+    let nss: Vec<Namespace> = namespaces
+        .iter()
+        .map(|(name, labels)| {
+            let labels: serde_json::Map<String, Value> = labels
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect();
+            serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap()
+        })
+        .collect();
+    // A mixed cluster: with no Linux node, a Windows pod needs no OS selector (WIN001).
+    let node = |name: &str, labels: Value| -> Node {
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap()
+    };
+    let nodes = [
+        node(
+            "w1",
+            json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"}),
+        ),
+        node("l1", json!({"kubernetes.io/os": "linux"})),
+    ];
+    std::sync::Arc::new(winlint::cluster::ClusterFacts::derive(
+        &nodes,
+        &[],
+        &nss,
+        None,
+    ))
+}
+
+/// The namespace's Pod Security level comes from the cluster facts: WIN107 applies in a
+/// namespace that enforces "restricted" only, on `/validate` and on the path an older
+/// registration calls (`/validate/pss/{level}`, answered as `/validate`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pod_security_level_from_the_webhook_path() {
+async fn pod_security_level_from_the_cluster_facts() {
     let c = certs();
     let server = start(args(&c)).await;
     let mut client = Client::connect(server.addr, &c.tls.ca_pem, true).await;
-    // A Windows pod without spec.os in a restricted namespace.
-    let body = windows_review("pss");
     let rules = |v: &Value| -> BTreeSet<String> {
         v["response"]["warnings"]
             .as_array()
@@ -397,49 +429,86 @@ async fn pod_security_level_from_the_webhook_path() {
             .map(|w| rule_of(w.as_str().unwrap()))
             .collect()
     };
-    let (status, plain) = client.post("/validate", body.clone()).await.unwrap();
+    // A Windows pod without spec.os, in namespace "default".
+    let body = windows_review("pss");
+    let (status, before) = client.post("/validate", body.clone()).await.unwrap();
     assert_eq!(status, 200);
-    let plain = parse_review(&plain, "pss");
-    let (status, restricted) = client
-        .post("/validate/pss/restricted?timeout=10s", body.clone())
-        .await
-        .unwrap();
-    assert_eq!(status, 200);
-    let restricted = parse_review(&restricted, "pss");
-    assert!(!rules(&plain).contains("WIN107"), "{plain}");
-    assert!(rules(&restricted).contains("WIN107"), "{restricted}");
-    let (status, _) = client.post("/validate/pss/whatever", body).await.unwrap();
-    assert_eq!(status, 404);
+    let before = parse_review(&before, "pss");
+    assert!(!rules(&before).contains("WIN107"), "{before}");
+    server.state.apply_facts(facts(&[(
+        "default",
+        &[("pod-security.kubernetes.io/enforce", "restricted")],
+    )]));
+    for path in [
+        "/validate",
+        "/validate/pss/restricted?timeout=10s",
+        "/validate/pss/whatever",
+    ] {
+        let (status, after) = client.post(path, body.clone()).await.unwrap();
+        assert_eq!(status, 200, "{path}");
+        let after = parse_review(&after, "pss");
+        assert!(rules(&after).contains("WIN107"), "{path}: {after}");
+    }
+    // Another namespace, no level: no WIN107.
+    let other = String::from_utf8(body.clone())
+        .unwrap()
+        .replace("\"default\"", "\"apps\"");
+    let (_, v) = client.post("/validate", other.into_bytes()).await.unwrap();
+    assert!(!rules(&parse_review(&v, "pss")).contains("WIN107"));
+    // The facts in use show in /metrics and /readyz.
+    let m = server.metrics_addr.unwrap();
+    let (_, text) = plain_get(m, "/metrics").await;
+    for line in [
+        "winlint_cluster_windows_nodes{build=\"10.0.20348\"} 1",
+        "winlint_cluster_facts_synced 1",
+        "winlint_cluster_facts_rebuilds_total 1",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
+    }
+    assert_eq!(
+        plain_get(m, "/readyz").await,
+        (200, "ready: live cluster facts".to_string())
+    );
     server.shutdown();
     server.wait().await;
 }
 
-/// `/mutate/windows-namespace` (namespaces labelled `winlint.io/default-os=windows`) also
-/// mutates pods that are only probably Windows; `/mutate` leaves them alone.
+/// A namespace labelled `winlint.io/default-os=windows` (known from the cluster facts) gets
+/// pods that are only probably Windows mutated too; elsewhere they are left alone. The path of
+/// an older registration (`/mutate/windows-namespace`) is answered as `/mutate`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn windows_namespaces_mutate_probable_pods() {
     let c = certs();
     let server = start(args(&c)).await;
+    server.state.apply_facts(facts(&[
+        ("apps", &[("winlint.io/default-os", "windows")]),
+        ("plain", &[]),
+    ]));
     let mut client = Client::connect(server.addr, &c.tls.ca_pem, false).await;
     // Probable only: the pod label kubernetes.io/os=windows, an image with no OS evidence.
-    let body = serde_json::to_vec(&json!({
-        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-        "request": {"uid": "prob", "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "operation": "CREATE", "namespace": "apps",
-            "object": {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": "p", "namespace": "apps",
-                             "labels": {"kubernetes.io/os": "windows"}},
-                "spec": {"containers": [{"name": "a", "image": "registry.contoso.com/app:1.0"}]}}}
-    }))
-    .unwrap();
-    let (_, plain) = client.post("/mutate", body.clone()).await.unwrap();
+    let review = |ns: &str| {
+        serde_json::to_vec(&json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "prob", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "operation": "CREATE", "namespace": ns,
+                "object": {"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": "p", "namespace": ns,
+                                 "labels": {"kubernetes.io/os": "windows"}},
+                    "spec": {"containers": [{"name": "a", "image": "registry.contoso.com/app:1.0"}]}}}
+        }))
+        .unwrap()
+    };
+    let (_, plain) = client.post("/mutate", review("plain")).await.unwrap();
     let plain = parse_review(&plain, "prob");
     assert!(plain["response"].get("patch").is_none(), "{plain}");
-    let (status, ns) = client
-        .post("/mutate/windows-namespace?timeout=10s", body)
+    let (_, legacy) = client
+        .post("/mutate/windows-namespace?timeout=10s", review("plain"))
         .await
         .unwrap();
+    let legacy = parse_review(&legacy, "prob");
+    assert!(legacy["response"].get("patch").is_none(), "{legacy}");
+    let (status, ns) = client.post("/mutate", review("apps")).await.unwrap();
     assert_eq!(status, 200);
     let ns = parse_review(&ns, "prob");
     let b64 = ns["response"]["patch"].as_str().expect("a patch");

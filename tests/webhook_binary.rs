@@ -39,26 +39,8 @@ impl Drop for Running {
     }
 }
 
-fn spawn_serve(c: &Certs) -> (Running, std::net::SocketAddr, std::net::SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_winlint"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--metrics-listen",
-            "127.0.0.1:0",
-        ])
-        .arg("--tls-cert")
-        .arg(&c.cert)
-        .arg("--tls-key")
-        .arg(&c.key)
-        .args(["--log-format", "json"])
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("winlint serve starts");
+/// Follow a spawned `winlint serve`'s stderr line by line.
+fn running(mut child: Child) -> Running {
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -68,11 +50,45 @@ fn spawn_serve(c: &Certs) -> (Running, std::net::SocketAddr, std::net::SocketAdd
             }
         }
     });
-    let mut r = Running {
+    Running {
         child,
         lines: rx,
         log: Vec::new(),
-    };
+    }
+}
+
+/// `winlint serve` on loopback ports with `c`, JSON logs on stderr.
+fn serve_command(c: &Certs) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_winlint"));
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ])
+    .arg("--tls-cert")
+    .arg(&c.cert)
+    .arg("--tls-key")
+    .arg(&c.key)
+    .args(["--log-format", "json"])
+    .env_remove("RUST_LOG")
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    cmd
+}
+
+fn spawn_serve(c: &Certs) -> (Running, std::net::SocketAddr, std::net::SocketAddr) {
+    let child = serve_command(c)
+        // Never whatever cluster this machine's kubeconfig points at.
+        .args(["--cluster-facts", "off"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("winlint serve starts");
+    let mut r = running(child);
     // The first log lines say where it listens.
     for _ in 0..50 {
         let Some(line) = r.next_line() else { break };
@@ -186,7 +202,9 @@ fn manifests_command_prints_yaml() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text.lines().filter(|l| *l == "---").count(), 9, "{text}");
+    // Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, ConfigMap, Secret,
+    // Deployment, Service, PodDisruptionBudget and the two webhook configurations.
+    assert_eq!(text.lines().filter(|l| *l == "---").count(), 11, "{text}");
     assert!(text.contains("kind: ValidatingWebhookConfiguration"));
     let bad = Command::new(env!("CARGO_BIN_EXE_winlint"))
         .args(["manifests", "--url", "http://insecure:80"])
@@ -211,4 +229,66 @@ fn serve_refuses_missing_certificates() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/tls.crt"));
+}
+
+/// `--kubeconfig` names the cluster to watch: a file that cannot be read is a startup error
+/// naming it, not a webhook silently without facts.
+#[test]
+fn serve_refuses_an_unusable_kubeconfig() {
+    let c = certs();
+    let out = Command::new(env!("CARGO_BIN_EXE_winlint"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .arg("--tls-cert")
+        .arg(&c.cert)
+        .arg("--tls-key")
+        .arg(&c.key)
+        .args(["--kubeconfig", "/nonexistent/kubeconfig"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/kubeconfig"), "{err}");
+    assert!(err.contains("--cluster-facts=off"), "{err}");
+}
+
+/// Neither flag, not in a pod, no kubeconfig: the webhook serves with the configured facts,
+/// says so in the log, and is ready at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_without_any_cluster_configuration_uses_the_configured_facts() {
+    let c = certs();
+    let home = tempfile::tempdir().unwrap();
+    let child = serve_command(&c)
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT")
+        .env("HOME", home.path())
+        .spawn()
+        .unwrap();
+    let mut run = running(child);
+    let mut metrics = None;
+    for _ in 0..50 {
+        let Some(line) = run.next_line() else { break };
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if let Some(m) = v["metrics"].as_str() {
+            metrics = Some(m.parse().unwrap());
+            break;
+        }
+    }
+    let metrics = metrics.unwrap_or_else(|| panic!("no address logged: {:?}", run.log));
+    assert!(
+        run.log
+            .iter()
+            .any(|l| l.contains("cluster facts unavailable, evaluating with the configured facts")),
+        "{:?}",
+        run.log
+    );
+    assert_eq!(
+        plain_get(metrics, "/readyz").await,
+        (200, "ready: configured facts".to_string())
+    );
+    let (_, text) = plain_get(metrics, "/metrics").await;
+    assert!(
+        text.lines().any(|l| l == "winlint_cluster_facts_synced 0"),
+        "{text}"
+    );
 }

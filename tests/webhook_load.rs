@@ -67,3 +67,120 @@ async fn keepalive_latency_and_throughput() {
     server.shutdown();
     server.wait().await;
 }
+
+/// Cluster facts of `nodes` Nodes (10 pools: 4 ltsc2019, 4 ltsc2022 of which half tainted
+/// `os=windows:NoSchedule`, 2 Linux, over 10 zones, as `k8s_support::create_scale_objects`
+/// creates them on the real API server) and `namespaces` Namespaces enforcing Pod Security
+/// baseline.
+fn scale_facts(nodes: usize, namespaces: usize) -> std::sync::Arc<winlint::cluster::ClusterFacts> {
+    use k8s_openapi::api::core::v1::{Namespace, Node};
+    let nodes: Vec<Node> = (0..nodes)
+        .map(|i| {
+            let pool = i % 10;
+            let (os, build) = match pool {
+                0..4 => ("windows", "10.0.17763"),
+                4..8 => ("windows", "10.0.20348"),
+                _ => ("linux", ""),
+            };
+            let mut labels = serde_json::json!({"kubernetes.io/os": os,
+                "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": format!("scale-{i:05}"),
+                "agentpool": format!("pool{pool}"),
+                "topology.kubernetes.io/zone": format!("zone-{}", i / 10 % 10)});
+            if !build.is_empty() {
+                labels["node.kubernetes.io/windows-build"] = build.into();
+            }
+            let taints = if os == "windows" && pool % 2 == 0 {
+                serde_json::json!([{"key": "os", "value": "windows", "effect": "NoSchedule"}])
+            } else {
+                serde_json::json!([])
+            };
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": format!("scale-{i:05}"), "labels": labels},
+                "spec": {"taints": taints},
+                "status": {"nodeInfo": {"operatingSystem": os, "architecture": "amd64",
+                    "kernelVersion": if os == "windows" { format!("{build}.2582") } else { "6.1.0".into() },
+                    "osImage": "x", "containerRuntimeVersion": "containerd://1.7.20",
+                    "kubeletVersion": "v1.32.0", "kubeProxyVersion": "v1.32.0",
+                    "machineID": "", "systemUUID": "", "bootID": ""}}}))
+            .unwrap()
+        })
+        .collect();
+    let nss: Vec<Namespace> = (0..namespaces)
+        .map(|i| {
+            serde_json::from_value(serde_json::json!({"metadata": {
+                "name": format!("scale-ns-{i:05}"),
+                "labels": {"team": format!("t{}", i % 50),
+                    "pod-security.kubernetes.io/enforce": "baseline"}}}))
+            .unwrap()
+        })
+        .collect();
+    std::sync::Arc::new(winlint::cluster::ClusterFacts::derive(
+        &nodes,
+        &[],
+        &nss,
+        None,
+    ))
+}
+
+/// `/validate` latency on every captured `/validate` review (testdata/admission), sequential
+/// on one keep-alive connection, with the configured facts and then with the live facts of a
+/// 5 000-node / 2 000-namespace cluster swapped in (the request path reads the snapshot only).
+/// A measurement, no timed assertion:
+///
+/// ```text
+/// cargo test --release --test webhook_load -- --ignored --nocapture cluster_facts
+/// ```
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "load measurement; run with --ignored --nocapture"]
+async fn validate_latency_with_and_without_cluster_facts() {
+    let c = certs();
+    let server = start(args(&c)).await;
+    let mut bodies = Vec::new();
+    for e in std::fs::read_dir(captures_dir()).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if !name.ends_with(".json") || name.ends_with(".meta.json") {
+            continue;
+        }
+        let meta = std::fs::read_to_string(p.with_extension("meta.json")).unwrap();
+        if meta.contains("\"path\": \"/validate") {
+            bodies.push(std::fs::read(&p).unwrap());
+        }
+    }
+    assert!(!bodies.is_empty());
+    let mut client = Client::connect(server.addr, &c.tls.ca_pem, false).await;
+    let rounds = 200;
+    let mut run = async |label: &str| {
+        for b in &bodies {
+            client.post("/validate", b.clone()).await.unwrap();
+        }
+        let mut lat = Vec::with_capacity(rounds * bodies.len());
+        for _ in 0..rounds {
+            for b in &bodies {
+                let t = Instant::now();
+                let (status, _) = client.post("/validate", b.clone()).await.unwrap();
+                lat.push(t.elapsed());
+                assert_eq!(status, 200);
+            }
+        }
+        lat.sort();
+        println!(
+            "/validate, {label}: p50 {:?} p99 {:?} ({} requests over {} captured reviews)",
+            percentile(&lat, 0.50),
+            percentile(&lat, 0.99),
+            lat.len(),
+            bodies.len()
+        );
+    };
+    run("configured facts").await;
+    let (nodes, namespaces) = (5_000, 2_000);
+    let t = Instant::now();
+    server.state.apply_facts(scale_facts(nodes, namespaces));
+    println!(
+        "facts of {nodes} nodes / {namespaces} namespaces derived and applied in {:.2?}",
+        t.elapsed()
+    );
+    run("live facts of 5 000 nodes / 2 000 namespaces").await;
+    server.shutdown();
+    server.wait().await;
+}

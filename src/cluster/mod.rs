@@ -53,8 +53,10 @@
 //!
 //! # Users
 //!
-//! The CLI reads the facts once (`winlint --cluster`, `winlint audit`: src/cli/cluster.rs).
-//! The webhook does not use them yet.
+//! `winlint serve` (src/server.rs) runs a [`ClusterWatch`] and turns each snapshot into its
+//! evaluation state with [`effective`]; the CLI reads the facts once (`winlint --cluster`,
+//! `winlint audit`: src/cli/cluster.rs). All three connect with [`connect`] from the flags of
+//! [`ClusterArgs`]. The engine never calls this module.
 
 pub mod args;
 pub mod audit;

@@ -34,6 +34,12 @@ pub enum NodeFacts {
     NoWindowsNodes,
 }
 
+/// The end of a node rule's message when the cluster shows no Windows node
+/// ([`Placement::unobserved_note`]); front ends with short lines (admission warnings) say it
+/// once by itself.
+pub const UNOBSERVED_NOTE: &str =
+    " (no Windows node is in the cluster yet: checked against the configured target, not denied)";
+
 /// How one pod fares on the observed node groups.
 #[derive(Debug, Clone)]
 pub struct Placement {
@@ -148,9 +154,7 @@ impl Placement {
     /// The note node rules add when the cluster shows no Windows node, so that they are
     /// checked against the configured target and do not deny.
     pub fn unobserved_note(&self) -> Option<&'static str> {
-        (self.facts == NodeFacts::NoWindowsNodes).then_some(
-            " (no Windows node is in the cluster yet: checked against the configured target, not denied)",
-        )
+        (self.facts == NodeFacts::NoWindowsNodes).then_some(UNOBSERVED_NOTE)
     }
 }
 

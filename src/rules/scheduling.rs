@@ -586,7 +586,13 @@ fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         super::images::isolation(site, eval),
     );
     if hosts.is_empty() {
-        hosts.push(build); // WIN502 reports the mismatch; pin to the image's own build.
+        // No node this pod can select runs the image: WIN502 reports it. Offline, pin to the
+        // image's own build; with the cluster's nodes known, a pin to a build that no node has
+        // would only make the pod select no node (and make the webhook drop its other fixes).
+        if host_builds.observed {
+            return Vec::new();
+        }
+        hosts.push(build);
     }
     let fix_ops = if hosts.len() == 1 {
         node_selector_ops(site, BUILD_LABEL, &hosts[0].to_string())
@@ -826,16 +832,20 @@ fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             return Vec::new();
         }
         // The group that needs the fewest tolerations (the largest one on a tie).
-        let (group, missing) = selected
+        let (_, missing) = selected
             .iter()
             .map(|(g, _)| (*g, placement::untolerated(g, &tols)))
             .min_by_key(|(g, m)| (m.len(), std::cmp::Reverse(g.count())))
             .expect("a selected group");
         let n = selected.iter().map(|(g, _)| g.count()).sum::<usize>();
+        // Every build among them, not only the chosen group's.
+        let mut builds: Vec<_> = selected.iter().filter_map(|(g, _)| g.build).collect();
+        builds.sort();
+        builds.dedup();
+        let builds: String = builds.iter().map(|b| format!(", {b}")).collect();
         let whose = format!(
-            "The Windows nodes this pod can select ({n} node{}{}) are tainted",
+            "The Windows nodes this pod can select ({n} node{}{builds}) are tainted",
             if n == 1 { "" } else { "s" },
-            group.build.map(|b| format!(", {b}")).unwrap_or_default()
         );
         (missing, whose)
     } else {
@@ -1457,6 +1467,23 @@ mod observed_tests {
         assert!(f[0].message.starts_with("The Windows nodes this pod can select (2 nodes, 10.0.20348) are tainted node.kubernetes.io/os=windows:NoSchedule"), "{}", f[0].message);
         let fixed = crate::rules::testutil::apply(&winok(), &f[0]);
         assert!(only(&fixed, &c, "WIN007").is_empty());
+        // Groups of several builds: the message names them all.
+        let c2 = observed(
+            cfg(),
+            vec![
+                group("w", "windows", "10.0.20348", &[GKE], &[], 2),
+                group("v", "windows", "10.0.17763", &[GKE], &[], 1),
+                linux(),
+            ],
+        );
+        let f = only(&winok(), &c2, "WIN007");
+        assert!(
+            f[0].message.starts_with(
+                "The Windows nodes this pod can select (3 nodes, 10.0.17763, 10.0.20348) are tainted"
+            ),
+            "{}",
+            f[0].message
+        );
         // Untainted Windows nodes: nothing to tolerate, whatever the configured default says.
         let c = observed(
             cfg(),
@@ -1491,6 +1518,33 @@ mod observed_tests {
             ],
         );
         assert_eq!(only(&pod, &c, "WIN007").len(), 1);
+    }
+
+    #[test]
+    fn win005_does_not_pin_to_a_build_no_observed_node_runs() {
+        let mixed = vec![
+            group("a", "windows", "10.0.17763", &[GKE], &[], 1),
+            group("b", "windows", "10.0.20348", &[GKE], &[], 2),
+            linux(),
+        ];
+        let ws2025 = set(
+            winok(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/servercore:ltsc2025"),
+        );
+        // No node runs it: WIN502 says so; a pin to 10.0.26100 would select no node.
+        let c = observed(cfg(), mixed.clone());
+        assert!(only(&ws2025, &c, "WIN005").is_empty());
+        assert_eq!(only(&ws2025, &c, "WIN502").len(), 1);
+        // An image one group runs: pinned to that group's build.
+        let ws2019 = set(
+            winok(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/servercore:ltsc2019"),
+        );
+        let f = only(&ws2019, &c, "WIN005");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.ends_with(": 10.0.17763"), "{}", f[0].message);
     }
 
     #[test]

@@ -145,6 +145,32 @@ pub fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
+/// A free loopback port below the kernel's ephemeral range (`ip_local_port_range`), for a
+/// listener that is bound later, after other connections were opened: a port from
+/// [`free_port`] may meanwhile become the local port of an outgoing connection (same range),
+/// one below that range cannot. Ports are tried in an order that differs per process and
+/// call, so parallel tests and test binaries do not pick the same one.
+pub fn free_port_outside_ephemeral() -> u16 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let low: u32 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768);
+    let (first, span) = (10_000u32, low.saturating_sub(10_000).max(1));
+    let seed = std::process::id().wrapping_mul(7919);
+    for _ in 0..span.min(2000) {
+        let i = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = first + seed.wrapping_add(i.wrapping_mul(104_729)) % span;
+        let Ok(port) = u16::try_from(port) else {
+            continue;
+        };
+        if TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port below the ephemeral range")
+}
+
 fn start(assets: &Path) -> Result<Cluster, String> {
     let dir = tempfile::Builder::new()
         .prefix("winlint-envtest-")
@@ -674,6 +700,9 @@ impl Node {
                 ("kubernetes.io/os".into(), "windows".into()),
                 ("kubernetes.io/arch".into(), "amd64".into()),
                 ("kubernetes.io/hostname".into(), name.into()),
+                // The kubelet still sets the deprecated beta labels (EKS samples select them).
+                ("beta.kubernetes.io/os".into(), "windows".into()),
+                ("beta.kubernetes.io/arch".into(), "amd64".into()),
                 ("node.kubernetes.io/windows-build".into(), build.into()),
             ],
             taints: vec![],
@@ -695,6 +724,9 @@ impl Node {
                 ("kubernetes.io/os".into(), "linux".into()),
                 ("kubernetes.io/arch".into(), "amd64".into()),
                 ("kubernetes.io/hostname".into(), name.into()),
+                // The kubelet still sets the deprecated beta labels (EKS samples select them).
+                ("beta.kubernetes.io/os".into(), "linux".into()),
+                ("beta.kubernetes.io/arch".into(), "amd64".into()),
             ],
             taints: vec![],
             node_info: Some(json!({
@@ -761,7 +793,8 @@ pub struct Webhook {
 pub const WEBHOOK_LABEL: &str = "envtest.winlint.io/webhook";
 
 impl Webhook {
-    /// Start `winlint serve` (plus `extra_args`, and `--config` when `config_yaml` is given)
+    /// Start `winlint serve` (plus `extra_args`, and `--config` when `config_yaml` is given;
+    /// `--cluster-facts off` unless `extra_args` name `--kubeconfig` or `--cluster-facts`)
     /// with a certificate from `winlint manifests --url https://127.0.0.1:PORT --cert-dir`, and
     /// apply that command's webhook configurations, renamed after this webhook and narrowed to
     /// namespaces labelled `WEBHOOK_LABEL=<id>` so that webhooks of parallel tests do not meet.
@@ -776,12 +809,21 @@ impl Webhook {
         for _ in 0..3 {
             let port = free_port();
             let url = format!("https://127.0.0.1:{port}");
-            let out = Command::new(bin)
+            let config = config_yaml.map(|cfg| {
+                let p = dir.join("winlint.yaml");
+                std::fs::write(&p, cfg).unwrap();
+                p
+            });
+            let mut manifests = Command::new(bin);
+            manifests
                 .args(["manifests", "--url", &url, "--failure-policy", "Fail"])
                 .arg("--cert-dir")
-                .arg(&dir)
-                .output()
-                .expect("winlint manifests runs");
+                .arg(&dir);
+            // The same configuration: `webhook.mutate: false` registers no mutating webhook.
+            if let Some(p) = &config {
+                manifests.arg("--config").arg(p);
+            }
+            let out = manifests.output().expect("winlint manifests runs");
             assert!(
                 out.status.success(),
                 "winlint manifests --url failed: {}",
@@ -798,9 +840,15 @@ impl Webhook {
                 .arg(dir.join("tls.key"))
                 .args(["--log-format", "json"])
                 .args(extra_args);
-            if let Some(cfg) = config_yaml {
-                let p = dir.join("winlint.yaml");
-                std::fs::write(&p, cfg).unwrap();
+            // Live cluster facts only from the test API server (`--kubeconfig` in
+            // `extra_args`), never from whatever cluster this machine's kubeconfig names.
+            if !extra_args
+                .iter()
+                .any(|a| *a == "--kubeconfig" || *a == "--cluster-facts")
+            {
+                cmd.args(["--cluster-facts", "off"]);
+            }
+            if let Some(p) = &config {
                 cmd.arg("--config").arg(p);
             }
             let f = log_file(&cluster.dir, &format!("winlint-{id}.log")).unwrap();
@@ -903,6 +951,34 @@ impl Webhook {
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
+
+    /// The process id of this `winlint serve`.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the process is still running (no crash, no exit).
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The `--metrics-listen` address, as winlint logged it (start it with
+    /// `--metrics-listen 127.0.0.1:0`).
+    pub fn metrics_port(&self) -> u16 {
+        self.log_text()
+            .lines()
+            .rev()
+            .filter(|l| l.contains("winlint webhook listening"))
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find_map(|v| v["metrics"].as_str()?.parse::<SocketAddr>().ok())
+            .expect("winlint serve was started with --metrics-listen")
+            .port()
+    }
+
+    /// GET `path` on the metrics listener (`/metrics`, `/readyz`): (status, body).
+    pub fn get(&self, path: &str) -> (u16, String) {
+        http_get(self.metrics_port(), path).unwrap_or_else(|e| panic!("GET {path}: {e}"))
+    }
 }
 
 impl Drop for Webhook {
@@ -916,6 +992,152 @@ impl Drop for Webhook {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A two-thread runtime for the tests' own API clients.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A client of the test API server from `kubeconfig` (one of [`Cluster`]'s).
+pub fn client(rt: &tokio::runtime::Runtime, kubeconfig: &Path) -> kube::Client {
+    rt.block_on(winlint::cluster::client(
+        &winlint::cluster::ClientSource::Kubeconfig {
+            path: Some(kubeconfig.to_path_buf()),
+            context: None,
+        },
+    ))
+    .expect("client from the test kubeconfig")
+}
+
+/// The number in environment variable `name` (measurement sizes), else `default`.
+pub fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A generous bound for convergence (no assertion on speed: 2 shared cores).
+pub const CONVERGE: Duration = Duration::from_secs(120);
+
+/// Poll `f` every 100 ms until it returns `Ok`, or panic with `what` and the last state after
+/// [`CONVERGE`].
+pub fn eventually<T>(what: &str, mut f: impl FnMut() -> Result<T, String>) -> T {
+    let t = Instant::now();
+    loop {
+        match f() {
+            Ok(v) => return v,
+            Err(last) if t.elapsed() > CONVERGE => panic!("{what}: not after {CONVERGE:?}: {last}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
+/// A TCP proxy on loopback to the API server that can be cut (every connection dropped) and
+/// started again on the same port.
+pub struct Proxy {
+    pub port: u16,
+    target: u16,
+    tasks: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Proxy {
+    pub fn new(target: u16) -> Proxy {
+        Proxy {
+            // Bound only at `start`: meanwhile no outgoing connection can take it.
+            port: free_port_outside_ephemeral(),
+            target,
+            tasks: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    pub fn start(&self, rt: &tokio::runtime::Runtime) {
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind(loopback(self.port)))
+            .expect("proxy port");
+        let (target, tasks) = (self.target, Arc::clone(&self.tasks));
+        let accept = rt.spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let conn = tokio::spawn(async move {
+                    if let Ok(mut out) = tokio::net::TcpStream::connect(loopback(target)).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
+                    }
+                });
+                tasks.lock().unwrap().push(conn);
+            }
+        });
+        self.tasks.lock().unwrap().push(accept);
+    }
+
+    /// Stop accepting and drop every connection.
+    pub fn cut(&self) {
+        for t in self.tasks.lock().unwrap().drain(..) {
+            t.abort();
+        }
+    }
+}
+
+/// Create `nodes` Nodes and `namespaces` Namespaces with `client` (16 at a time), for the
+/// scale measurements: 10 pools (4 ltsc2019, 4 ltsc2022 of which half tainted
+/// `os=windows:NoSchedule`, 2 Linux) over 10 zones; namespaces enforcing Pod Security baseline.
+pub async fn create_scale_objects(client: &kube::Client, nodes: usize, namespaces: usize) {
+    use futures::StreamExt;
+    use k8s_openapi::api::core::v1::Namespace as K8sNamespace;
+    use k8s_openapi::api::core::v1::Node as K8sNode;
+    use kube::api::{Api, PostParams};
+    let api: Api<K8sNode> = Api::all(client.clone());
+    futures::stream::iter(0..nodes)
+        .map(|i| {
+            let api = api.clone();
+            async move {
+                let pool = i % 10;
+                let name = format!("scale-{i:05}");
+                let mut n = if pool < 8 {
+                    let build = if pool < 4 { "10.0.17763" } else { "10.0.20348" };
+                    let mut n = Node::windows(&name, build);
+                    if pool % 2 == 0 {
+                        n = n.taint("os=windows:NoSchedule");
+                    }
+                    n
+                } else {
+                    Node::linux(&name)
+                };
+                n = n.label("agentpool", &format!("pool{pool}")).label(
+                    "topology.kubernetes.io/zone",
+                    &format!("zone-{}", i / 10 % 10),
+                );
+                let obj: K8sNode = serde_json::from_value(n.to_json()).unwrap();
+                api.create(&PostParams::default(), &obj).await.map(|_| ())
+            }
+        })
+        .buffer_unordered(16)
+        .for_each(|r| async move {
+            r.expect("node created");
+        })
+        .await;
+    let api: Api<K8sNamespace> = Api::all(client.clone());
+    futures::stream::iter(0..namespaces)
+        .map(|i| {
+            let api = api.clone();
+            async move {
+                let ns: K8sNamespace = serde_json::from_value(json!({"metadata": {
+                    "name": format!("scale-ns-{i:05}"),
+                    "labels": {"team": format!("t{}", i % 50),
+                        "pod-security.kubernetes.io/enforce": "baseline"}}}))
+                .unwrap();
+                api.create(&PostParams::default(), &ns).await.map(|_| ())
+            }
+        })
+        .buffer_unordered(16)
+        .for_each(|r| async move {
+            r.expect("namespace created");
+        })
+        .await;
 }
 
 /// Addresses on loopback only (the tests' servers never listen elsewhere).

@@ -29,12 +29,24 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- list $svc (printf "%s.%s" $svc .Release.Namespace) (printf "%s.%s.svc" $svc .Release.Namespace) (printf "%s.%s.svc.cluster.local" $svc .Release.Namespace) | toJson -}}
 {{- end -}}
 
-{{/* winlint.yaml: the values' config, with the cluster's Kubernetes version as the default target. */}}
+{{/* winlint.yaml: the values' config. Target facts left empty are left out (the live cluster
+     facts fill them); without cluster facts the Kubernetes version defaults to the cluster's
+     own at install time. webhook.mutate says whether the mutating webhook is registered. */}}
 {{- define "winlint.config" -}}
 {{- $cfg := deepCopy .Values.config -}}
+{{- range $k, $v := $cfg.target -}}
+{{- if kindIs "invalid" $v -}}
+{{- $_ := unset $cfg.target $k -}}
+{{- end -}}
+{{- end -}}
 {{- if not $cfg.target.kubernetesVersion -}}
+{{- if .Values.clusterFacts.enabled -}}
+{{- $_ := unset $cfg.target "kubernetesVersion" -}}
+{{- else -}}
 {{- $_ := set $cfg.target "kubernetesVersion" (printf "%s.%s" .Capabilities.KubeVersion.Major (trimSuffix "+" .Capabilities.KubeVersion.Minor)) -}}
 {{- end -}}
+{{- end -}}
+{{- $_ := set $cfg "webhook" (merge (dict "mutate" .Values.webhook.mutate) ($cfg.webhook | default dict)) -}}
 {{- toYaml $cfg -}}
 {{- end -}}
 
