@@ -201,6 +201,14 @@ impl Webhook {
             {
                 mutate_config.policy.fix_opt_in.insert(rule.meta.id.into());
             }
+            // M4 with `mutation.stripLinuxOnlyFields`: the Linux-only fields that would make
+            // the API server reject the pod once `spec.os` is added are removed (their rules'
+            // opt-in fixes), so `spec.os` can be added; recorded as `linuxOnlyFields`.
+            if config.policy.mutation.strip_linux_only_fields
+                && rule.meta.mutation.recorded_as == Some("linuxOnlyFields")
+            {
+                mutate_config.policy.fix_opt_in.insert(rule.meta.id.into());
+            }
         }
         let mut mutate_probable_config = mutate_config.clone();
         mutate_probable_config.policy.mutation.probable = true;
@@ -938,6 +946,50 @@ mod tests {
         assert_eq!(
             obj["metadata"]["annotations"][MUTATED_ANNOTATION],
             "linuxGuard"
+        );
+    }
+
+    /// `mutation.stripLinuxOnlyFields`: a Windows pod whose Linux-only fields keep `spec.os`
+    /// out gets them removed and `spec.os` added; without it, neither.
+    #[test]
+    fn strip_linux_only_fields_lets_spec_os_in() {
+        let pod = json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},
+            "spec":{"nodeSelector":{"kubernetes.io/os":"windows"},
+                "tolerations":[{"key":"os","operator":"Equal","value":"windows","effect":"NoSchedule"}],
+                "containers":[{"name":"a","image":"mcr.microsoft.com/windows/servercore:ltsc2022",
+                    "securityContext":{"runAsUser":1000}}]}});
+        let mutated = |strip: bool| {
+            let mut cfg = Config::default();
+            cfg.policy.mutation.strip_linux_only_fields = strip;
+            let w = Webhook::new(cfg);
+            let a = answer(&w, &review("CREATE", pod.clone()), Endpoint::Mutate);
+            let mut obj = pod.clone();
+            if let Some(patch) = decoded_patch(&a) {
+                let p: json_patch::Patch = serde_json::from_value(Value::Array(patch)).unwrap();
+                json_patch::patch(&mut obj, &p).unwrap();
+            }
+            obj
+        };
+        let kept = mutated(false);
+        assert_eq!(
+            kept["spec"]["containers"][0]["securityContext"]["runAsUser"],
+            1000
+        );
+        assert!(kept["spec"].get("os").is_none(), "{kept:#}");
+        let stripped = mutated(true);
+        assert!(
+            stripped["spec"]["containers"][0]
+                .lookup("/securityContext/runAsUser")
+                .is_none(),
+            "{stripped:#}"
+        );
+        assert_eq!(stripped["spec"]["os"]["name"], "windows");
+        let recorded = stripped["metadata"]["annotations"][MUTATED_ANNOTATION]
+            .as_str()
+            .unwrap();
+        assert!(
+            recorded.contains("linuxOnlyFields") && recorded.contains("os"),
+            "{recorded}"
         );
     }
 

@@ -27,7 +27,8 @@ pub struct MutationPolicy {
     pub hyperv: HyperV,
     /// M6: add the `kubernetes.io/os=windows` pod label.
     pub pod_os_label: bool,
-    /// M4 with stripping of Linux-only fields (records them in `winlint.io/stripped`).
+    /// M4 with stripping of Linux-only fields: the opt-in fixes of the rules recorded as
+    /// `linuxOnlyFields` (WIN101–WIN103) are applied, so that `spec.os` can be added.
     pub strip_linux_only_fields: bool,
     /// Pin OS-unknown pods to Linux (`kubernetes.io/os=linux`).
     pub linux_guard: bool,
