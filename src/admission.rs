@@ -43,7 +43,7 @@ use serde::de::value::SeqAccessDeserializer;
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
-use crate::config::{Config, OnError};
+use crate::config::{Config, HyperV, OnError};
 use crate::engine::{self, mutation};
 use crate::model::labels::DEFAULT_OS_LABEL;
 use crate::model::placement;
@@ -414,7 +414,8 @@ impl Webhook {
 
     /// How `/validate` judges a pod-bearing object: a Pod as written (the mutating webhook ran
     /// before); a workload by the pods it will create (issue 8 §1). When the template as
-    /// written has errors and the pod mutating webhook is registered (`webhook.mutate`), the
+    /// written has errors that the pod mutation can take away and the pod mutating webhook is
+    /// registered (`webhook.mutate`), the
     /// template is judged after the mutations that webhook will apply to its pods in this
     /// namespace (same engine, configuration and opt-outs, on a copy): only the errors that
     /// survive them count, and [`Judged::added`] says what the pods will get. A template
@@ -435,8 +436,21 @@ impl Webhook {
         {
             return as_written(findings);
         }
-        let mut pods = object.clone();
         let cfg = self.mutate_config_for(ns);
+        // Only a mutation that can take an error away can change the verdict: the fix of an
+        // error that the webhook applies, or Hyper-V isolation (which can make an image
+        // runnable). When none can, the template is denied as written, at one evaluation
+        // (its warnings are then the template's own).
+        let removable = cfg.policy.mutation.hyperv != HyperV::Off
+            || findings.iter().any(|f| {
+                f.severity == Severity::Error
+                    && f.rule.mutation.recorded_as.is_some()
+                    && engine::fix::fix_allowed(f, cfg)
+            });
+        if !removable {
+            return as_written(findings);
+        }
+        let mut pods = object.clone();
         let Ok(m) = catch_unwind(AssertUnwindSafe(|| {
             mutation::mutate_with(&mut pods, cfg, &self.context)
         })) else {
