@@ -3,7 +3,7 @@
 //! to its top owner (Pod → ReplicaSet → Deployment, Pod → Job → CronJob, Pod → StatefulSet /
 //! DaemonSet / ReplicationController) so that it is reported once, under that owner.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::api::{Api, ApiResource, DynamicObject};
 use serde_json::Value;
 
-use super::client::{ClusterError, ErrorKind, list_paged};
+use super::client::{ClusterError, ErrorKind, list_paged_each};
 
 /// Which namespaces to list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +82,8 @@ pub async fn list_workloads(
 ) -> Result<Inventory, ClusterError> {
     let mut all = Vec::new();
     let mut skipped = Vec::new();
+    // The uids of the listed workloads (every kind before Pods in [`KINDS`]).
+    let mut owners: HashSet<String> = HashSet::new();
     for kind in KINDS {
         let ar = resource(kind);
         let api: Api<DynamicObject> = match scope {
@@ -96,24 +98,48 @@ pub async fn list_workloads(
                 Scope::Namespace(ns) => format!(" in namespace {ns}"),
             }
         );
-        match list_paged(&api, page_size, &what).await {
-            Ok(items) => {
-                for o in items {
-                    let mut v = serde_json::to_value(&o).map_err(|e| {
-                        ClusterError::new(
-                            ErrorKind::Other,
-                            format!("reading {what}"),
-                            e.to_string(),
-                        )
-                    })?;
-                    v["apiVersion"] = ar.api_version.clone().into();
-                    v["kind"] = ar.kind.clone().into();
-                    if let Some(m) = v["metadata"].as_object_mut() {
-                        m.remove("managedFields");
-                    }
-                    all.push(v);
-                }
+        let listed = list_paged_each(&api, page_size, &what, |o| {
+            // A Pod whose controller was listed is never linted (its owner is): keep only
+            // what maps it to that owner, not the whole Pod (issue 8: 10 000 Pods).
+            if *kind == "Pod"
+                && let Some(uid) = o.metadata.owner_references.as_ref().and_then(|rs| {
+                    rs.iter()
+                        .find(|r| r.controller == Some(true))
+                        .map(|r| r.uid.as_str())
+                })
+                && owners.contains(uid)
+            {
+                all.push(serde_json::json!({
+                    "apiVersion": ar.api_version,
+                    "kind": ar.kind,
+                    "metadata": {
+                        "name": o.metadata.name,
+                        "namespace": o.metadata.namespace,
+                        "uid": o.metadata.uid,
+                        "ownerReferences": o.metadata.owner_references,
+                    },
+                }));
+                return Ok(());
             }
+            let mut v = serde_json::to_value(&o).map_err(|e| {
+                ClusterError::new(ErrorKind::Other, format!("reading {what}"), e.to_string())
+            })?;
+            v["apiVersion"] = ar.api_version.clone().into();
+            v["kind"] = ar.kind.clone().into();
+            if let Some(m) = v["metadata"].as_object_mut() {
+                m.remove("managedFields");
+            }
+            if *kind != "Pod"
+                && let Some(uid) = v["metadata"]["uid"].as_str()
+            {
+                owners.insert(uid.to_string());
+            }
+            all.push(v);
+            Ok(())
+        })
+        .await;
+        match listed {
+            Ok(()) => {}
             Err(e) if matches!(e.kind, ErrorKind::Forbidden | ErrorKind::NotFound) => {
                 skipped.push((kind.to_string(), e));
             }

@@ -275,6 +275,25 @@ where
     K: Clone + DeserializeOwned + fmt::Debug,
 {
     let mut out = Vec::new();
+    list_paged_each(api, page_size, what, |item| {
+        out.push(item);
+        Ok(())
+    })
+    .await?;
+    Ok(out)
+}
+
+/// [`list_paged`], handing each object to `each` as its page arrives, so that a caller that
+/// keeps less than the whole object never holds every page at once.
+pub async fn list_paged_each<K>(
+    api: &Api<K>,
+    page_size: u32,
+    what: &str,
+    mut each: impl FnMut(K) -> Result<(), ClusterError>,
+) -> Result<(), ClusterError>
+where
+    K: Clone + DeserializeOwned + fmt::Debug,
+{
     let mut token: Option<String> = None;
     loop {
         let mut lp = ListParams::default().limit(page_size.max(1));
@@ -285,10 +304,12 @@ where
             .list(&lp)
             .await
             .map_err(|e| ClusterError::from_kube(format!("listing {what}"), &e))?;
-        out.extend(page.items);
+        for item in page.items {
+            each(item)?;
+        }
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(t) => token = Some(t),
-            None => return Ok(out),
+            None => return Ok(()),
         }
     }
 }
