@@ -137,6 +137,10 @@ pub struct Outcome {
     pub error: Option<String>,
 }
 
+/// The mutations that change which nodes a pod can land on. A DaemonSet's pods are placed by
+/// its controller from the template before they exist, so these do not help them.
+const PLACEMENT_MUTATIONS: [&str; 3] = ["nodeSelector", "tolerations", "windowsBuild"];
+
 /// The findings `/validate` decides on ([`Webhook::judge`]).
 struct Judged {
     findings: Vec<Finding>,
@@ -437,6 +441,18 @@ impl Webhook {
             return as_written(findings);
         }
         let cfg = self.mutate_config_for(ns);
+        // A DaemonSet's controller picks the nodes of its pods from the template (its
+        // nodeSelector, affinity and tolerations: `NodeShouldRunDaemonPod`), before any pod
+        // exists: what the pod webhook adds to those pods later moves none of them. So its
+        // placement errors are judged as written.
+        let daemon = object.get("kind").and_then(Value::as_str) == Some("DaemonSet");
+        let moves_pods = |f: &Finding| {
+            daemon
+                && f.rule
+                    .mutation
+                    .recorded_as
+                    .is_some_and(|m| PLACEMENT_MUTATIONS.contains(&m))
+        };
         // Only a mutation that can take an error away can change the verdict: the fix of an
         // error that the webhook applies, or Hyper-V isolation (which can make an image
         // runnable). When none can, the template is denied as written, at one evaluation
@@ -445,6 +461,7 @@ impl Webhook {
             || findings.iter().any(|f| {
                 f.severity == Severity::Error
                     && f.rule.mutation.recorded_as.is_some()
+                    && !moves_pods(f)
                     && engine::fix::fix_allowed(f, cfg)
             });
         if !removable {
@@ -460,6 +477,21 @@ impl Webhook {
             return as_written(findings);
         }
         match lint(&pods, &self.config, &self.context, op) {
+            Some(after) if daemon => {
+                // The pods' placement is the template's: its placement findings as written,
+                // the rest as its pods will be.
+                let mut judged: Vec<Finding> =
+                    after.into_iter().filter(|f| !moves_pods(f)).collect();
+                judged.extend(findings.into_iter().filter(|f| moves_pods(f)));
+                Some(Judged {
+                    findings: judged,
+                    added: m
+                        .changed
+                        .into_iter()
+                        .filter(|n| !PLACEMENT_MUTATIONS.contains(&n.as_str()))
+                        .collect(),
+                })
+            }
             Some(after) => Some(Judged {
                 findings: after,
                 added: m.changed,
@@ -1320,6 +1352,49 @@ mod tests {
     /// The pod mutation's opt-outs hold in the simulation too: a template that ignores the
     /// toleration rule gets no toleration (and no denial for it: the rule is ignored); an
     /// UPDATE still denies only errors it introduces.
+    /// A DaemonSet's controller places its pods from the template (`NodeShouldRunDaemonPod`:
+    /// the template's nodeSelector, affinity and tolerations), before the pod webhook sees any
+    /// of them: a toleration added at pod creation puts no pod on a tainted Windows node, and a
+    /// nodeSelector added then does not keep pods off Linux nodes. Its placement errors are
+    /// judged as written; the rest as its pods will be.
+    #[test]
+    fn a_daemonset_is_placed_by_its_template() {
+        let daemonset = |extra: Value| {
+            let mut d = deployment("default", IIS_2022, extra);
+            d["kind"] = "DaemonSet".into();
+            d
+        };
+        let w = Webhook::new(Config::default());
+        let os = json!({"nodeSelector": {"kubernetes.io/os": "windows"}});
+        // No pod of it is ever Pending: it is admitted, warned that it creates none on the
+        // tainted nodes, and not told that its pods will get the toleration.
+        let a = answer(&w, &review("CREATE", daemonset(os)), Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+        let w7 = warnings(&a);
+        assert!(
+            w7.iter()
+                .any(|l| l.starts_with("WIN007") && l.contains("creates no pod")),
+            "{w7:?}"
+        );
+        assert!(!w7.iter().any(|l| l.contains("tolerations")), "{w7:?}");
+        // Without an OS selector its controller puts a pod on every Linux node, where the
+        // Windows image never runs: what the webhook adds to those pods cannot move them.
+        let a = answer(
+            &w,
+            &review("CREATE", daemonset(json!({}))),
+            Endpoint::Validate,
+        );
+        assert_eq!(a["response"]["allowed"], false, "{a}");
+        assert_eq!(denied_rules(&a), ["WIN001"], "{a}");
+
+        // Placed by its template, it is admitted.
+        let placed = json!({"nodeSelector": {"kubernetes.io/os": "windows"},
+            "tolerations": [{"key": "os", "operator": "Equal", "value": "windows",
+                "effect": "NoSchedule"}]});
+        let a = answer(&w, &review("CREATE", daemonset(placed)), Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+    }
+
     #[test]
     fn workload_judgement_keeps_opt_outs_and_update_rules() {
         let w = Webhook::new(Config::default());
