@@ -55,7 +55,7 @@ fn advice(f: &LinuxOnlyField, host_process: bool) -> &'static str {
     let is_true = f.value.as_bool() == Some(true);
     match f.field {
         "capabilities" | "privileged" | "hostPID" if host_process => {
-            "remove it; it has no effect on Windows, and a HostProcess container already runs on the host with the rights of its runAsUserName account"
+            "remove it; a HostProcess container already runs on the host with the rights of its runAsUserName account"
         }
         "runAsUser" | "runAsGroup" => {
             "remove it; Windows has no Linux user/group IDs: use securityContext.windowsOptions.runAsUserName (e.g. ContainerUser) to choose the user"
