@@ -57,6 +57,8 @@ pub const MAX_WARNING_CHARS: usize = 119;
 
 /// The warning that the rules needing node facts did not deny because the cluster shows no
 /// Windows node ([`placement::UNOBSERVED_NOTE`] on their findings).
+/// How the missing-toleration fix (WIN007, mutation M3) is recorded in `winlint.io/mutated`.
+const TOLERATIONS: &str = "tolerations";
 const NO_WINDOWS_NODE: &str = "winlint: no Windows node is in the cluster yet: node rules checked against the configured target, not denied";
 /// The most warnings returned for one object.
 pub const MAX_WARNINGS: usize = 20;
@@ -437,6 +439,13 @@ impl Webhook {
             return as_written(findings);
         }
         let cfg = self.mutate_config_for(ns);
+        // The DaemonSet controller decides which nodes get a pod from the template's own
+        // tolerations (and the node-condition ones it adds): a toleration that the pod webhook
+        // would add at creation never gets a pod onto a tainted node, because that pod is
+        // never created (pkg/controller/daemon `predicates`, Kubernetes 1.32).
+        let daemonset = object.get("kind").and_then(Value::as_str) == Some("DaemonSet");
+        let credited =
+            |f: &Finding| !(daemonset && f.rule.mutation.recorded_as == Some(TOLERATIONS));
         // Only a mutation that can take an error away can change the verdict: the fix of an
         // error that the webhook applies, or Hyper-V isolation (which can make an image
         // runnable). When none can, the template is denied as written, at one evaluation
@@ -445,6 +454,7 @@ impl Webhook {
             || findings.iter().any(|f| {
                 f.severity == Severity::Error
                     && f.rule.mutation.recorded_as.is_some()
+                    && credited(f)
                     && engine::fix::fix_allowed(f, cfg)
             });
         if !removable {
@@ -459,10 +469,28 @@ impl Webhook {
         if m.patch.is_empty() {
             return as_written(findings);
         }
+        let mut added = m.changed;
+        if daemonset && added.iter().any(|a| a == TOLERATIONS) {
+            match object.pointer("/spec/template/spec/tolerations") {
+                Some(t) => pods["spec"]["template"]["spec"]["tolerations"] = t.clone(),
+                None => {
+                    if let Some(spec) = pods
+                        .pointer_mut("/spec/template/spec")
+                        .and_then(Value::as_object_mut)
+                    {
+                        spec.remove("tolerations");
+                    }
+                }
+            }
+            added.retain(|a| a != TOLERATIONS);
+            if added.is_empty() {
+                return as_written(findings);
+            }
+        }
         match lint(&pods, &self.config, &self.context, op) {
             Some(after) => Some(Judged {
                 findings: after,
-                added: m.changed,
+                added,
             }),
             None => as_written(findings),
         }
@@ -1315,6 +1343,38 @@ mod tests {
             Endpoint::Validate,
         );
         assert_eq!(denied_rules(&a), ["WIN007"], "{a}");
+    }
+
+    /// A DaemonSet is not helped by the toleration the pod webhook adds: its controller
+    /// creates a pod only on the nodes whose taints the template itself tolerates, so on a
+    /// cluster whose Windows nodes are tainted its Windows pods are never created. Denied for
+    /// WIN007 (the corpus's HostProcess and CSI DaemonSets ran nowhere, admitted with "at pod
+    /// creation the mutating webhook adds tolerations"); with the toleration written it is
+    /// admitted, and the other additions (`os`) are still credited.
+    #[test]
+    fn a_daemonset_gets_no_credit_for_the_toleration_added_at_pod_creation() {
+        let os = json!({"nodeSelector": {"kubernetes.io/os": "windows"}});
+        let mut ds = deployment("default", IIS_2022, os);
+        ds["kind"] = "DaemonSet".into();
+        ds["spec"].as_object_mut().unwrap().remove("replicas");
+        let w = Webhook::new(Config::default());
+        let a = answer(&w, &review("CREATE", ds.clone()), Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], false, "{a}");
+        assert_eq!(denied_rules(&a), ["WIN007"], "{a}");
+        assert!(
+            !warnings(&a).iter().any(|w| w.contains("tolerations")),
+            "{a}"
+        );
+        let message = a["response"]["status"]["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains("the DaemonSet controller creates no pod on those nodes"),
+            "{a}"
+        );
+
+        ds["spec"]["template"]["spec"]["tolerations"] =
+            json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]);
+        let a = answer(&w, &review("CREATE", ds), Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
     }
 
     /// The pod mutation's opt-outs hold in the simulation too: a template that ignores the

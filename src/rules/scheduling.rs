@@ -875,8 +875,15 @@ fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     } else {
         site.spec_ptr.clone()
     };
+    // The DaemonSet controller creates a pod only where the template tolerates the taints
+    // (its `predicates`): no pod is created there, not even one that a webhook would fix.
+    let outcome = if site.kind == "DaemonSet" {
+        "the DaemonSet controller creates no pod on those nodes, whatever is added at pod creation"
+    } else {
+        "it will stay Pending"
+    };
     let mut msg = format!(
-        "{whose} {} but the pod does not tolerate {}; it will stay Pending. Add a toleration",
+        "{whose} {} but the pod does not tolerate {}; {outcome}. Add a toleration",
         names.join(", "),
         if names.len() == 1 { "it" } else { "them" }
     );
