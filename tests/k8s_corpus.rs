@@ -26,7 +26,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use k8s_support::{Cluster, Node, Webhook, cluster, eventually};
+use k8s_support::{
+    Cluster, Node, Webhook, cluster, eventually, wait_windows_nodes, windows_builds,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -271,11 +273,16 @@ fn daemon_tolerations(spec: &Value) -> Vec<Value> {
         .collect()
 }
 
-/// Whether the DaemonSet controller runs a pod of `spec` on `node` (its predicate: the
-/// nodeSelector, the required node affinity and the NoSchedule/NoExecute taints; the nodes here
-/// are ready and have room).
-fn daemon_fits(spec: &Value, node: &Node) -> bool {
+/// Whether a pod of `spec` fits `node` by the predicates the DaemonSet controller and the
+/// scheduler share: `nodeName`, the nodeSelector, the required node affinity (labels and the
+/// `metadata.name` field) and the NoSchedule/NoExecute taints (the nodes here are ready and
+/// have room).
+fn fits(spec: &Value, node: &Node) -> bool {
+    if spec["nodeName"].as_str().is_some_and(|n| n != node.name) {
+        return false;
+    }
     let labels: BTreeMap<String, String> = node.labels.iter().cloned().collect();
+    let fields = BTreeMap::from([("metadata.name".to_string(), node.name.clone())]);
     let selector_ok = spec["nodeSelector"]
         .as_object()
         .into_iter()
@@ -285,16 +292,42 @@ fn daemon_fits(spec: &Value, node: &Node) -> bool {
         ["nodeSelectorTerms"];
     let affinity_ok = terms.as_array().is_none_or(|terms| {
         terms.iter().any(|t| {
-            t["matchExpressions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .all(|e| label_expr_matches(&labels, e))
+            let all = |key: &str, of: &BTreeMap<String, String>| {
+                t[key]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .all(|e| label_expr_matches(of, e))
+            };
+            all("matchExpressions", &labels) && all("matchFields", &fields)
         })
     });
     let tolerations = spec["tolerations"].as_array().cloned().unwrap_or_default();
     let taints_ok = node.taints.iter().all(|t| tolerates(&tolerations, t));
     selector_ok && affinity_ok && taints_ok
+}
+
+/// A pod's verdict, with `, fits no node` when it was admitted (as stored: after the
+/// mutating webhook) yet no node of the shape can take it: admitted, it would never run. A
+/// pod with `spec.os` counts only nodes of that OS (the kubelet refuses the others).
+fn scheduled(verdict: String, created: &k8s_support::Kubectl, nodes: &[Node]) -> String {
+    if !created.success {
+        return verdict;
+    }
+    let pod = created.json();
+    let os = pod["spec"]["os"]["name"].as_str();
+    let runs = |n: &&Node| {
+        os.is_none_or(|os| {
+            n.labels
+                .iter()
+                .any(|(k, v)| k == "kubernetes.io/os" && v == os)
+        })
+    };
+    if nodes.iter().filter(runs).any(|n| fits(&pod["spec"], n)) {
+        verdict
+    } else {
+        format!("{verdict}, fits no node")
+    }
 }
 
 /// The pods a workload's controller creates: (where, pod). Empty for a DaemonSet that fits no
@@ -334,7 +367,7 @@ fn controller_pods(stored: &Value, ns: &str, nodes: &[Node]) -> Vec<(String, Val
     spec["tolerations"] = tolerations.into();
     nodes
         .iter()
-        .filter(|n| daemon_fits(&spec, n))
+        .filter(|n| fits(&spec, n))
         .map(|n| {
             let mut p = p.clone();
             p["spec"] = spec.clone();
@@ -428,7 +461,18 @@ fn run_file(
         let mut o = o.clone();
         o["metadata"]["namespace"] = ns.into();
         let created = c.create(&o);
-        let object = verdict(&created);
+        let object = if kind(&o) == "Pod" {
+            scheduled(verdict(&created), &created, nodes)
+        } else if created.success
+            && created.json()["metadata"]["annotations"]
+                .get("winlint.io/mutated")
+                .is_some()
+        {
+            // Workloads are stored as written by default (GitOps tools would fight a rewrite).
+            "admitted, mutated".into()
+        } else {
+            verdict(&created)
+        };
         let mut warnings = winlint_warnings(&created);
         let mut refusals = refusal(&created, "object");
         let workload = kind(&o) != "Pod" && winlint::model::workload::is_pod_kind(kind(&o));
@@ -447,7 +491,7 @@ fn run_file(
                         warnings.push(format!("(pod on {at}) {w}"));
                     }
                     refusals.extend(refusal(&made, &format!("pod on {at}")));
-                    (at, verdict(&made))
+                    (at, scheduled(verdict(&made), &made, nodes))
                 })
                 .collect()
         });
@@ -471,37 +515,7 @@ fn nodes_are(c: &Cluster, wh: &Webhook, nodes: &[Node]) {
     for n in nodes {
         c.create_node(n);
     }
-    let mut want: BTreeMap<String, u64> = BTreeMap::new();
-    for n in nodes {
-        if let Some((_, b)) = n
-            .labels
-            .iter()
-            .find(|(k, _)| k == "node.kubernetes.io/windows-build")
-        {
-            *want.entry(b.clone()).or_default() += 1;
-        }
-    }
-    wait_windows_nodes(wh, &want);
-}
-
-fn wait_windows_nodes(wh: &Webhook, want: &BTreeMap<String, u64>) {
-    eventually("the webhook evaluates with the shape's nodes", || {
-        let m = wh.get("/metrics").1;
-        let got: BTreeMap<String, u64> = m
-            .lines()
-            .filter_map(|l| l.strip_prefix("winlint_cluster_windows_nodes{build=\""))
-            .filter_map(|l| {
-                let (build, n) = l.split_once("\"} ")?;
-                Some((build.to_string(), n.trim().parse().ok()?))
-            })
-            .collect();
-        let synced = m.lines().any(|l| l == "winlint_cluster_facts_synced 1");
-        if &got == want && synced {
-            Ok(())
-        } else {
-            Err(format!("want {want:?}, metrics:\n{m}"))
-        }
-    });
+    wait_windows_nodes(wh, &windows_builds(nodes));
 }
 
 /// The whole corpus on every shape, judged against testdata/realworld/webhook.yaml.
