@@ -57,8 +57,6 @@ pub const MAX_WARNING_CHARS: usize = 119;
 
 /// The warning that the rules needing node facts did not deny because the cluster shows no
 /// Windows node ([`placement::UNOBSERVED_NOTE`] on their findings).
-/// How the missing-toleration fix (WIN007, mutation M3) is recorded in `winlint.io/mutated`.
-const TOLERATIONS: &str = "tolerations";
 const NO_WINDOWS_NODE: &str = "winlint: no Windows node is in the cluster yet: node rules checked against the configured target, not denied";
 /// The most warnings returned for one object.
 pub const MAX_WARNINGS: usize = 20;
@@ -138,6 +136,10 @@ pub struct Outcome {
     /// Why the object could not be evaluated, if it could not.
     pub error: Option<String>,
 }
+
+/// The mutations that change which nodes a pod can land on. A DaemonSet's pods are placed by
+/// its controller from the template before they exist, so these do not help them.
+const PLACEMENT_MUTATIONS: [&str; 3] = ["nodeSelector", "tolerations", "windowsBuild"];
 
 /// The findings `/validate` decides on ([`Webhook::judge`]).
 struct Judged {
@@ -439,13 +441,18 @@ impl Webhook {
             return as_written(findings);
         }
         let cfg = self.mutate_config_for(ns);
-        // The DaemonSet controller decides which nodes get a pod from the template's own
-        // tolerations (and the node-condition ones it adds): a toleration that the pod webhook
-        // would add at creation never gets a pod onto a tainted node, because that pod is
-        // never created (pkg/controller/daemon `predicates`, Kubernetes 1.32).
-        let daemonset = object.get("kind").and_then(Value::as_str) == Some("DaemonSet");
-        let credited =
-            |f: &Finding| !(daemonset && f.rule.mutation.recorded_as == Some(TOLERATIONS));
+        // A DaemonSet's controller picks the nodes of its pods from the template (its
+        // nodeSelector, affinity and tolerations: `NodeShouldRunDaemonPod`), before any pod
+        // exists: what the pod webhook adds to those pods later moves none of them. So its
+        // placement errors are judged as written.
+        let daemon = object.get("kind").and_then(Value::as_str) == Some("DaemonSet");
+        let moves_pods = |f: &Finding| {
+            daemon
+                && f.rule
+                    .mutation
+                    .recorded_as
+                    .is_some_and(|m| PLACEMENT_MUTATIONS.contains(&m))
+        };
         // Only a mutation that can take an error away can change the verdict: the fix of an
         // error that the webhook applies, or Hyper-V isolation (which can make an image
         // runnable). When none can, the template is denied as written, at one evaluation
@@ -454,7 +461,7 @@ impl Webhook {
             || findings.iter().any(|f| {
                 f.severity == Severity::Error
                     && f.rule.mutation.recorded_as.is_some()
-                    && credited(f)
+                    && !moves_pods(f)
                     && engine::fix::fix_allowed(f, cfg)
             });
         if !removable {
@@ -469,28 +476,25 @@ impl Webhook {
         if m.patch.is_empty() {
             return as_written(findings);
         }
-        let mut added = m.changed;
-        if daemonset && added.iter().any(|a| a == TOLERATIONS) {
-            match object.pointer("/spec/template/spec/tolerations") {
-                Some(t) => pods["spec"]["template"]["spec"]["tolerations"] = t.clone(),
-                None => {
-                    if let Some(spec) = pods
-                        .pointer_mut("/spec/template/spec")
-                        .and_then(Value::as_object_mut)
-                    {
-                        spec.remove("tolerations");
-                    }
-                }
-            }
-            added.retain(|a| a != TOLERATIONS);
-            if added.is_empty() {
-                return as_written(findings);
-            }
-        }
         match lint(&pods, &self.config, &self.context, op) {
+            Some(after) if daemon => {
+                // The pods' placement is the template's: its placement findings as written,
+                // the rest as its pods will be.
+                let mut judged: Vec<Finding> =
+                    after.into_iter().filter(|f| !moves_pods(f)).collect();
+                judged.extend(findings.into_iter().filter(|f| moves_pods(f)));
+                Some(Judged {
+                    findings: judged,
+                    added: m
+                        .changed
+                        .into_iter()
+                        .filter(|n| !PLACEMENT_MUTATIONS.contains(&n.as_str()))
+                        .collect(),
+                })
+            }
             Some(after) => Some(Judged {
                 findings: after,
-                added,
+                added: m.changed,
             }),
             None => as_written(findings),
         }
@@ -1345,41 +1349,52 @@ mod tests {
         assert_eq!(denied_rules(&a), ["WIN007"], "{a}");
     }
 
-    /// A DaemonSet is not helped by the toleration the pod webhook adds: its controller
-    /// creates a pod only on the nodes whose taints the template itself tolerates, so on a
-    /// cluster whose Windows nodes are tainted its Windows pods are never created. Denied for
-    /// WIN007 (the corpus's HostProcess and CSI DaemonSets ran nowhere, admitted with "at pod
-    /// creation the mutating webhook adds tolerations"); with the toleration written it is
-    /// admitted, and the other additions (`os`) are still credited.
-    #[test]
-    fn a_daemonset_gets_no_credit_for_the_toleration_added_at_pod_creation() {
-        let os = json!({"nodeSelector": {"kubernetes.io/os": "windows"}});
-        let mut ds = deployment("default", IIS_2022, os);
-        ds["kind"] = "DaemonSet".into();
-        ds["spec"].as_object_mut().unwrap().remove("replicas");
-        let w = Webhook::new(Config::default());
-        let a = answer(&w, &review("CREATE", ds.clone()), Endpoint::Validate);
-        assert_eq!(a["response"]["allowed"], false, "{a}");
-        assert_eq!(denied_rules(&a), ["WIN007"], "{a}");
-        assert!(
-            !warnings(&a).iter().any(|w| w.contains("tolerations")),
-            "{a}"
-        );
-        let message = a["response"]["status"]["message"].as_str().unwrap_or("");
-        assert!(
-            message.contains("the DaemonSet controller creates no pod on those nodes"),
-            "{a}"
-        );
-
-        ds["spec"]["template"]["spec"]["tolerations"] =
-            json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]);
-        let a = answer(&w, &review("CREATE", ds), Endpoint::Validate);
-        assert_eq!(a["response"]["allowed"], true, "{a}");
-    }
-
     /// The pod mutation's opt-outs hold in the simulation too: a template that ignores the
     /// toleration rule gets no toleration (and no denial for it: the rule is ignored); an
     /// UPDATE still denies only errors it introduces.
+    /// A DaemonSet's controller places its pods from the template (`NodeShouldRunDaemonPod`:
+    /// the template's nodeSelector, affinity and tolerations), before the pod webhook sees any
+    /// of them: a toleration added at pod creation puts no pod on a tainted Windows node, and a
+    /// nodeSelector added then does not keep pods off Linux nodes. Its placement errors are
+    /// judged as written; the rest as its pods will be.
+    #[test]
+    fn a_daemonset_is_placed_by_its_template() {
+        let daemonset = |extra: Value| {
+            let mut d = deployment("default", IIS_2022, extra);
+            d["kind"] = "DaemonSet".into();
+            d
+        };
+        let w = Webhook::new(Config::default());
+        let os = json!({"nodeSelector": {"kubernetes.io/os": "windows"}});
+        // No pod of it is ever Pending: it is admitted, warned that it creates none on the
+        // tainted nodes, and not told that its pods will get the toleration.
+        let a = answer(&w, &review("CREATE", daemonset(os)), Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+        let w7 = warnings(&a);
+        assert!(
+            w7.iter()
+                .any(|l| l.starts_with("WIN007") && l.contains("creates no pod")),
+            "{w7:?}"
+        );
+        assert!(!w7.iter().any(|l| l.contains("tolerations")), "{w7:?}");
+        // Without an OS selector its controller puts a pod on every Linux node, where the
+        // Windows image never runs: what the webhook adds to those pods cannot move them.
+        let a = answer(
+            &w,
+            &review("CREATE", daemonset(json!({}))),
+            Endpoint::Validate,
+        );
+        assert_eq!(a["response"]["allowed"], false, "{a}");
+        assert_eq!(denied_rules(&a), ["WIN001"], "{a}");
+
+        // Placed by its template, it is admitted.
+        let placed = json!({"nodeSelector": {"kubernetes.io/os": "windows"},
+            "tolerations": [{"key": "os", "operator": "Equal", "value": "windows",
+                "effect": "NoSchedule"}]});
+        let a = answer(&w, &review("CREATE", daemonset(placed)), Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+    }
+
     #[test]
     fn workload_judgement_keeps_opt_outs_and_update_rules() {
         let w = Webhook::new(Config::default());

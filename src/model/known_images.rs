@@ -80,7 +80,7 @@ const MULTI_OS_OFFICIAL: &[&str] = &[
 
 /// Repositories (prefixes of `registry/repository`) that publish multi-OS manifest lists with
 /// Windows entries: the Kubernetes CSI sidecars and drivers, the e2e test images, the Secrets
-/// Store CSI driver, csi-proxy, AKS's mirrors.
+/// Store CSI driver, csi-proxy, AKS's mirrors, the AWS EBS CSI driver, Azure's cloud-node-manager.
 const MULTI_OS_PREFIXES: &[&str] = &[
     "registry.k8s.io/sig-storage/",
     "k8s.gcr.io/sig-storage/",
@@ -92,6 +92,12 @@ const MULTI_OS_PREFIXES: &[&str] = &[
     "gcr.io/k8s-staging-sig-storage/",
     "ghcr.io/kubernetes-sigs/sig-windows/csi-proxy",
     "mcr.microsoft.com/oss/kubernetes/pause",
+    // The Windows node DaemonSets of the cloud providers' own manifests use the Linux tag:
+    // aws-ebs-csi-driver's Makefile builds `ALL_OSVERSION_windows ?= ltsc2019 ltsc2022` into the
+    // release list; cloud-provider-azure's examples/out-of-tree/cloud-node-manager.yaml runs the
+    // plain release tag on Windows nodes.
+    "public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver",
+    "mcr.microsoft.com/oss/kubernetes/azure-cloud-node-manager",
 ];
 
 /// `registry/repository` starts with one of `prefixes` (a prefix without a trailing `/` is a
@@ -162,6 +168,8 @@ pub fn platforms(registry: &str, repository: &str, tag: Option<&str>) -> Option<
         (MCR, "oss/kubernetes/windows-host-process-containers-base-image") => {
             Some(Platforms::HostProcessOnly)
         }
+        // Built FROM the HostProcess base image (windows_exporter's Dockerfile).
+        ("ghcr.io", "prometheus-community/windows-exporter") => Some(Platforms::HostProcessOnly),
         (MCR, r) if framework_kind(r).is_some() => match tag.unwrap_or("latest") {
             "latest" | "4.8" | "3.5" => Some(Platforms::Windows(&[WS2016, WS2019, WS2022])),
             "4.8.1" => Some(Platforms::Windows(&[WS2022, WS2025])),
@@ -842,6 +850,16 @@ mod tests {
                 "kubernetes-sigs/sig-windows/csi-proxy",
                 Some("v1.1.3"),
             ),
+            (
+                "public.ecr.aws",
+                "ebs-csi-driver/aws-ebs-csi-driver",
+                Some("v1.49.0"),
+            ),
+            (
+                MCR,
+                "oss/kubernetes/azure-cloud-node-manager",
+                Some("v1.27.5"),
+            ),
             (DOCKER_HUB, "library/golang", Some("1.22")),
             (MCR, "windows/servercore/iis", Some("windowsservercore")),
             (MCR, "powershell", Some("lts")),
@@ -895,6 +913,14 @@ mod tests {
                 MCR,
                 "oss/kubernetes/windows-host-process-containers-base-image",
                 Some("v1.0.0")
+            ),
+            Some(Platforms::HostProcessOnly)
+        );
+        assert_eq!(
+            platforms(
+                "ghcr.io",
+                "prometheus-community/windows-exporter",
+                Some("0.30.5")
             ),
             Some(Platforms::HostProcessOnly)
         );

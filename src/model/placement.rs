@@ -16,6 +16,7 @@
 use std::sync::Arc;
 
 use super::context::Context;
+use super::labels::BUILD_LABEL;
 use super::nodes::{NodeGroup, RuntimeClassFacts, Taint};
 use super::schedule::{self, Fit, Toleration};
 use super::target::Target;
@@ -47,20 +48,29 @@ pub struct Placement {
     /// The observed groups (none offline) and the pod's fit on each, in the same order.
     groups: Option<Arc<[NodeGroup]>>,
     fits: Vec<Fit>,
+    /// The Windows build the pod selects with `node.kubernetes.io/windows-build` (its own
+    /// nodeSelector, else its RuntimeClass's), when that is a build label value.
+    pinned: Option<Build>,
 }
 
 impl Placement {
     /// Compute the pod's fit on every observed group of `target` (its RuntimeClass, when the
     /// context knows it, applied as the RuntimeClass admission plugin does).
     pub fn of(site: &PodSite, target: &Target, context: &Context) -> Placement {
+        let rc = runtime_class(site, context);
+        let pinned = site
+            .node_selector(BUILD_LABEL)
+            .or_else(|| rc.and_then(|rc| rc.node_selector.get(BUILD_LABEL).map(String::as_str)))
+            .filter(|v| v.starts_with("10.0.") && v.split('.').count() == 3)
+            .and_then(windows::parse_build);
         let Some(groups) = &target.nodes else {
             return Placement {
                 facts: NodeFacts::Configured,
                 groups: None,
                 fits: Vec::new(),
+                pinned,
             };
         };
-        let rc = runtime_class(site, context);
         let fits = groups
             .iter()
             .map(|g| schedule::fit(site.spec, g, rc))
@@ -74,6 +84,7 @@ impl Placement {
             facts,
             groups: Some(groups.clone()),
             fits,
+            pinned,
         }
     }
 
@@ -124,6 +135,13 @@ impl Placement {
     /// is unknown.
     pub fn host_builds(&self, target: &Target) -> Option<HostBuilds> {
         if !self.observed() {
+            // Offline, a pod pinned to a build the target lacks lands on no target node
+            // (WIN006 says so, and checks its images against that build).
+            if self.pinned.is_some_and(|b| {
+                !target.windows_builds.is_empty() && !target.windows_builds.contains(&b)
+            }) {
+                return None;
+            }
             return Some(HostBuilds {
                 builds: target.windows_builds.clone(),
                 observed: false,

@@ -227,7 +227,10 @@ For the Microsoft base-OS repositories (`mcr.microsoft.com/windows/servercore`, 
 `name:latest@sha256:…` is not reported.
 
 Not reported: HostProcess containers (they run on the host, so the image's Windows build does not
-matter; `:latest` there is ordinary tag hygiene, not a Windows problem), known Linux-only images
+matter; `:latest` there is ordinary tag hygiene, not a Windows problem), containers with
+`imagePullPolicy: Never` (the image is never pulled: it is built on or imported to each node, as
+the AWS gMSA samples do, so the tag names what that node has; except the Microsoft base images,
+whose `latest` no node of today has), known Linux-only images
 (WIN507), and `:latest` tags known to have no image for the nodes' build (WIN502 reports those:
 Docker Hub's `microsoft/iis` has images for Windows Server 2016, 1709 and 1803 only).
 
@@ -268,6 +271,12 @@ fn image_untagged_or_latest(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             i.latest
                 && !i.linux
                 && !is_host_process(site, c)
+                // Never pulled: the image is put on each node by hand (built there, or
+                // imported), so the tag names what is on that node; but no node of today has
+                // a Microsoft base image tagged latest (it was never published after 2019).
+                && (i.ms_base
+                    || c.value.get("imagePullPolicy").and_then(serde_json::Value::as_str)
+                        != Some("Never"))
                 && mismatch(i, &hosts, iso).is_none()
         })
         .map(|(c, img, i)| {
@@ -337,8 +346,9 @@ checks it against the Windows builds of the nodes the pod can run on under the p
   the host's.
 
 Also reported: the HostProcess base image
-(`mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image`) in an ordinary
-container, where it cannot run. HostProcess containers are skipped: they have no build
+(`mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image`), and images known
+to be built on it (`ghcr.io/prometheus-community/windows-exporter`), in an ordinary container,
+where they cannot run. HostProcess containers are skipped: they have no build
 requirement. When the reference has both a tag and a digest the runtime uses the digest, so the
 finding is a warning.
 
@@ -457,8 +467,15 @@ fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 )
             }
             Mismatch::HostProcessOnly => format!(
-                "{} image {img} is the HostProcess base image, which runs only in HostProcess containers (windowsOptions.hostProcess: true); in an ordinary container it cannot start. Run the container as HostProcess, or use an image built for {builds}",
-                c.label()
+                "{} image {img} {} the HostProcess base image, which runs only in HostProcess containers (windowsOptions.hostProcess: true); in an ordinary container it cannot start. Run the container as HostProcess, or use an image built for {builds}",
+                c.label(),
+                if r.repository
+                    .ends_with("windows-host-process-containers-base-image")
+                {
+                    "is"
+                } else {
+                    "is built on"
+                }
             ),
         };
         let mut sev = Severity::Error;

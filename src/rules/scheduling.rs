@@ -684,6 +684,10 @@ The kubelet sets the label to `Major.Minor.Build` (never a revision), so a selec
 or for a build no node has, leaves the pod Pending forever; a build that cannot run the image makes it
 fail at container start.
 
+A DaemonSet pinned to a build no node has creates no pod, which is how node agents ship one
+DaemonSet per Windows build (New Relic, windows_exporter): that is info. A pod pinned to a build is
+checked against that build only (WIN502 stays silent for it offline).
+
 ## Example
 ```yaml
 spec:
@@ -756,13 +760,25 @@ fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> 
                 .iter()
                 .map(|b| b.to_string())
                 .collect();
-            out.push(Finding::new(
-                &WIN006,
-                ptr,
-                format!("{from} {BUILD_LABEL}={value} matches none of the target's Windows nodes ({}); the pod stays Pending", t.join(", ")),
-            ));
-            continue;
+            let nodes = t.join(", ");
+            out.push(if is_daemonset(site) {
+                // One DaemonSet per Windows build is how node agents ship (New Relic,
+                // Calico, windows_exporter): the one for a build the cluster lacks runs no pod.
+                Finding::new(
+                    &WIN006,
+                    ptr.clone(),
+                    format!("{from} {BUILD_LABEL}={value} matches none of the target's Windows nodes ({nodes}): the DaemonSet creates no pod there, as intended where one DaemonSet per Windows build is shipped"),
+                )
+                .severity(Severity::Info)
+            } else {
+                Finding::new(
+                    &WIN006,
+                    ptr.clone(),
+                    format!("{from} {BUILD_LABEL}={value} matches none of the target's Windows nodes ({nodes}); the pod stays Pending"),
+                )
+            });
         }
+        // Whatever the target has, the pod runs only on nodes of the selected build.
         if !crate::model::pod::is_host_process_pod(site) {
             let isolation = super::images::isolation(site, eval);
             for (c, info) in &eval.images {
@@ -804,6 +820,10 @@ every such taint (an `operator: Exists` toleration with an empty key tolerates e
 
 ## Why is this bad?
 A pod that does not tolerate the taint of the only nodes that can run it stays Pending.
+A DaemonSet's controller creates no pod at all for a node whose taints its template does not
+tolerate (`NodeShouldRunDaemonPod`), so nothing is Pending: the DaemonSet just never runs on the
+Windows nodes. That is a warning, and the webhook does not count the toleration it would add at
+pod creation for a DaemonSet (its pods are placed before the webhook sees them).
 
 ## Example
 ```yaml
@@ -882,18 +902,18 @@ fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     } else {
         site.spec_ptr.clone()
     };
-    // The DaemonSet controller creates a pod only where the template tolerates the taints
-    // (its `predicates`): no pod is created there, not even one that a webhook would fix.
-    let outcome = if site.kind == "DaemonSet" {
-        "the DaemonSet controller creates no pod on those nodes, whatever is added at pod creation"
+    let them = if names.len() == 1 { "it" } else { "them" };
+    let mut msg = if is_daemonset(site) {
+        format!(
+            "the DaemonSet creates no pod on Windows nodes: {whose} {} and its pods do not tolerate {them}. Add a toleration",
+            names.join(", "),
+        )
     } else {
-        "it will stay Pending"
+        format!(
+            "{whose} {} but the pod does not tolerate {them}; it will stay Pending. Add a toleration",
+            names.join(", "),
+        )
     };
-    let mut msg = format!(
-        "{whose} {} but the pod does not tolerate {}; {outcome}. Add a toleration",
-        names.join(", "),
-        if names.len() == 1 { "it" } else { "them" }
-    );
     let near: Vec<String> = missing
         .iter()
         .filter_map(|t| near_miss(&schedule::pod_tolerations(site.spec), t))
@@ -910,7 +930,18 @@ fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         f.message.push_str(note);
         f = f.severity(Severity::Warning);
     }
+    if is_daemonset(site) {
+        // No pod of it is ever Pending: its controller creates none for those nodes.
+        f = f.severity(Severity::Warning);
+    }
     vec![f]
+}
+
+/// A DaemonSet's controller creates a pod only for the nodes its template fits (selectors,
+/// affinity, taints: `NodeShouldRunDaemonPod`): a node it does not fit gets no pod, so none
+/// stays Pending.
+fn is_daemonset(site: &PodSite) -> bool {
+    site.kind == "DaemonSet"
 }
 
 /// OS keys a toleration meant for a Windows taint is often written with.
@@ -1153,7 +1184,8 @@ fn selects_no_node(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     &WIN010,
                     sel_ptr(key),
                     format!(
-                        "nodeSelector {key}: {v} matches no node: the kubelet sets {key}={lower} and label values are case-sensitive; the pod stays Pending. Write {lower}"
+                        "nodeSelector {key}: {v} matches no node: the kubelet sets {key}={lower} and label values are case-sensitive; {}. Write {lower}",
+                        if is_daemonset(site) { "the DaemonSet creates no pod" } else { "the pod stays Pending" }
                     ),
                 )
                 .with_fix(Fix {
@@ -1222,17 +1254,19 @@ fn selects_no_node(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         } else {
             format!("nodeSelector {}", missing.join(", "))
         };
+        let daemon = is_daemonset(site);
         out.push(
             Finding::new(
                 &WIN010,
                 selector_ptr(site),
                 format!(
-                    "{what} match{} none of the cluster's {n} Windows node{}; the pod stays Pending until such a node joins",
+                    "{what} match{} none of the cluster's {n} Windows node{}; {} until such a node joins",
                     if missing.len() > 1 { "" } else { "es" },
-                    if n == 1 { "" } else { "s" }
+                    if n == 1 { "" } else { "s" },
+                    if daemon { "the DaemonSet creates no pod" } else { "the pod stays Pending" },
                 ),
             )
-            .severity(Severity::Warning),
+            .severity(if daemon { Severity::Info } else { Severity::Warning }),
         );
     }
     out

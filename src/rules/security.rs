@@ -49,10 +49,14 @@ pub fn rules() -> Vec<Rule> {
 // ---------------------------------------------------------------------------------------------
 // WIN101–WIN103: validateWindows
 
-/// What to do about one Linux-only field, by field and value.
-fn advice(f: &LinuxOnlyField) -> &'static str {
+/// What to do about one Linux-only field, by field and value; `host_process`: the pod is
+/// already HostProcess, so it is not told to become one.
+fn advice(f: &LinuxOnlyField, host_process: bool) -> &'static str {
     let is_true = f.value.as_bool() == Some(true);
     match f.field {
+        "capabilities" | "privileged" | "hostPID" if host_process => {
+            "remove it; a HostProcess container already runs on the host with the rights of its runAsUserName account"
+        }
         "runAsUser" | "runAsGroup" => {
             "remove it; Windows has no Linux user/group IDs: use securityContext.windowsOptions.runAsUserName (e.g. ContainerUser) to choose the user"
         }
@@ -166,7 +170,7 @@ fn linux_only_finding(
         ),
         _ => format!("{path}{who} has no effect on Windows"),
     };
-    let mut advice = advice(f).to_string();
+    let mut advice = advice(f, crate::model::pod::is_host_process_pod(site)).to_string();
     if f.class == FieldValue::Neutral && !declared && f.api.windows_rejects(eval.target) {
         advice.push_str(
             "; if it is there for Pod Security, drop it together with adding spec.os.name: windows, which makes Pod Security (1.25+) skip the checks it satisfies",

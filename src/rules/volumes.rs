@@ -1256,6 +1256,18 @@ fn linux_only_host_path(p: &str) -> Option<&'static str> {
         .then_some("tree")
 }
 
+/// A directory of its own under `/run` or `/var/run` (`/var/run/azure-vnet`): where a Windows
+/// agent keeps its state as `C:\var\run\…`. Created by the kubelet (`DirectoryOrCreate`) or
+/// used by a HostProcess pod (a Windows-native binary on the host), it is what the agent itself
+/// writes, not a Linux tmpfs that a Linux agent expects filled.
+fn own_run_dir(p: &str) -> bool {
+    ["/run/", "/var/run/"].iter().any(|d| {
+        p.trim_end_matches('/')
+            .strip_prefix(d)
+            .is_some_and(|r| !r.is_empty())
+    })
+}
+
 pub static WIN312: RuleMeta = RuleMeta {
     id: "WIN312",
     name: "linux-hostpath",
@@ -1269,6 +1281,10 @@ Flags `hostPath` volumes that cannot work on a Windows node:
 * Linux kernel and tmpfs trees: `/proc`, `/sys`, `/dev`, `/run`, `/var/run` and below;
 * `hostPath.type` `CharDevice` or `BlockDevice`: the Windows kubelet reports no device files, so
   the type check fails and the pod does not start.
+
+A directory of its own below `/run` or `/var/run` is not reported when the kubelet creates it
+(`type: DirectoryOrCreate`) or the pod is HostProcess: Azure CNS keeps its state in
+`/var/run/azure-vnet`, which is `C:\var\run\azure-vnet` on the node.
 
 Root-relative directories are not reported: on a Windows node `/etc/cni/net.d` is
 `C:\etc\cni\net.d`, `/var/log/antrea` is `C:\var\log\antrea`, the places the maintained Windows
@@ -1309,6 +1325,10 @@ fn linux_hostpath(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
         if let Some(path) = hp.get("path").and_then(Value::as_str)
             && path.starts_with('/')
             && let Some(what) = linux_only_host_path(path)
+            && !(what == "tree"
+                && own_run_dir(path)
+                && (hp.get("type").and_then(Value::as_str) == Some("DirectoryOrCreate")
+                    || crate::model::pod::is_host_process_pod(site)))
         {
             let msg = if what == "socket" {
                 format!(
