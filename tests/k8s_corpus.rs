@@ -12,7 +12,9 @@
 //! CronJob are its template as a Pod (a StatefulSet's claim volumes added); a DaemonSet's pods
 //! are made as the DaemonSet controller makes them: one per node whose labels and taints the
 //! template (plus the tolerations that controller adds) fits, pinned to it by
-//! `matchFields metadata.name`; a DaemonSet that fits no node runs nowhere and says so.
+//! `matchFields metadata.name`; a DaemonSet that fits no node creates no pod: it "selects no
+//! node" (one DaemonSet per node pool or build is how agents ship) or "runs nowhere" (it
+//! selects nodes whose taints it does not tolerate: a warning must say so).
 //!
 //! Skips (and says why) without `KUBEBUILDER_ASSETS`, except under `CI=true`.
 //! `WINLINT_CORPUS_PRINT=1 cargo test --test k8s_corpus -- --nocapture` prints every verdict
@@ -330,13 +332,18 @@ fn scheduled(verdict: String, created: &k8s_support::Kubectl, nodes: &[Node]) ->
     }
 }
 
+/// A workload's pod template.
+fn template(workload: &Value) -> &Value {
+    match kind(workload) {
+        "CronJob" => &workload["spec"]["jobTemplate"]["spec"]["template"],
+        _ => &workload["spec"]["template"],
+    }
+}
+
 /// The pods a workload's controller creates: (where, pod). Empty for a DaemonSet that fits no
 /// node.
 fn controller_pods(stored: &Value, ns: &str, nodes: &[Node]) -> Vec<(String, Value)> {
-    let template = match kind(stored) {
-        "CronJob" => &stored["spec"]["jobTemplate"]["spec"]["template"],
-        _ => &stored["spec"]["template"],
-    };
+    let template = template(stored);
     let mut p = json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"generateName": "pod-", "namespace": ns},
         "spec": template["spec"].clone()});
@@ -382,12 +389,16 @@ fn controller_pods(stored: &Value, ns: &str, nodes: &[Node]) -> Vec<(String, Val
 /// One object's observed verdict, in webhook.yaml's words: the object's, then its pods' when
 /// they differ (`; pods <verdict>`, per node for a DaemonSet whose nodes disagree, `; runs
 /// nowhere` for a DaemonSet that fits no node).
-fn combine(object: &str, pods: Option<Vec<(String, String)>>) -> String {
-    let Some(pods) = pods else {
+fn combine(object: &str, pods: Option<(Vec<(String, String)>, bool)>) -> String {
+    let Some((pods, selects)) = pods else {
         return object.to_string();
     };
     if pods.is_empty() {
-        return format!("{object}; runs nowhere");
+        return if selects {
+            format!("{object}; runs nowhere")
+        } else {
+            format!("{object}; selects no node")
+        };
     }
     let distinct: BTreeSet<&str> = pods.iter().map(|(_, v)| v.as_str()).collect();
     if distinct.len() == 1 {
@@ -483,7 +494,11 @@ fn run_file(
             } else {
                 o.clone()
             };
-            controller_pods(&stored, ns, nodes)
+            // Whether its selector and affinity pick some node, whatever the taints.
+            let mut any_taint = template(&stored)["spec"].clone();
+            any_taint["tolerations"] = json!([{"operator": "Exists"}]);
+            let selects = nodes.iter().any(|n| fits(&any_taint, n));
+            let pods = controller_pods(&stored, ns, nodes)
                 .into_iter()
                 .map(|(at, p)| {
                     let made = c.create(&p);
@@ -493,7 +508,8 @@ fn run_file(
                     refusals.extend(refusal(&made, &format!("pod on {at}")));
                     (at, scheduled(verdict(&made), &made, nodes))
                 })
-                .collect()
+                .collect();
+            (pods, selects)
         });
         out.push(Observed {
             file: file.to_string(),
@@ -617,6 +633,19 @@ fn the_realworld_corpus_through_the_webhook_on_three_cluster_shapes() {
                     want.unwrap_or("(nothing written)"),
                     r.verdict,
                     r.warnings
+                ));
+            }
+            // Admitted although it will run nowhere: the user must be told.
+            let nowhere = r.verdict.contains("runs nowhere") || r.verdict.contains("fits no node");
+            let told = r.warnings.iter().any(|w| {
+                ["WIN006", "WIN007", "WIN010"]
+                    .iter()
+                    .any(|id| w.starts_with(id))
+            });
+            if r.verdict.starts_with("admitted") && nowhere && !told {
+                failures.push(format!(
+                    "{shape}: {} {}: {}, without a warning that says so: {:?}",
+                    r.file, r.object, r.verdict, r.warnings
                 ));
             }
             if r.file.starts_with("linux/") && !r.warnings.is_empty() {
