@@ -457,13 +457,49 @@ fn collect_inputs(
                 .then(|| crate::render::walk(p, is_manifest, errors))
         })
         .collect();
+    // A Kustomize patch named on the command line (a pre-commit hook passes changed files) is
+    // linted through the kustomization that applies it.
+    let patches: Vec<Option<(crate::render::Source, bool)>> = paths
+        .iter()
+        .zip(&walks)
+        .map(|(p, w)| {
+            (w.is_none() && p.as_os_str() != "-")
+                .then(|| crate::render::patch_of(p, render))
+                .flatten()
+        })
+        .collect();
     let found: Vec<_> = walks
         .iter()
         .flatten()
         .flat_map(|w| w.sources.iter().cloned())
+        .chain(
+            patches
+                .iter()
+                .flatten()
+                .filter(|(_, buildable)| *buildable)
+                .map(|(s, _)| (s.clone(), true)),
+        )
         .collect();
     let plan = crate::render::Plan::new(&found);
-    for (p, walk) in paths.iter().zip(walks) {
+    for ((p, walk), patch) in paths.iter().zip(walks).zip(patches) {
+        if let Some((crate::render::Source::Kustomization(k), buildable)) = patch {
+            let dir = k.parent().unwrap_or(Path::new("."));
+            if buildable {
+                eprintln!(
+                    "{}: note: a patch of the kustomization {}: linted through it",
+                    p.display(),
+                    dir.display()
+                );
+            } else {
+                eprintln!(
+                    "{}: note: a patch of the kustomization {}: not linted alone, and neither kustomize nor kubectl is here to build it; pipe `kubectl kustomize {}` into `winlint -`",
+                    p.display(),
+                    dir.display(),
+                    dir.display()
+                );
+            }
+            continue;
+        }
         if p.as_os_str() == "-" {
             let mut bytes = Vec::new();
             match std::io::stdin().read_to_end(&mut bytes) {
@@ -566,6 +602,13 @@ fn lint_docs(
     ignore_reasons: &mut Vec<String>,
 ) {
     for (di, doc) in docs.iter().enumerate() {
+        if rendered.is_none() && workload::is_patch(&doc.value) {
+            // Not an object (crate::model::workload::is_patch): neither linted nor fixed.
+            let (line, _) = doc.map.locate("");
+            eprintln!(
+                "{name}:{line}: note: a strategic-merge patch ($patch directives), not an object: not linted alone; lint the kustomization that applies it"
+            );
+        }
         for (prefix, obj) in objects(&doc.value) {
             summary.objects += 1;
             let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");

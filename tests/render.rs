@@ -317,3 +317,58 @@ fn without_the_tools_each_chart_and_kustomization_is_one_clear_error() {
     );
     assert!(out.stdout.contains("2 inputs could not be read"), "{out}");
 }
+
+/// A Kustomize patch named on the command line (what a pre-commit hook passes) is a fragment
+/// its base completes: linted alone it would miss the base's selector and tolerations, and
+/// `--fix` would write lists into it that replace the base's. It is linted through the
+/// kustomization that applies it, or, with no tool to build that, not at all (a note says so).
+#[test]
+fn a_patch_named_on_the_command_line_is_linted_through_its_kustomization() {
+    const PATCH: &str = "testdata/kustomize/overlays/windows/windows.yaml";
+    if kustomizer().is_some() {
+        let through = run_with(&["-o", "json", PATCH]);
+        through.assert_code(1);
+        assert_eq!(
+            through.stderr,
+            format!(
+                "{PATCH}: note: a patch of the kustomization testdata/kustomize/overlays/windows: \
+                 linted through it\n"
+            )
+        );
+        let overlay = run_with(&["-o", "json", "testdata/kustomize/overlays/windows"]);
+        assert_eq!(through.json()["findings"], overlay.json()["findings"]);
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let alone = Run::new(&["--fix", PATCH])
+        .env("PATH", empty.path().to_str().unwrap())
+        .env_remove("WINLINT_KUSTOMIZE")
+        .run();
+    alone.assert_code(0);
+    assert!(
+        alone.stderr.contains(
+            "not linted alone, and neither kustomize nor kubectl is here to build it; pipe \
+             `kubectl kustomize testdata/kustomize/overlays/windows` into `winlint -`"
+        ),
+        "{alone}"
+    );
+    assert!(alone.stdout.contains("in 0 files"), "{alone}");
+}
+
+/// A document with strategic-merge directives (`$patch: replace`) is no object, wherever it is.
+#[test]
+fn a_strategic_merge_patch_document_is_not_linted_or_fixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("patch.yaml");
+    let text = "kind: DaemonSet\napiVersion: apps/v1\nmetadata:\n  name: csi-node-win\nspec:\n  \
+                template:\n    spec:\n      containers:\n      - name: driver\n        \
+                volumeMounts:\n        - $patch: replace\n";
+    std::fs::write(&file, text).unwrap();
+    let out = Run::new(&["--fix", file.to_str().unwrap()]).run();
+    out.assert_code(0);
+    assert!(
+        out.stderr
+            .contains(":1: note: a strategic-merge patch ($patch directives), not an object"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}

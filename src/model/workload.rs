@@ -226,9 +226,36 @@ pub fn objects(doc: &Value) -> Vec<(String, &Value)> {
                 })
                 .collect()
         }
-        _ if doc.is_object() => vec![(String::new(), doc)],
+        _ if doc.is_object() && !is_patch(doc) => vec![(String::new(), doc)],
         _ => Vec::new(),
     }
+}
+
+/// Whether `doc` is a strategic-merge patch (a Kustomize overlay's), not an object: some map in
+/// it has a patch directive key (`$patch`, `$retainKeys`, `$setElementOrder/…`,
+/// `$deleteFromPrimitiveList/…`), which no API object has. Such a document is a fragment that
+/// the base completes: linting it as an object reports what the base has, and fixing it would
+/// replace the base's lists (`tolerations` has no merge key).
+pub fn is_patch(doc: &Value) -> bool {
+    let mut stack = vec![doc];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                if m.keys().any(|k| {
+                    k == "$patch"
+                        || k == "$retainKeys"
+                        || k.starts_with("$setElementOrder/")
+                        || k.starts_with("$deleteFromPrimitiveList/")
+                }) {
+                    return true;
+                }
+                stack.extend(m.values());
+            }
+            Value::Array(a) => stack.extend(a),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether the kind carries a pod.
@@ -240,6 +267,25 @@ pub fn is_pod_kind(kind: &str) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_strategic_merge_patch_is_no_object() {
+        let patch = json!({"kind": "DaemonSet", "spec": {"template": {"spec": {
+            "containers": [{"name": "a", "volumeMounts": [{"$patch": "replace"}]}]}}}});
+        assert!(is_patch(&patch));
+        assert!(objects(&patch).is_empty());
+        let order =
+            json!({"kind": "Pod", "spec": {"$setElementOrder/containers": [{"name": "a"}]}});
+        assert!(is_patch(&order));
+        // A List keeps its other items.
+        let list =
+            json!({"kind": "List", "items": [patch, {"kind": "Pod", "metadata": {"name": "p"}}]});
+        let got: Vec<String> = objects(&list).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(got, ["/items/1"]);
+        // A value that only looks like one is data.
+        let data = json!({"kind": "ConfigMap", "data": {"k": "$patch: delete"}});
+        assert!(!is_patch(&data));
+    }
 
     #[test]
     fn lookup_agrees_with_serde_json_pointer() {

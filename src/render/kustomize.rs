@@ -139,6 +139,58 @@ fn collect(file: &Path, u: &mut Uses, seen: &mut BTreeSet<PathBuf>) {
     }
 }
 
+/// The kustomization in `file`'s directory or above it (up to the repository root, the first
+/// directory holding `.git`) that applies `file` as a patch (`patches`, `patchesStrategicMerge`,
+/// `patchesJson6902`). A patch is a fragment of an object that its base completes: it is linted
+/// through that kustomization, never alone.
+pub(super) fn patch_user(file: &Path) -> Option<PathBuf> {
+    let target = std::fs::canonicalize(file).ok()?;
+    let mut dir = target.parent();
+    for _ in 0..32 {
+        let d = dir?;
+        if let Some(k) = KUSTOMIZATION_FILES
+            .iter()
+            .map(|f| d.join(f))
+            .find(|f| f.is_file())
+            && let Some(v) = std::fs::read(&k)
+                .ok()
+                .and_then(|b| crate::source::load_bytes_values(&b).ok())
+                .and_then(|v| v.into_iter().next())
+            && patches(&v)
+                .iter()
+                .any(|p| std::fs::canonicalize(d.join(p)).is_ok_and(|c| c == target))
+        {
+            return Some(k);
+        }
+        if d.join(".git").exists() {
+            return None;
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// The files a kustomization applies as patches.
+fn patches(k: &Value) -> Vec<String> {
+    let mut out: Vec<String> = k
+        .get("patchesStrategicMerge")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|s| !s.contains('\n'))
+        .map(str::to_string)
+        .collect();
+    for f in ["patches", "patchesJson6902"] {
+        for item in k.get(f).and_then(Value::as_array).into_iter().flatten() {
+            if let Some(p) = item.get("path").and_then(Value::as_str) {
+                out.push(p.to_string());
+            }
+        }
+    }
+    out
+}
+
 /// The paths a kustomization names: resources, bases, components, patches, generators' files
 /// and the other fields that take a file.
 fn references(k: &Value) -> Vec<String> {
@@ -162,15 +214,18 @@ fn references(k: &Value) -> Vec<String> {
         "generators",
         "transformers",
         "validators",
-        "patchesStrategicMerge",
     ] {
         strings(k.get(f), &mut out);
     }
-    for f in ["patches", "patchesJson6902", "replacements"] {
-        for item in k.get(f).and_then(Value::as_array).into_iter().flatten() {
-            if let Some(p) = item.get("path").and_then(Value::as_str) {
-                out.push(p.to_string());
-            }
+    out.extend(patches(k));
+    for item in k
+        .get("replacements")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(p) = item.get("path").and_then(Value::as_str) {
+            out.push(p.to_string());
         }
     }
     for f in ["configMapGenerator", "secretGenerator"] {

@@ -76,6 +76,20 @@ pub fn source_of(dir: &Path) -> Option<Source> {
         .map(Source::Kustomization)
 }
 
+/// For a file named on the command line: the kustomization that applies it as a patch (in its
+/// directory or above, see `kustomize::patch_user`), and whether kustomize or kubectl is here to
+/// build it. A patch is linted through its kustomization, never alone.
+pub fn patch_of(file: &Path, args: &RenderArgs) -> Option<(Source, bool)> {
+    let k = kustomize::patch_user(file)?;
+    // Named as the user names files: relative to the working directory when under it.
+    let k = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .ok()
+        .and_then(|cwd| k.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or(k);
+    Some((Source::Kustomization(k), kustomize::Tool::find(args).is_some()))
+}
+
 /// The result of walking one directory given on the command line.
 #[derive(Debug, Default)]
 pub struct Walk {

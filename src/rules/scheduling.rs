@@ -926,6 +926,12 @@ fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         description: format!("add toleration for {}", names.join(", ")),
         ops: fix_ops,
     });
+    if p.facts == placement::NodeFacts::Configured {
+        // Offline the taint is the target's assumption (the user guide's convention).
+        f.message.push_str(
+            "; if your Windows nodes carry no taint (AKS and EKS add none by default), lint with --windows-taint none (windowsTaints: [] in the configuration), or read the nodes with --cluster",
+        );
+    }
     if let Some(note) = p.unobserved_note() {
         f.message.push_str(note);
         f = f.severity(Severity::Warning);
@@ -978,6 +984,11 @@ fn near_miss(tolerations: &[schedule::Toleration], taint: &Taint) -> Option<Stri
             )
         } else if t.key != taint.key && os_key(&t.key) && os_key(&taint.key) {
             format!("its key {} is not the taint's key {}", t.key, taint.key)
+        } else if t.key != taint.key && !value.is_empty() && t.key.eq_ignore_ascii_case(value) {
+            format!(
+                "its key {} is the taint's value: write key: {}, value: {value}",
+                t.key, taint.key
+            )
         } else if t.key != taint.key {
             continue;
         } else if !t.effect.is_empty() && t.effect != taint.effect {
