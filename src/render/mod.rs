@@ -87,7 +87,10 @@ pub fn patch_of(file: &Path, args: &RenderArgs) -> Option<(Source, bool)> {
         .ok()
         .and_then(|cwd| k.strip_prefix(cwd).ok().map(Path::to_path_buf))
         .unwrap_or(k);
-    Some((Source::Kustomization(k), kustomize::Tool::find(args).is_some()))
+    Some((
+        Source::Kustomization(k),
+        kustomize::Tool::find(args).is_some(),
+    ))
 }
 
 /// The result of walking one directory given on the command line.
