@@ -3,7 +3,8 @@
 //! restricted one), Nodes, RuntimeClasses and labelled Namespaces are created as API objects,
 //! then Pods and workloads modelled on testdata/realworld/windows are created with kubectl, and
 //! the tests assert what the API server answered and stored: mutations, denials, warnings, as the
-//! facts change; and the faults of issue 8 §6 (API server unreachable at start, RBAC forbidden,
+//! facts change (the whole real-world corpus, on three cluster shapes, is tests/k8s_corpus.rs); and
+//! the faults of issue 8 §6 (API server unreachable at start, RBAC forbidden,
 //! watch dropped mid-stream). Skips (and says why) without `KUBEBUILDER_ASSETS`, except under
 //! `CI=true`.
 //!
@@ -17,7 +18,10 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use k8s_support::{Guard, Node, Proxy, SPARE_USERS, Webhook, cluster, eventually};
+use k8s_support::{
+    Guard, Node, Proxy, SPARE_USERS, Webhook, cluster, eventually, metric, wait_windows_nodes,
+    windows_builds, windows_nodes,
+};
 use serde_json::{Value, json};
 
 const IIS_2022: &str = "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022";
@@ -64,52 +68,11 @@ fn nodes_are(c: &Guard, whs: &[&Webhook], nodes: &[Node]) -> MutexGuard<'static,
     for n in nodes {
         c.create_node(n);
     }
-    let mut want: BTreeMap<String, u64> = BTreeMap::new();
-    for n in nodes {
-        if let Some((_, b)) = n
-            .labels
-            .iter()
-            .find(|(k, _)| k == "node.kubernetes.io/windows-build")
-        {
-            *want.entry(b.clone()).or_default() += 1;
-        }
-    }
+    let want = windows_builds(nodes);
     for wh in whs {
         wait_windows_nodes(wh, &want);
     }
     guard
-}
-
-fn wait_windows_nodes(wh: &Webhook, want: &BTreeMap<String, u64>) {
-    eventually("the webhook evaluates with the test's nodes", || {
-        let m = wh.get("/metrics").1;
-        let got = windows_nodes(&m);
-        if &got == want && metric(&m, "winlint_cluster_facts_synced") == Some(1.0) {
-            Ok(())
-        } else {
-            Err(format!("want {want:?}, metrics:\n{m}"))
-        }
-    });
-}
-
-/// `winlint_cluster_windows_nodes{build="…"} N` lines.
-fn windows_nodes(metrics: &str) -> BTreeMap<String, u64> {
-    metrics
-        .lines()
-        .filter_map(|l| l.strip_prefix("winlint_cluster_windows_nodes{build=\""))
-        .filter_map(|l| {
-            let (build, n) = l.split_once("\"} ")?;
-            Some((build.to_string(), n.trim().parse().ok()?))
-        })
-        .collect()
-}
-
-/// The value of an unlabelled metric line (or of the first line starting with `name`).
-fn metric(metrics: &str, name: &str) -> Option<f64> {
-    metrics
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
 /// Wait until `/readyz` answers 200 `ready: {facts}` (`configured facts`, `live cluster facts`).
@@ -250,239 +213,6 @@ fn fresh_install_admits_a_windows_deployment_judged_by_its_pods() {
         "{log}"
     );
     eprintln!("test took {:.2?}", t.elapsed());
-}
-
-/// The realistic workloads of issue 8, as published (testdata/realworld/windows): (file, what
-/// the API server must answer for each of its pod-bearing objects, `kind/name` → `admitted` or
-/// the rule IDs of the denial), in a cluster of `os=windows:NoSchedule`-tainted ltsc2019 and
-/// ltsc2022 nodes and a Linux node, on a fresh install.
-const REALISTIC: &[(&str, &[(&str, &str)])] = &[
-    // CNI and kube-proxy HostProcess DaemonSets (sig-windows-tools).
-    (
-        "swt-hostprocess-flannel.yaml",
-        &[("DaemonSet/kube-flannel-ds-windows-amd64", "admitted")],
-    ),
-    (
-        "swt-hostprocess-kube-proxy-antrea.yaml",
-        &[("DaemonSet/kube-proxy-windows", "admitted")],
-    ),
-    (
-        "swt-hostprocess-csi-proxy.yaml",
-        &[("DaemonSet/csi-proxy", "admitted")],
-    ),
-    // CSI node DaemonSets.
-    (
-        "csi-smb-node-windows-hostprocess.yaml",
-        &[("DaemonSet/csi-smb-node-win", "admitted")],
-    ),
-    (
-        "azurefile-csi-node-windows.yaml",
-        &[("DaemonSet/csi-azurefile-node-win", "admitted")],
-    ),
-    (
-        "secrets-store-csi-driver-windows.yaml",
-        &[("DaemonSet/csi-secrets-store-windows", "admitted")],
-    ),
-    // gMSA, IIS and ASP.NET Deployments.
-    (
-        "gmsa-docs-pod-level.yaml",
-        &[("Deployment/with-creds", "admitted")],
-    ),
-    (
-        "aks-quickstart-sample.yaml",
-        &[("Deployment/sample", "admitted")],
-    ),
-    (
-        "k8s-user-guide-win-webserver.yaml",
-        &[("Deployment/win-webserver", "admitted")],
-    ),
-    (
-        "eks-windows-server-iis.yaml",
-        &[("Deployment/eks-sample-windows-deployment", "admitted")],
-    ),
-    // StatefulSet, Jobs, CronJob.
-    (
-        "csi-smb-example-windows-statefulset.yaml",
-        &[("StatefulSet/aspnet-azurefile", "admitted")],
-    ),
-    (
-        "directx-example-jobs.yaml",
-        &[
-            ("Job/example-directml-mcdm", "admitted"),
-            ("Job/example-ffmpeg-nvenc", "admitted"),
-        ],
-    ),
-    (
-        "newrelic-e2e-windows-cronjob.yaml",
-        &[("CronJob/e2e-win-2022-cronjob", "admitted")],
-    ),
-    // What no node of this cluster can run is still denied: a 1909 image, process isolation.
-    (
-        "swt-kubeadm-kube-proxy-kubeletwin-1909.yaml",
-        &[
-            ("DaemonSet/kube-proxy-windows", "WIN502"),
-            ("DaemonSet/kube-proxy-windows-nanoserver", "admitted"),
-        ],
-    ),
-];
-
-/// Whether a pod spec tolerates `os=windows:NoSchedule`.
-fn tolerates_windows(spec: &Value) -> bool {
-    spec["tolerations"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|t| {
-            let key = t["key"].as_str();
-            let op = t["operator"].as_str().unwrap_or("Equal");
-            let effect_ok = t["effect"].as_str().is_none_or(|e| e == "NoSchedule");
-            effect_ok
-                && (key.is_none() && op == "Exists"
-                    || key == Some("os")
-                        && (op == "Exists" || t["value"].as_str() == Some("windows")))
-        })
-}
-
-/// Issue 8: 28 of 45 public Windows manifests were denied on a fresh install, 19 of them only
-/// for what the pod webhook adds to their pods. Now each realistic workload is judged by its
-/// pods: admitted (and stored as written) unless its pods cannot run here, with the pod-creation
-/// warning wherever its pods will get the toleration; its template created as a Pod (the way
-/// its controller would) is admitted and mutated.
-#[test]
-fn realistic_windows_workloads_are_judged_by_their_pods() {
-    let Some(c) = cluster() else { return };
-    let t = Instant::now();
-    let wh = serve(&c, None, None, &[]);
-    let _nodes = nodes_are(
-        &c,
-        &[&wh],
-        &[
-            Node::linux("real-linux-1"),
-            Node::windows("real-win19-1", BUILD_2019).taint("os=windows:NoSchedule"),
-            Node::windows("real-win22-1", BUILD_2022).taint("os=windows:NoSchedule"),
-        ],
-    );
-    let ns = c.unique("real");
-    wh.namespace(&ns, &[]);
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/realworld/windows");
-    let mut failures = Vec::new();
-    let mut checked = 0;
-    for (file, want) in REALISTIC {
-        let bytes = std::fs::read(dir.join(file)).unwrap();
-        let objects: Vec<Value> = winlint::source::load_bytes_values(&bytes)
-            .unwrap_or_else(|e| panic!("{file}: {e:?}"))
-            .into_iter()
-            .filter(|o| {
-                o["kind"]
-                    .as_str()
-                    .is_some_and(|k| k != "Pod" && winlint::model::workload::is_pod_kind(k))
-            })
-            .collect();
-        let got_names: Vec<String> = objects
-            .iter()
-            .map(|o| {
-                format!(
-                    "{}/{}",
-                    o["kind"].as_str().unwrap(),
-                    o["metadata"]["name"].as_str().unwrap()
-                )
-            })
-            .collect();
-        let want_names: Vec<String> = want.iter().map(|(n, _)| n.to_string()).collect();
-        assert_eq!(got_names, want_names, "{file}");
-        for (mut o, (name, expect)) in objects.into_iter().zip(want.iter()) {
-            checked += 1;
-            o["metadata"]["namespace"] = ns.clone().into();
-            let out = c.create(&o);
-            let verdict = if out.success {
-                "admitted".to_string()
-            } else {
-                denied_rules(&out.stderr).join(",")
-            };
-            if verdict != *expect {
-                failures.push(format!(
-                    "{file} {name}: want {expect}, got {verdict}: {out:#?}"
-                ));
-                continue;
-            }
-            if !out.success {
-                continue;
-            }
-            let kind = o["kind"].as_str().unwrap();
-            let stored = out.json();
-            let template = if kind == "CronJob" {
-                &stored["spec"]["jobTemplate"]["spec"]["template"]
-            } else {
-                &stored["spec"]["template"]
-            };
-            // Stored as written: workloads are not mutated.
-            if stored["metadata"]["annotations"]
-                .as_object()
-                .is_some_and(|a| a.contains_key("winlint.io/mutated"))
-            {
-                failures.push(format!(
-                    "{file} {name}: the workload was mutated: {stored:#}"
-                ));
-            }
-            // Its pods will get the toleration: the warning says so. A DaemonSet's pods are
-            // placed from its template before the webhook sees them: it is warned instead
-            // that it creates no pod on the tainted nodes.
-            let says = if kind == "DaemonSet" {
-                out.warnings
-                    .iter()
-                    .any(|w| w.starts_with("WIN007") && w.contains("creates no pod"))
-            } else {
-                out.warnings
-                    .iter()
-                    .any(|w| w.starts_with(AT_POD_CREATION) && w.contains("tolerations"))
-            };
-            if !tolerates_windows(&template["spec"]) && !says {
-                failures.push(format!(
-                    "{file} {name}: no pod-creation warning for the toleration: {:?}",
-                    out.warnings
-                ));
-            }
-            // Its pod, created as its controller would (the ServiceAccount it names does not
-            // exist here): admitted, and tolerating the Windows taint.
-            let mut p = json!({"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"generateName": "pod-", "namespace": ns,
-                    "labels": template["metadata"]["labels"].clone(),
-                    "annotations": template["metadata"]["annotations"].clone()},
-                "spec": template["spec"].clone()});
-            for k in ["serviceAccountName", "serviceAccount"] {
-                p["spec"].as_object_mut().unwrap().remove(k);
-            }
-            if p["metadata"]["annotations"].is_null() {
-                p["metadata"].as_object_mut().unwrap().remove("annotations");
-            }
-            // A StatefulSet's controller adds a volume per claim template.
-            for claim in stored["spec"]["volumeClaimTemplates"]
-                .as_array()
-                .into_iter()
-                .flatten()
-            {
-                let claim = claim["metadata"]["name"].as_str().unwrap();
-                let vols = p["spec"]["volumes"].as_array_mut();
-                let vol = json!({"name": claim, "persistentVolumeClaim": {"claimName": claim}});
-                match vols {
-                    Some(v) => v.push(vol),
-                    None => p["spec"]["volumes"] = json!([vol]),
-                }
-            }
-            let created = c.create(&p);
-            if !created.success {
-                failures.push(format!("{file} {name}: its pod was denied: {created:#?}"));
-                continue;
-            }
-            let pod = created.json();
-            if !tolerates_windows(&pod["spec"]) {
-                failures.push(format!("{file} {name}: its pod got no toleration: {pod:#}"));
-            }
-        }
-    }
-    assert!(checked >= 15, "{checked} objects checked");
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    eprintln!("{checked} workloads and their pods in {:.2?}", t.elapsed());
 }
 
 /// A probable-only Windows pod: the pod label `kubernetes.io/os=windows`, an image of unknown OS.

@@ -746,7 +746,14 @@ fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> 
             ));
             continue;
         };
-        if !eval.target.windows_builds.is_empty() && !eval.target.windows_builds.contains(&sel) {
+        // With the cluster's nodes observed (and the builds not pinned by the configuration),
+        // a build no node runs today is WIN010's warning: a node pool scaled to zero brings
+        // such a node when the pod asks for it, so the pod is not denied.
+        let observed = eval.placement(site).observed() && !eval.target.pinned.windows_builds;
+        if !observed
+            && !eval.target.windows_builds.is_empty()
+            && !eval.target.windows_builds.contains(&sel)
+        {
             let t: Vec<String> = eval
                 .target
                 .windows_builds
@@ -1570,6 +1577,41 @@ mod observed_tests {
             ],
         );
         assert_eq!(only(&pod, &c, "WIN007").len(), 1);
+    }
+
+    /// A build selector that no observed node runs is not WIN006's error but WIN010's warning
+    /// (a scale-from-zero ltsc2019 pool brings the node: the pod would run); the same selector
+    /// against configured builds, and an image the selected build cannot run, stay errors.
+    #[test]
+    fn build_selector_of_no_observed_node_is_a_warning() {
+        let pod = set(
+            winok(),
+            "/spec/nodeSelector/node.kubernetes.io~1windows-build",
+            json!("10.0.17763"),
+        );
+        let pod19 = set(
+            pod.clone(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/servercore:ltsc2019"),
+        );
+        let c = observed(
+            cfg(),
+            vec![group("w", "windows", "10.0.20348", &[], &[], 2), linux()],
+        );
+        assert!(only(&pod19, &c, "WIN006").is_empty());
+        let w = only(&pod19, &c, "WIN010");
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].severity, Severity::Warning);
+        // Configured builds only (offline): still an error.
+        let f = only(&pod19, &cfg(), "WIN006");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        // Observed, with an ltsc2022 image on the selected ltsc2019 build: never runs.
+        let c = observed(
+            cfg(),
+            vec![group("w", "windows", "10.0.17763", &[], &[], 2), linux()],
+        );
+        assert_eq!(only(&pod, &c, "WIN006").len(), 1);
     }
 
     #[test]

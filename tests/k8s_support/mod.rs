@@ -14,6 +14,7 @@
 //! where they are.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -1036,6 +1037,56 @@ pub fn eventually<T>(what: &str, mut f: impl FnMut() -> Result<T, String>) -> T 
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
     }
+}
+
+/// Wait until `wh` (started with `--metrics-listen`) evaluates with a complete snapshot whose
+/// Windows nodes per build are `want` (its `winlint_cluster_windows_nodes` metric).
+pub fn wait_windows_nodes(wh: &Webhook, want: &BTreeMap<String, u64>) {
+    eventually("the webhook evaluates with the test's nodes", || {
+        let m = wh.get("/metrics").1;
+        let got = windows_nodes(&m);
+        if &got == want && metric(&m, "winlint_cluster_facts_synced") == Some(1.0) {
+            Ok(())
+        } else {
+            Err(format!("want {want:?}, metrics:\n{m}"))
+        }
+    });
+}
+
+/// `winlint_cluster_windows_nodes{build="…"} N` lines.
+pub fn windows_nodes(metrics: &str) -> BTreeMap<String, u64> {
+    metrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("winlint_cluster_windows_nodes{build=\""))
+        .filter_map(|l| {
+            let (build, n) = l.split_once("\"} ")?;
+            Some((build.to_string(), n.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// The value of an unlabelled metric line (or of the first line starting with `name`).
+pub fn metric(metrics: &str, name: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// The Windows nodes of `nodes` per `node.kubernetes.io/windows-build`, as the
+/// `winlint_cluster_windows_nodes` metric counts them.
+pub fn windows_builds(nodes: &[Node]) -> BTreeMap<String, u64> {
+    let mut want: BTreeMap<String, u64> = BTreeMap::new();
+    for n in nodes {
+        if let Some((_, b)) = n
+            .labels
+            .iter()
+            .find(|(k, _)| k == "node.kubernetes.io/windows-build")
+        {
+            *want.entry(b.clone()).or_default() += 1;
+        }
+    }
+    want
 }
 
 /// A TCP proxy on loopback to the API server that can be cut (every connection dropped) and
