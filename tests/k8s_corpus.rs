@@ -8,7 +8,7 @@
 //!
 //! Each file gets a fresh namespace per shape; the cluster-scoped objects of the corpus
 //! (RuntimeClasses, a GMSACredentialSpec, a Calico IPAMConfig, with minimal CRDs for the last
-//! two) are created once, before the first shape. Pods of a Deployment, StatefulSet, Job or
+//! two; Namespaces, ClusterRoles and ClusterRoleBindings) are created once, before the first shape. Pods of a Deployment, StatefulSet, Job or
 //! CronJob are its template as a Pod (a StatefulSet's claim volumes added); a DaemonSet's pods
 //! are made as the DaemonSet controller makes them: one per node whose labels and taints the
 //! template (plus the tolerations that controller adds) fits, pinned to it by
@@ -154,7 +154,15 @@ fn object_name(o: &Value) -> String {
 }
 
 fn cluster_scoped(kind: &str) -> bool {
-    matches!(kind, "RuntimeClass" | "GMSACredentialSpec" | "IPAMConfig")
+    matches!(
+        kind,
+        "RuntimeClass"
+            | "GMSACredentialSpec"
+            | "IPAMConfig"
+            | "Namespace"
+            | "ClusterRole"
+            | "ClusterRoleBinding"
+    )
 }
 
 /// Minimal CRDs for the custom resources that travel with corpus files.
@@ -460,6 +468,13 @@ fn run_file(
                     accounts.insert(sa.to_string());
                 }
             }
+        }
+    }
+    // An account the file defines itself is created with the file's objects (before its
+    // workloads, as a file lists it).
+    for o in objects.iter().filter(|o| kind(o) == "ServiceAccount") {
+        if let Some(name) = o["metadata"]["name"].as_str() {
+            accounts.remove(name);
         }
     }
     for sa in accounts {
