@@ -810,13 +810,32 @@ fn pod_creation_line(added: &[String]) -> String {
     };
     let (fixes, named): (Vec<&str>, Vec<&str>) =
         added.iter().map(String::as_str).partition(|n| is_rule(n));
-    let mut line = "winlint: at pod creation the mutating webhook".to_string();
-    if !named.is_empty() {
-        line.push_str(&format!(" adds {}", named.join(", ")));
+    // What the mutations do to the pod: most add a field; the others rewrite or remove one
+    // (the beta OS label, Linux-only fields, env names, an image, a medium, a propagation).
+    const ADDS: [&str; 7] = [
+        "nodeSelector",
+        "tolerations",
+        "os",
+        "windowsBuild",
+        "runtimeClassName",
+        "runAsUserName",
+        "hostNetwork",
+    ];
+    let (adds, changes): (Vec<&str>, Vec<&str>) = named.iter().partition(|n| ADDS.contains(n));
+    let mut parts = Vec::new();
+    if !adds.is_empty() {
+        parts.push(format!("adds {}", adds.join(", ")));
+    }
+    if !changes.is_empty() {
+        parts.push(format!("changes {}", changes.join(", ")));
     }
     if !fixes.is_empty() {
-        let and = if named.is_empty() { "" } else { " and" };
-        line.push_str(&format!("{and} applies the fixes of {}", fixes.join(", ")));
+        parts.push(format!("applies the fixes of {}", fixes.join(", ")));
+    }
+    let mut line = "winlint: at pod creation the mutating webhook".to_string();
+    if !parts.is_empty() {
+        line.push(' ');
+        line.push_str(&parts.join(" and "));
     }
     truncate(&line, MAX_WARNING_CHARS)
 }
@@ -1491,6 +1510,11 @@ mod tests {
         assert_eq!(
             l(&["WIN002"]),
             "winlint: at pod creation the mutating webhook applies the fixes of WIN002"
+        );
+        // The beta label is rewritten and Linux-only fields removed, not added.
+        assert_eq!(
+            l(&["betaOsLabel", "os", "linuxOnlyFields"]),
+            "winlint: at pod creation the mutating webhook adds os and changes betaOsLabel, linuxOnlyFields"
         );
     }
 

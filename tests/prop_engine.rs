@@ -807,14 +807,16 @@ proptest! {
         let _ = mutation::mutate(&mut obj.clone(), &cfg);
     }
 
-    /// 2. Fixes converge (within 3 passes: see `fixes_converge_in_one_pass` for the strict,
-    /// single-pass form) and, at the fixed point, applying again changes nothing; every pass's
-    /// patch reproduces its fixed object.
+    /// 2. Fixes converge within the webhook's passes (`FixOptions::WEBHOOK`: a chain such as
+    /// runAsUser removed, then spec.os added, then a `hostUsers: true` that only spec.os makes
+    /// a finding, takes three fixing passes and a fourth that finds nothing; see
+    /// `fixes_converge_in_one_pass` for the strict, single-pass form) and, at the fixed point,
+    /// applying again changes nothing; every pass's patch reproduces its fixed object.
     #[test]
     fn fixes_are_idempotent(obj in object(), cfg in config()) {
         let mut current = obj.clone();
         let mut converged = false;
-        for _pass in 0..3 {
+        for _pass in 0..fix::FixOptions::WEBHOOK.max_passes {
             let findings = lint(&current, &cfg, Operation::Lint);
             let mut fixed = current.clone();
             let (patch, _) = fix::apply_fixes(&mut fixed, &findings, &cfg);
@@ -830,7 +832,7 @@ proptest! {
         }
         let left = allowed_fixes(&lint(&current, &cfg, Operation::Lint), &cfg);
         prop_assert!(converged && left.is_empty(),
-            "fixes do not converge in 3 passes: still {:?}\n{}", left, current);
+            "fixes do not converge in the webhook's passes: still {:?}\n{}", left, current);
     }
 
     /// 3. The spec.os guard, for the engine's fixes and for the webhook's patch.
