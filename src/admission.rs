@@ -137,10 +137,6 @@ pub struct Outcome {
     pub error: Option<String>,
 }
 
-/// The mutations that change which nodes a pod can land on. A DaemonSet's pods are placed by
-/// its controller from the template before they exist, so these do not help them.
-const PLACEMENT_MUTATIONS: [&str; 3] = ["nodeSelector", "tolerations", "windowsBuild"];
-
 /// The findings `/validate` decides on ([`Webhook::judge`]).
 struct Judged {
     findings: Vec<Finding>,
@@ -446,13 +442,7 @@ impl Webhook {
         // exists: what the pod webhook adds to those pods later moves none of them. So its
         // placement errors are judged as written.
         let daemon = object.get("kind").and_then(Value::as_str) == Some("DaemonSet");
-        let moves_pods = |f: &Finding| {
-            daemon
-                && f.rule
-                    .mutation
-                    .recorded_as
-                    .is_some_and(|m| PLACEMENT_MUTATIONS.contains(&m))
-        };
+        let moves_pods = |f: &Finding| daemon && f.rule.mutation.places_pod;
         // Only a mutation that can take an error away can change the verdict: the fix of an
         // error that the webhook applies, or Hyper-V isolation (which can make an image
         // runnable). When none can, the template is denied as written, at one evaluation
@@ -488,7 +478,7 @@ impl Webhook {
                     added: m
                         .changed
                         .into_iter()
-                        .filter(|n| !PLACEMENT_MUTATIONS.contains(&n.as_str()))
+                        .filter(|n| !mutation::places_pod(n))
                         .collect(),
                 })
             }
@@ -1368,9 +1358,6 @@ mod tests {
         assert_eq!(denied_rules(&a), ["WIN007"], "{a}");
     }
 
-    /// The pod mutation's opt-outs hold in the simulation too: a template that ignores the
-    /// toleration rule gets no toleration (and no denial for it: the rule is ignored); an
-    /// UPDATE still denies only errors it introduces.
     /// A DaemonSet's controller places its pods from the template (`NodeShouldRunDaemonPod`:
     /// the template's nodeSelector, affinity and tolerations), before the pod webhook sees any
     /// of them: a toleration added at pod creation puts no pod on a tainted Windows node, and a
@@ -1414,6 +1401,9 @@ mod tests {
         assert_eq!(a["response"]["allowed"], true, "{a}");
     }
 
+    /// The pod mutation's opt-outs hold in the simulation too: a template that ignores the
+    /// toleration rule gets no toleration (and no denial for it: the rule is ignored); an
+    /// UPDATE still denies only errors it introduces.
     #[test]
     fn workload_judgement_keeps_opt_outs_and_update_rules() {
         let w = Webhook::new(Config::default());

@@ -207,6 +207,14 @@ pub struct Mutated {
     pub findings: Vec<(&'static str, Severity)>,
 }
 
+/// Whether the mutation recorded as `name` changes which nodes a pod can land on (a rule's
+/// [`Mutation::places_pod`](crate::model::meta::Mutation::places_pod)).
+pub fn places_pod(name: &str) -> bool {
+    crate::rules::all()
+        .iter()
+        .any(|r| r.meta.mutation.places_pod && r.meta.mutation.recorded_as == Some(name))
+}
+
 /// Plan the mutation of `object` (a pod-bearing kind) under `config` (the webhook's mutation
 /// configuration), patching `object` in place on the way (no copy is made).
 pub fn mutate(object: &mut Value, config: &Config) -> Mutated {

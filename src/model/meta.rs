@@ -121,6 +121,10 @@ pub struct Mutation {
     /// The webhook applies the rule's opt-in fix without `fix.optIn` when this holds for the
     /// target (M2: the Windows-build pin in a cluster of several builds).
     pub opt_in_when: Option<fn(&Target) -> bool>,
+    /// The fix changes which nodes the pod can land on (a nodeSelector, a toleration, a build
+    /// pin). A DaemonSet's controller places its pods from the template before any exists, so
+    /// such a mutation at pod creation moves none of them (`/validate` judges it as written).
+    pub places_pod: bool,
 }
 
 impl Mutation {
@@ -129,14 +133,24 @@ impl Mutation {
         recorded_as: None,
         adds_spec_os: false,
         opt_in_when: None,
+        places_pod: false,
     };
 
     /// A webhook mutation recorded as `name` in `winlint.io/mutated`.
     pub const fn named(name: &'static str) -> Mutation {
         Mutation {
             recorded_as: Some(name),
-            adds_spec_os: false,
-            opt_in_when: None,
+            ..Mutation::DEFAULT
+        }
+    }
+
+    /// A webhook mutation recorded as `name` that changes where the pod can land
+    /// ([`Mutation::places_pod`]).
+    pub const fn placing(name: &'static str) -> Mutation {
+        Mutation {
+            recorded_as: Some(name),
+            places_pod: true,
+            ..Mutation::DEFAULT
         }
     }
 

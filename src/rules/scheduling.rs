@@ -117,10 +117,7 @@ The webhook applies the same fix as mutation M1.
     applies: "all",
     os: RuleOs::Windows,
     context: &[Fact::Nodes],
-    mutation: Mutation {
-        recorded_as: Some("nodeSelector"),
-        ..Mutation::DEFAULT
-    },
+    mutation: Mutation::placing("nodeSelector"),
 };
 
 fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -546,6 +543,7 @@ term instead. The webhook applies it as mutation M2 when the cluster has mixed b
     context: &[Fact::RuntimeClasses, Fact::Nodes],
     mutation: Mutation {
         recorded_as: Some("windowsBuild"),
+        places_pod: true,
         adds_spec_os: false,
         opt_in_when: Some(|target| target.cluster_mixed_builds),
     },
@@ -760,23 +758,27 @@ fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Vec<Finding> 
                 .iter()
                 .map(|b| b.to_string())
                 .collect();
-            let nodes = t.join(", ");
-            out.push(if is_daemonset(site) {
-                // One DaemonSet per Windows build is how node agents ship (New Relic,
-                // Calico, windows_exporter): the one for a build the cluster lacks runs no pod.
-                Finding::new(
-                    &WIN006,
-                    ptr.clone(),
-                    format!("{from} {BUILD_LABEL}={value} matches none of the target's Windows nodes ({nodes}): the DaemonSet creates no pod there, as intended where one DaemonSet per Windows build is shipped"),
+            // One DaemonSet per Windows build is how node agents ship (New Relic, Calico,
+            // windows_exporter): the one for a build the cluster lacks runs no pod.
+            let (outcome, severity) = if is_daemonset(site) {
+                (
+                    ": the DaemonSet creates no pod there, as intended where one DaemonSet per Windows build is shipped",
+                    Severity::Info,
                 )
-                .severity(Severity::Info)
             } else {
+                ("; the pod stays Pending", Severity::Error)
+            };
+            out.push(
                 Finding::new(
                     &WIN006,
                     ptr.clone(),
-                    format!("{from} {BUILD_LABEL}={value} matches none of the target's Windows nodes ({nodes}); the pod stays Pending"),
+                    format!(
+                        "{from} {BUILD_LABEL}={value} matches none of the target's Windows nodes ({}){outcome}",
+                        t.join(", ")
+                    ),
                 )
-            });
+                .severity(severity),
+            );
         }
         // Whatever the target has, the pod runs only on nodes of the selected build.
         if !crate::model::pod::is_host_process_pod(site) {
@@ -843,10 +845,7 @@ configured taint). The webhook applies it as mutation M3.
     applies: "all",
     os: RuleOs::Windows,
     context: &[Fact::RuntimeClasses, Fact::Nodes],
-    mutation: Mutation {
-        recorded_as: Some("tolerations"),
-        ..Mutation::DEFAULT
-    },
+    mutation: Mutation::placing("tolerations"),
 };
 
 fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -948,6 +947,15 @@ fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {
 /// stays Pending.
 fn is_daemonset(site: &PodSite) -> bool {
     site.kind == "DaemonSet"
+}
+
+/// What comes of a pod that no node takes ([`is_daemonset`]).
+fn unplaced(site: &PodSite) -> &'static str {
+    if is_daemonset(site) {
+        "the DaemonSet creates no pod"
+    } else {
+        "the pod stays Pending"
+    }
 }
 
 /// OS keys a toleration meant for a Windows taint is often written with.
@@ -1174,10 +1182,7 @@ Kubernetes before 1.14. Otherwise select labels the Windows nodes have
     applies: "all",
     os: RuleOs::Windows,
     context: &[Fact::Nodes],
-    mutation: Mutation {
-        recorded_as: Some("nodeSelector"),
-        ..Mutation::DEFAULT
-    },
+    mutation: Mutation::placing("nodeSelector"),
 };
 
 fn selects_no_node(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -1196,7 +1201,7 @@ fn selects_no_node(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     sel_ptr(key),
                     format!(
                         "nodeSelector {key}: {v} matches no node: the kubelet sets {key}={lower} and label values are case-sensitive; {}. Write {lower}",
-                        if is_daemonset(site) { "the DaemonSet creates no pod" } else { "the pod stays Pending" }
+                        unplaced(site)
                     ),
                 )
                 .with_fix(Fix {
@@ -1274,7 +1279,7 @@ fn selects_no_node(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     "{what} match{} none of the cluster's {n} Windows node{}; {} until such a node joins",
                     if missing.len() > 1 { "" } else { "es" },
                     if n == 1 { "" } else { "s" },
-                    if daemon { "the DaemonSet creates no pod" } else { "the pod stays Pending" },
+                    unplaced(site),
                 ),
             )
             .severity(if daemon { Severity::Info } else { Severity::Warning }),
