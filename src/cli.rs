@@ -459,15 +459,17 @@ fn collect_inputs(
         .collect();
     // A Kustomize patch named on the command line (a pre-commit hook passes changed files) is
     // linted through the kustomization that applies it.
-    let patches: Vec<Option<(crate::render::Source, bool)>> = paths
+    let patches: Vec<Option<crate::render::Source>> = paths
         .iter()
         .zip(&walks)
         .map(|(p, w)| {
             (w.is_none() && p.as_os_str() != "-")
-                .then(|| crate::render::patch_of(p, render))
+                .then(|| crate::render::patch_of(p))
                 .flatten()
         })
         .collect();
+    let buildable =
+        patches.iter().any(Option::is_some) && crate::render::can_build_kustomizations(render);
     let found: Vec<_> = walks
         .iter()
         .flatten()
@@ -476,13 +478,13 @@ fn collect_inputs(
             patches
                 .iter()
                 .flatten()
-                .filter(|(_, buildable)| *buildable)
-                .map(|(s, _)| (s.clone(), true)),
+                .filter(|_| buildable)
+                .map(|s| (s.clone(), true)),
         )
         .collect();
     let plan = crate::render::Plan::new(&found);
     for ((p, walk), patch) in paths.iter().zip(walks).zip(patches) {
-        if let Some((crate::render::Source::Kustomization(k), buildable)) = patch {
+        if let Some(crate::render::Source::Kustomization(k)) = patch {
             let dir = k.parent().unwrap_or(Path::new("."));
             if buildable {
                 eprintln!(

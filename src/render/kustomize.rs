@@ -5,7 +5,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{How, KUSTOMIZATION_FILES, Output, RenderArgs, Rendered, input_error, tool};
+use super::{How, Output, RenderArgs, Rendered, input_error, kustomization_file, tool};
 use crate::report::InputError;
 
 /// The program and the arguments before the directory.
@@ -109,11 +109,7 @@ fn collect(file: &Path, u: &mut Uses, seen: &mut BTreeSet<PathBuf>) {
     // The kustomization file itself is no manifest.
     u.files.insert(canon);
     let dir = file.parent().unwrap_or(Path::new("."));
-    let Some(k) = std::fs::read(file)
-        .ok()
-        .and_then(|b| crate::source::load_bytes_values(&b).ok())
-        .and_then(|v| v.into_iter().next())
-    else {
+    let Some(k) = load(file) else {
         return;
     };
     for r in references(&k) {
@@ -126,11 +122,7 @@ fn collect(file: &Path, u: &mut Uses, seen: &mut BTreeSet<PathBuf>) {
         };
         if c.is_dir() {
             u.dirs.insert(c.clone());
-            if let Some(inner) = KUSTOMIZATION_FILES
-                .iter()
-                .map(|f| c.join(f))
-                .find(|f| f.is_file())
-            {
+            if let Some(inner) = kustomization_file(&c) {
                 collect(&inner, u, seen);
             }
         } else {
@@ -148,14 +140,8 @@ pub(super) fn patch_user(file: &Path) -> Option<PathBuf> {
     let mut dir = target.parent();
     for _ in 0..32 {
         let d = dir?;
-        if let Some(k) = KUSTOMIZATION_FILES
-            .iter()
-            .map(|f| d.join(f))
-            .find(|f| f.is_file())
-            && let Some(v) = std::fs::read(&k)
-                .ok()
-                .and_then(|b| crate::source::load_bytes_values(&b).ok())
-                .and_then(|v| v.into_iter().next())
+        if let Some(k) = kustomization_file(d)
+            && let Some(v) = load(&k)
             && patches(&v)
                 .iter()
                 .any(|p| std::fs::canonicalize(d.join(p)).is_ok_and(|c| c == target))
@@ -168,6 +154,15 @@ pub(super) fn patch_user(file: &Path) -> Option<PathBuf> {
         dir = d.parent();
     }
     None
+}
+
+/// The kustomization file `file`, read (`None` when it cannot be read or parsed: kustomize
+/// then says why when it builds).
+fn load(file: &Path) -> Option<Value> {
+    std::fs::read(file)
+        .ok()
+        .and_then(|b| crate::source::load_bytes_values(&b).ok())
+        .and_then(|v| v.into_iter().next())
 }
 
 /// The files a kustomization applies as patches.

@@ -69,17 +69,21 @@ pub fn source_of(dir: &Path) -> Option<Source> {
     if dir.join("Chart.yaml").is_file() {
         return Some(Source::Chart(dir.to_path_buf()));
     }
+    kustomization_file(dir).map(Source::Kustomization)
+}
+
+/// The kustomization file of `dir`, if it has one (the first of [`KUSTOMIZATION_FILES`]).
+fn kustomization_file(dir: &Path) -> Option<PathBuf> {
     KUSTOMIZATION_FILES
         .iter()
         .map(|f| dir.join(f))
         .find(|f| f.is_file())
-        .map(Source::Kustomization)
 }
 
 /// For a file named on the command line: the kustomization that applies it as a patch (in its
-/// directory or above, see `kustomize::patch_user`), and whether kustomize or kubectl is here to
-/// build it. A patch is linted through its kustomization, never alone.
-pub fn patch_of(file: &Path, args: &RenderArgs) -> Option<(Source, bool)> {
+/// directory or above, see `kustomize::patch_user`). A patch is linted through its
+/// kustomization, never alone.
+pub fn patch_of(file: &Path) -> Option<Source> {
     let k = kustomize::patch_user(file)?;
     // Named as the user names files: relative to the working directory when under it.
     let k = std::env::current_dir()
@@ -87,10 +91,12 @@ pub fn patch_of(file: &Path, args: &RenderArgs) -> Option<(Source, bool)> {
         .ok()
         .and_then(|cwd| k.strip_prefix(cwd).ok().map(Path::to_path_buf))
         .unwrap_or(k);
-    Some((
-        Source::Kustomization(k),
-        kustomize::Tool::find(args).is_some(),
-    ))
+    Some(Source::Kustomization(k))
+}
+
+/// Whether kustomize or kubectl is here to build kustomizations.
+pub fn can_build_kustomizations(args: &RenderArgs) -> bool {
+    kustomize::Tool::find(args).is_some()
 }
 
 /// The result of walking one directory given on the command line.
