@@ -10,9 +10,14 @@
 //! | model | `model::*`, `source`, `textedit` |
 //!
 //! The graph is read from the source: every `crate::a::b` and `super::b` path in code (comments
-//! and the `#[cfg(test)]` part at the end of a file are left out: tests may use anything). A
+//! and `#[cfg(test)]` items, wherever they are in a file, are left out: tests may use anything). A
 //! node is a top-level module, except that `model`'s submodules are nodes of their own (the
 //! vocabulary must not be a tangle either). `cargo test --test architecture` prints the graph.
+//!
+//! Within the front ends, the linter (`cli`, `render`, `report`) and the webhook (`admission`,
+//! `server`, `manifests`) do not use each other, and the cluster client (`cluster`), which both
+//! use, uses neither (`FRONT_ENDS`, `FRONT_END_LINKS`: the subcommand dispatch in `cli.rs` is
+//! the one named exception).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -78,17 +83,75 @@ fn node(path: &[String], model_modules: &BTreeSet<String>) -> Option<String> {
     Some(top.clone())
 }
 
-/// The code of a file: without comments and without the `#[cfg(test)]` part at its end.
+/// The code of a file: without comments and without its `#[cfg(test)]` items (wherever they
+/// are: a test module in the middle of a file does not hide the code after it).
 fn code(text: &str) -> String {
-    let end = text.find("\n#[cfg(test)]").unwrap_or(text.len());
-    text[..end]
-        .lines()
+    let mut kept = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("#[cfg(test)]") {
+        kept.push_str(&rest[..i]);
+        rest = &rest[i + "#[cfg(test)]".len()..];
+        rest = &rest[item_end(rest)..];
+    }
+    kept.push_str(rest);
+    kept.lines()
         .map(|l| match l.find("//") {
             Some(i) if !l[..i].contains('"') => &l[..i],
             _ => l,
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Where the item that starts `text` ends: after its first `;` outside braces, or after the `}`
+/// that closes its first `{`. Braces inside string and character literals and comments do not
+/// count (a test module is full of `json!({…})` and `"{x}"`).
+fn item_end(text: &str) -> usize {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i += text[i..].find('\n').unwrap_or(text.len() - i);
+                continue;
+            }
+            b'r' if matches!(b.get(i + 1), Some(b'"' | b'#'))
+                && !(i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) =>
+            {
+                let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+                if b.get(i + 1 + hashes) == Some(&b'"') {
+                    let close = format!("\"{}", "#".repeat(hashes));
+                    let start = i + 2 + hashes;
+                    i = start
+                        + text[start..].find(&close).unwrap_or(text.len() - start)
+                        + close.len();
+                    continue;
+                }
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'\'' if b.get(i + 2) == Some(&b'\'') || b.get(i + 1) == Some(&b'\\') => {
+                i += if b[i + 1] == b'\\' { 4 } else { 3 };
+                continue;
+            }
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b';' if depth == 0 => return i + 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    text.len()
 }
 
 /// Identifier segments after `prefix` in `text`: for `crate::model::eval::Eval`, `["model",
@@ -142,33 +205,110 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         })
         .collect();
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for f in &files {
-        let rel = f.strip_prefix(&src).expect("under src");
-        let me = module_path(rel);
+    for (me, path) in uses(&src, &files) {
         let Some(from) = node(&me, &model_modules) else {
             continue; // lib.rs, main.rs: the crate root
         };
-        let text = code(&std::fs::read_to_string(f).expect("read"));
-        let mut targets = BTreeSet::new();
-        for segs in paths_after(&text, "crate::") {
-            let path: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
-            if let Some(n) = node(&path, &model_modules) {
-                targets.insert(n);
-            }
+        let targets = g.entry(from.clone()).or_default();
+        if let Some(n) = node(&path, &model_modules).filter(|n| *n != from) {
+            targets.insert(n);
         }
-        // `super::x` from a submodule file: its parent's `x` (or the parent itself).
+    }
+    g
+}
+
+/// Every use of a crate path in code: (the module path of the file, the crate path it names). A
+/// `super::x` from a submodule file names its parent's `x` (only that first segment is kept).
+fn uses(src: &Path, files: &[PathBuf]) -> Vec<(Vec<String>, Vec<String>)> {
+    let mut out = Vec::new();
+    for f in files {
+        let me = module_path(f.strip_prefix(src).expect("under src"));
+        let text = code(&std::fs::read_to_string(f).expect("read"));
+        for segs in paths_after(&text, "crate::") {
+            out.push((me.clone(), segs.iter().map(|s| s.to_string()).collect()));
+        }
         let parent: Vec<String> = me[..me.len().saturating_sub(1)].to_vec();
         for segs in paths_after(&text, "super::") {
             let mut path = parent.clone();
             path.push(segs[0].to_string());
-            if let Some(n) = node(&path, &model_modules) {
-                targets.insert(n);
-            }
+            out.push((me.clone(), path));
         }
-        targets.remove(&from);
-        g.entry(from).or_default().extend(targets);
+        // A file that names nothing is still a node of the graph.
+        out.push((me.clone(), me.clone()));
     }
-    g
+    out
+}
+
+/// The front ends, by the program they belong to. The linter and the webhook do not use each
+/// other, and the cluster client (which both use) uses neither: a change to one front end cannot
+/// break another through the back door.
+const FRONT_ENDS: &[(&str, &[&str])] = &[
+    ("linter", &["cli", "render", "report"]),
+    ("webhook", &["admission", "server", "manifests"]),
+    ("cluster client", &["cluster"]),
+];
+
+/// The uses across front ends that are allowed: who may use whom, and through which paths
+/// only. `cli.rs` holds the subcommand dispatch of the one binary: it names the webhook's
+/// subcommands (their arguments and entry points) and nothing else of them.
+const FRONT_END_LINKS: &[(&str, &str, &[&str])] = &[
+    ("linter", "cluster client", &[]),
+    ("webhook", "cluster client", &[]),
+    (
+        "linter",
+        "webhook",
+        &[
+            "server::ServeArgs",
+            "server::serve",
+            "manifests::ManifestsArgs",
+            "manifests::manifests",
+        ],
+    ),
+];
+
+fn front_end(module: &str) -> Option<&'static str> {
+    FRONT_ENDS
+        .iter()
+        .find(|(_, mods)| mods.contains(&module))
+        .map(|(name, _)| *name)
+}
+
+#[test]
+fn front_ends_do_not_use_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut bad = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    for (me, path) in uses(&src, &files) {
+        let (Some(from), Some(to)) = (
+            me.first().and_then(|m| front_end(m)),
+            path.first().and_then(|m| front_end(m)),
+        ) else {
+            continue;
+        };
+        if from == to {
+            continue;
+        }
+        seen.insert(from);
+        let named = path.join("::");
+        let allowed = FRONT_END_LINKS.iter().any(|(a, b, only)| {
+            *a == from && *b == to && (only.is_empty() || only.contains(&named.as_str()))
+        });
+        if !allowed {
+            bad.insert(format!("{} ({from}) uses {named} ({to})", me.join("::")));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "front ends using each other:\n{}",
+        bad.into_iter().collect::<Vec<_>>().join("\n")
+    );
+    // The reader found the links it allows (the check is not vacuous).
+    assert!(
+        seen.contains("linter") && seen.contains("webhook"),
+        "{seen:?}"
+    );
 }
 
 fn print(g: &BTreeMap<String, BTreeSet<String>>) {
@@ -258,7 +398,8 @@ fn module_graph_has_no_cycle() {
 #[test]
 fn the_graph_reader_reads_paths() {
     let text = "use crate::model::{Eval, Finding};\nlet x = crate::engine::lint(a); // crate::cli::x\n\
-                use super::pod::Effective;\nfn f() -> crate::rules::Rule {}\n#[cfg(test)]\nuse crate::server::X;";
+                use super::pod::Effective;\n#[cfg(test)]\nmod tests { fn t() { let s = \"}\"; crate::cli::run(); } }\n\
+                fn f() -> crate::rules::Rule {}\n#[cfg(test)]\nuse crate::server::X;";
     let c = code(text);
     let got: Vec<Vec<&str>> = paths_after(&c, "crate::");
     assert_eq!(
