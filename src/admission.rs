@@ -46,6 +46,7 @@ use serde_json::{Map, Value, json};
 use crate::config::{Config, HyperV, OnError};
 use crate::engine::{self, mutation};
 use crate::model::labels::DEFAULT_OS_LABEL;
+use crate::model::meta::Recorded;
 use crate::model::placement;
 use crate::model::workload::{self, Lookup};
 use crate::model::{Context, Finding, Operation, Severity};
@@ -205,7 +206,7 @@ impl Webhook {
             // the API server reject the pod once `spec.os` is added are removed (their rules'
             // opt-in fixes), so `spec.os` can be added; recorded as `linuxOnlyFields`.
             if config.policy.mutation.strip_linux_only_fields
-                && rule.meta.mutation.recorded_as == Some("linuxOnlyFields")
+                && rule.meta.mutation.recorded_as == Some(Recorded::LinuxOnlyFields)
             {
                 mutate_config.policy.fix_opt_in.insert(rule.meta.id.into());
             }

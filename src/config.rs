@@ -116,16 +116,17 @@ pub struct Config {
 
 impl Default for Config {
     /// The default target and policy: safe fixes on, the rules of
-    /// [`crate::rules::OFF_BY_DEFAULT`] off.
+    /// rules that are off by default ([`crate::model::RuleMeta::default_on`]) off.
     fn default() -> Self {
         Config {
             target: Target::default(),
             policy: Policy {
                 safe_fixes: true,
                 exempt_namespace_label: EXEMPT_NAMESPACE_LABEL.into(),
-                overrides: crate::rules::OFF_BY_DEFAULT
+                overrides: crate::rules::all()
                     .iter()
-                    .map(|id| (id.to_string(), None))
+                    .filter(|r| !r.meta.default_on)
+                    .map(|r| (r.meta.id.to_string(), None))
                     .collect(),
                 pod_mutation: true,
                 ..Policy::default()

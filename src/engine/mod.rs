@@ -57,21 +57,26 @@ pub fn lint_object(
         );
         let eval = Eval::new(&config.target, context, operation, class, images);
         let windows = eval.class.is_windows();
+        // A fix is offered only where one can be applied: never to an existing Pod's spec
+        // (immutable on UPDATE). Dropped here once for every rule, not by each rule.
+        let fix_possible = eval.fix_possible(&site);
         for rule in rules::all() {
             if !windows && rule.meta.os != RuleOs::Any {
                 continue;
             }
+            // A rule the configuration turns off is not run at all.
+            let severity = match config.policy.overrides.get(rule.meta.id) {
+                Some(None) => continue,
+                Some(Some(sev)) => Some(*sev),
+                None => None,
+            };
             for mut f in (rule.check)(&site, &eval) {
-                let Some(sev) = config
-                    .policy
-                    .overrides
-                    .get(rule.meta.id)
-                    .copied()
-                    .unwrap_or(Some(f.severity))
-                else {
-                    continue;
-                };
-                f.severity = sev;
+                if let Some(sev) = severity {
+                    f.severity = sev;
+                }
+                if !fix_possible {
+                    f.fix = None;
+                }
                 if ignored.iter().any(|k| {
                     k.eq_ignore_ascii_case("all")
                         || k.eq_ignore_ascii_case(rule.meta.id)
@@ -112,4 +117,57 @@ fn ignore_list(object: &Value) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testutil::{cfg, unset, winok};
+
+    /// The engine, not each rule, drops the fixes of an existing Pod (its spec is immutable):
+    /// WIN001's fix is offered on CREATE and never on UPDATE, while a Deployment's template
+    /// stays fixable.
+    #[test]
+    fn no_fix_is_offered_for_an_updated_pod() {
+        let pod = unset(winok(), "/spec/nodeSelector");
+        let fixes = |obj: &Value, op| {
+            lint_object(obj, &cfg(), &Context::default(), op)
+                .findings
+                .iter()
+                .filter(|f| f.rule.id == "WIN001")
+                .map(|f| f.fix.is_some())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(fixes(&pod, Operation::Create), vec![true]);
+        assert_eq!(fixes(&pod, Operation::Update), vec![false]);
+        let dep = serde_json::json!({"apiVersion":"apps/v1","kind":"Deployment",
+            "metadata":{"name":"d"},"spec":{"template":{"metadata":{},"spec":pod["spec"].clone()}}});
+        assert_eq!(fixes(&dep, Operation::Update), vec![true]);
+    }
+
+    /// A rule the configuration turns off is not run: WIN308 is off by default (its metadata
+    /// says so) and on when enabled.
+    #[test]
+    fn rules_off_by_default_come_from_their_metadata() {
+        let pod = crate::rules::testutil::set(
+            winok(),
+            "/spec/containers/0/volumeMounts",
+            serde_json::json!([{"name":"d","mountPath":"/data"}]),
+        );
+        let pod = crate::rules::testutil::set(
+            pod,
+            "/spec/volumes",
+            serde_json::json!([{"name":"d","emptyDir":{}}]),
+        );
+        let ran = |c: &Config| {
+            lint_object(&pod, c, &Context::default(), Operation::Lint)
+                .findings
+                .iter()
+                .any(|f| f.rule.id == "WIN308")
+        };
+        assert!(!ran(&cfg()));
+        let mut on = cfg();
+        on.policy.overrides.remove("WIN308");
+        assert!(ran(&on));
+    }
 }

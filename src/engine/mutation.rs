@@ -212,7 +212,7 @@ pub struct Mutated {
 pub fn places_pod(name: &str) -> bool {
     crate::rules::all()
         .iter()
-        .any(|r| r.meta.mutation.places_pod && r.meta.mutation.recorded_as == Some(name))
+        .any(|r| r.meta.mutation.places_pod && r.meta.mutation.name() == Some(name))
 }
 
 /// Plan the mutation of `object` (a pod-bearing kind) under `config` (the webhook's mutation

@@ -74,8 +74,10 @@ pub struct RuleMeta {
     pub applies: &'static str,
     /// The pods the rule runs on.
     pub os: RuleOs,
-    /// The facts from outside the object the rule reads (it fires only when they are known).
-    pub context: &'static [Fact],
+    /// Whether the rule runs unless the configuration turns it off. A rule that is off by
+    /// default runs only when enabled (`rules: {WIN308: on}` in `winlint.yaml`, `--enable
+    /// WIN308`): its findings are right but rarely worth reading on real manifests.
+    pub default_on: bool,
     /// How the webhook's mutation treats the rule's fix.
     pub mutation: Mutation,
 }
@@ -89,23 +91,6 @@ pub enum RuleOs {
     Any,
 }
 
-/// A fact from outside the object: the CLI finds it among the objects of its input, the webhook
-/// learns it from which webhook called (the namespaceSelector of its configuration).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fact {
-    /// RuntimeClasses (their scheduling: nodeSelector, tolerations).
-    RuntimeClasses,
-    /// The keys of ConfigMaps and Secrets.
-    ConfigMapAndSecretKeys,
-    /// Namespace labels (the Pod Security level).
-    NamespaceLabels,
-    /// The workloads HorizontalPodAutoscalers scale.
-    HpaTargets,
-    /// The cluster's nodes (groups by build, taints and labels), when observed; offline the
-    /// configured builds and taints stand for them.
-    Nodes,
-}
-
 /// How the webhook's mutation (shared/rules.md §3) treats a rule's fix. The webhook applies the
 /// fixes the policy allows, like `winlint --fix`, of the rules that have a mutation name; these
 /// fields say what else it must know.
@@ -114,7 +99,7 @@ pub struct Mutation {
     /// The name the webhook records the fix under in the `winlint.io/mutated` annotation (M7):
     /// what it changes, in camelCase (`nodeSelector`, `tolerations`, `os`, …; never a rule ID).
     /// `None`: the webhook never applies the rule's fix (`winlint --fix` still may).
-    pub recorded_as: Option<&'static str>,
+    pub recorded_as: Option<Recorded>,
     /// The fix adds `spec.os`: when the fixed pod would be rejected, the fixer tries again
     /// without these fixes first.
     pub adds_spec_os: bool,
@@ -137,7 +122,7 @@ impl Mutation {
     };
 
     /// A webhook mutation recorded as `name` in `winlint.io/mutated`.
-    pub const fn named(name: &'static str) -> Mutation {
+    pub const fn named(name: Recorded) -> Mutation {
         Mutation {
             recorded_as: Some(name),
             ..Mutation::DEFAULT
@@ -146,7 +131,7 @@ impl Mutation {
 
     /// A webhook mutation recorded as `name` that changes where the pod can land
     /// ([`Mutation::places_pod`]).
-    pub const fn placing(name: &'static str) -> Mutation {
+    pub const fn placing(name: Recorded) -> Mutation {
         Mutation {
             recorded_as: Some(name),
             places_pod: true,
@@ -156,6 +141,46 @@ impl Mutation {
 
     /// The name recorded in `winlint.io/mutated`, `None` when the webhook never applies the fix.
     pub fn name(&self) -> Option<&'static str> {
-        self.recorded_as
+        self.recorded_as.map(Recorded::as_str)
+    }
+}
+
+/// What a rule's fix changes, as the webhook records it in `winlint.io/mutated` (M7): one
+/// vocabulary, never a rule ID; [`Recorded::as_str`] is the recorded (camelCase) name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    BetaOsLabel,
+    EmptyDirMedium,
+    EnvNames,
+    HostNetwork,
+    Image,
+    LinuxOnlyFields,
+    MountPropagation,
+    NodeSelector,
+    Os,
+    RunAsUserName,
+    RuntimeClassName,
+    Tolerations,
+    WindowsBuild,
+}
+
+impl Recorded {
+    /// The name recorded in `winlint.io/mutated`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Recorded::BetaOsLabel => "betaOsLabel",
+            Recorded::EmptyDirMedium => "emptyDirMedium",
+            Recorded::EnvNames => "envNames",
+            Recorded::HostNetwork => "hostNetwork",
+            Recorded::Image => "image",
+            Recorded::LinuxOnlyFields => "linuxOnlyFields",
+            Recorded::MountPropagation => "mountPropagation",
+            Recorded::NodeSelector => "nodeSelector",
+            Recorded::Os => "os",
+            Recorded::RunAsUserName => "runAsUserName",
+            Recorded::RuntimeClassName => "runtimeClassName",
+            Recorded::Tolerations => "tolerations",
+            Recorded::WindowsBuild => "windowsBuild",
+        }
     }
 }

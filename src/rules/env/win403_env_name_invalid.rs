@@ -1,7 +1,7 @@
 //! WIN403 `env-name-invalid`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::workload::{ContainerRef, PodSite, list};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 use crate::rules::Rule;
@@ -76,8 +76,8 @@ is taken.
     source: "seed, K-OLD11, KEP4369, VAL, VAL-T",
     applies: "all (error K<1.30 or 1.30–1.31 without the gate; info with relaxed validation)",
     os: RuleOs::Windows,
-    context: &[],
-    mutation: Mutation::named("envNames"),
+    default_on: true,
+    mutation: Mutation::named(Recorded::EnvNames),
 };
 
 pub(crate) fn env_name_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {

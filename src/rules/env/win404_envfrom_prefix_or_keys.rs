@@ -1,7 +1,7 @@
 //! WIN404 `envfrom-prefix-or-keys`.
 
 use crate::model::Eval;
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, RuleOs};
 use crate::model::workload::{Lookup, PodSite, list};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -54,7 +54,7 @@ Use a prefix such as `App__` (.NET maps `__` to `:`), and rename the offending k
     source: "VAL, KEP4369, kubelet",
     applies: "as WIN403",
     os: RuleOs::Windows,
-    context: &[Fact::ConfigMapAndSecretKeys],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -44,7 +44,7 @@ Keep one of the two entries.
     source: "Windows semantics",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::api_fields::{self};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -48,8 +48,8 @@ Safe: set `spec.hostNetwork: true` — it only states what a HostProcess pod get
     source: "VAL, K-HPC",
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
-    context: &[],
-    mutation: Mutation::named("hostNetwork"),
+    default_on: true,
+    mutation: Mutation::named(Recorded::HostNetwork),
 };
 
 pub(crate) fn hostprocess_requires_hostnetwork(site: &PodSite, eval: &Eval) -> Vec<Finding> {

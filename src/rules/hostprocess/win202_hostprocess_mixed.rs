@@ -55,7 +55,7 @@ isolated containers to their own pod.
     source: "VAL",
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -54,7 +54,7 @@ or enable the gate on 1.22 (API server and kubelets).
     source: "K-HPC, VAL, kubernetes PR #99576, issue-9 research §1.4",
     applies: "K<1.22 (warning); 1.22-1.25 with the gate off, or runtime docker (error)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -47,7 +47,7 @@ Remove `runAsNonRoot` (or set it to `false`) for HostProcess pods.
     source: "K-HPC, KL-SC, issue-9 research §1.3 (admitted by kube-apiserver 1.32)",
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

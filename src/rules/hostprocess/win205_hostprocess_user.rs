@@ -62,7 +62,7 @@ workload, or `NT AUTHORITY\Local service`; `NT AUTHORITY\SYSTEM` only when neede
     source: "K-HPC, KEP-1981",
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

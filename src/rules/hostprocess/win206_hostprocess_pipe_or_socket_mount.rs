@@ -57,7 +57,7 @@ path from the container.
     source: "K-HPC",
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::labels::PSA_ENFORCE_LABEL;
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -46,7 +46,7 @@ Run HostProcess pods in a namespace labelled `pod-security.kubernetes.io/enforce
     source: "K-PSS, K-HPC",
     applies: "K>=1.25",
     os: RuleOs::Windows,
-    context: &[Fact::NamespaceLabels],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

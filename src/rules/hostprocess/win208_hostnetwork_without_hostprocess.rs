@@ -50,7 +50,7 @@ pod if it must run on the host.
     source: "K-NET, KEP3503",
     applies: "all (K 1.26-1.32: unless the target sets the WindowsHostNetwork gate on)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

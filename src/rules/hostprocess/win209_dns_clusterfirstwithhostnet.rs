@@ -39,7 +39,7 @@ Use `dnsPolicy: ClusterFirst` (the default) or `Default`.
     source: "K-INTRO",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

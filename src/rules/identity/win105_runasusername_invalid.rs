@@ -135,7 +135,7 @@ backslash (`'NT AUTHORITY\SYSTEM'`) or double it inside double quotes.
     source: "VAL",
     applies: "K>=1.17 (1.16 with WindowsRunAsUserName)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -53,7 +53,7 @@ Name the credential spec resource in lower case (`webapp1-credspec`).
     source: "VAL",
     applies: "K>=1.16 (1.14 with WindowsGMSA)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

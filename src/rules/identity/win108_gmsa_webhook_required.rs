@@ -51,7 +51,7 @@ account `use` on it; join the Windows nodes to the domain (or configure a ccg pl
     source: "VAL",
     applies: "K>=1.16 (1.14 with WindowsGMSA)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN409 `runasnonroot-admin`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::pod::{effective_run_as_non_root, effective_run_as_user_name, is_host_process};
 use crate::model::workload::{ContainerRef, PodSite};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -76,8 +76,8 @@ without administrator rights).
     source: "KL-SC",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
-    mutation: Mutation::named("runAsUserName"),
+    default_on: true,
+    mutation: Mutation::named(Recorded::RunAsUserName),
 };
 
 /// Ops that set `securityContext.windowsOptions.runAsUserName` of container `c`, creating the

@@ -70,7 +70,7 @@ Windows build.
     source: "MS-COMPAT, seed",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

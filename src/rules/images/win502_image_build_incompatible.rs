@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::known_images::{self};
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, RuleOs};
 use crate::model::placement::{self};
 use crate::model::pod::is_host_process;
 use crate::model::windows::{self, Build, Channel, Isolation};
@@ -96,7 +96,7 @@ version runs (never a Semi-Annual release such as 1709 or 20H2); pin the pod to 
     source: "MS-COMPAT, MS-PORT",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[Fact::Nodes],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

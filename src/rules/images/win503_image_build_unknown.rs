@@ -66,7 +66,7 @@ tag next to it (`…:1.4.2@sha256:…`).
     source: "IIS, DNF",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

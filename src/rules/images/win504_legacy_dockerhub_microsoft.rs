@@ -57,7 +57,7 @@ was discontinued: there is no Windows successor.
     source: "MS-COMPAT, seed",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -47,7 +47,7 @@ Spell the token as published: `mcr.microsoft.com/windows/servercore:20H2`.
     source: "MS-LIFE, IIS",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -51,7 +51,7 @@ Move to a supported LTSC image and nodes (`ltsc2022`, `ltsc2025`).
     source: "MS-LIFE",
     applies: "date-based (--check-eol)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -3,7 +3,7 @@
 use crate::model::Eval;
 use crate::model::classify::Source;
 use crate::model::known_images::{self, Platforms};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 use crate::rules::Rule;
@@ -74,8 +74,8 @@ such as `mcr.microsoft.com/windows/nanoserver:ltsc2022`
     source: "K-INTRO, dotnet/dotnet-docker#4492, pause CHANGELOG",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
-    mutation: Mutation::named("image"),
+    default_on: true,
+    mutation: Mutation::named(Recorded::Image),
 };
 
 pub(crate) fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {

@@ -59,7 +59,7 @@ nodes).
     source: "MS-COMPAT",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

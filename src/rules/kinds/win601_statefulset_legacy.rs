@@ -40,7 +40,7 @@ Use a Deployment, or target Kubernetes 1.14 or newer.
     source: "seed, K-OLD11",
     applies: "K<=1.13",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN602 `hpa-legacy`.
 
 use crate::model::Eval;
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -38,7 +38,7 @@ Scale manually, or target Kubernetes 1.14 or newer.
     source: "seed, K-OLD11",
     applies: "K<=1.13",
     os: RuleOs::Windows,
-    context: &[Fact::HpaTargets],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

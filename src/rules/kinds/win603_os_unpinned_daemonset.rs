@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::classify::{self, Os};
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -50,7 +50,7 @@ Add `nodeSelector: {kubernetes.io/os: linux}` (or `windows` for a Windows agent)
     source: "K-UG",
     applies: "all",
     os: RuleOs::Any,
-    context: &[Fact::Nodes],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN604 `api-version-not-served`.
 
 use crate::model::Eval;
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, KubeVersion, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -62,7 +62,7 @@ selector a Deployment needs is a choice.
     source: "Kubernetes deprecated API migration guide",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[Fact::RuntimeClasses],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

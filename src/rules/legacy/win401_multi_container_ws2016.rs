@@ -44,7 +44,7 @@ Split the containers into separate pods, or move to Windows Server 1709/2019 or 
     source: "seed, K-OLD11",
     applies: "W=14393",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

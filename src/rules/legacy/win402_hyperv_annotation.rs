@@ -1,7 +1,7 @@
 //! WIN402 `hyperv-annotation`.
 
 use crate::model::labels::HYPERV_ANNOTATION;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::workload::{PodSite, list};
 use crate::model::{Eval, escape};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -46,8 +46,8 @@ Hyper-V RuntimeClass (handler `runhcs-wcow-hypervisor`, containerd ≥ 1.7).
     source: "PR58751, PR95505, PR97141, WT, E2E-HV",
     applies: "all (error K1.10–1.20 with >1 container)",
     os: RuleOs::Windows,
-    context: &[],
-    mutation: Mutation::named("runtimeClassName"),
+    default_on: true,
+    mutation: Mutation::named(Recorded::RuntimeClassName),
 };
 
 pub(crate) fn hyperv_annotation(site: &PodSite, eval: &Eval) -> Vec<Finding> {

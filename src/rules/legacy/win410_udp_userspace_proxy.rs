@@ -41,7 +41,7 @@ Use TCP, or move to Kubernetes 1.14+ (kernel-mode kube-proxy on Windows).
     source: "seed",
     applies: "K≤1.13 (userspace kube-proxy)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -44,7 +44,7 @@ Use containerd (which honours the grace period), or make shutdown complete withi
     source: "K-INTRO, KEP116",
     applies: "runtime=docker",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

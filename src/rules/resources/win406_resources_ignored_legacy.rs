@@ -47,7 +47,7 @@ Upgrade to Kubernetes 1.10 or newer, or size the nodes for unbounded containers.
     source: "seed",
     applies: "K<1.10",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -39,7 +39,7 @@ Remove the hugepages resources.
     source: "K-INTRO",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -46,7 +46,7 @@ limit).
     source: "K-INTRO (resource management)",
     applies: "K≥1.10",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

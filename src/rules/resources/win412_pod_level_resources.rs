@@ -54,7 +54,7 @@ Set requests and limits on each container instead.
     source: "kubernetes PR #133046, feature-gates/PodLevelResources.md, issue-9 research §1.2",
     applies: "K>=1.32 (error with spec.os.name: windows from 1.34)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

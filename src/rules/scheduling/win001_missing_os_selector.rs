@@ -3,7 +3,7 @@
 use crate::model::Eval;
 use crate::model::classify::{self, Os};
 use crate::model::labels::{OS_LABELS, WINDOWS_ONLY_NODE_LABELS};
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -47,8 +47,8 @@ The webhook applies the same fix as mutation M1.
     source: "K-UG, KEP116, seed",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[Fact::Nodes],
-    mutation: Mutation::placing("nodeSelector"),
+    default_on: true,
+    mutation: Mutation::placing(Recorded::NodeSelector),
 };
 
 pub(crate) fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {

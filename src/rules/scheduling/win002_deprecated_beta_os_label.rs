@@ -1,7 +1,7 @@
 //! WIN002 `deprecated-beta-os-label`.
 
 use crate::model::labels::{BETA_ARCH_LABEL, BETA_OS_LABEL};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Eval, escape};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -39,8 +39,8 @@ Safe: rename the key to `kubernetes.io/os` (`kubernetes.io/arch`).
     source: "WARN, KL-LBL",
     applies: "K>=1.14",
     os: RuleOs::Windows,
-    context: &[],
-    mutation: Mutation::named("betaOsLabel"),
+    default_on: true,
+    mutation: Mutation::named(Recorded::BetaOsLabel),
 };
 
 pub(crate) fn deprecated_beta_os_label(site: &PodSite, eval: &Eval) -> Vec<Finding> {

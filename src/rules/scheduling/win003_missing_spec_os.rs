@@ -1,7 +1,7 @@
 //! WIN003 `missing-spec-os`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 use crate::rules::Rule;
@@ -46,9 +46,9 @@ server would reject the pod, and a Deployment would loop on `FailedCreate`): add
     source: "K-UG, VAL",
     applies: "K>=1.24 (1.23 with IdentifyPodOS)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation {
-        recorded_as: Some("os"),
+        recorded_as: Some(Recorded::Os),
         adds_spec_os: true,
         ..Mutation::DEFAULT
     },

@@ -43,7 +43,7 @@ Make the evidence agree: fix the selector, the label or the image.
     source: "VAL, KL-PRED",
     applies: "all (label check K>=1.24)",
     os: RuleOs::Any,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

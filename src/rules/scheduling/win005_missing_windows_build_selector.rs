@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::labels::BUILD_LABEL;
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::windows::{self, Build};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -87,9 +87,9 @@ term instead. The webhook applies it as mutation M2 when the cluster has mixed b
     source: "K-UG, PR84472",
     applies: "K>=1.17",
     os: RuleOs::Windows,
-    context: &[Fact::RuntimeClasses, Fact::Nodes],
+    default_on: true,
     mutation: Mutation {
-        recorded_as: Some("windowsBuild"),
+        recorded_as: Some(Recorded::WindowsBuild),
         places_pod: true,
         adds_spec_os: false,
         opt_in_when: Some(|target| target.cluster_mixed_builds),

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::labels::BUILD_LABEL;
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, RuleOs};
 use crate::model::windows::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -48,7 +48,7 @@ Select the build the images are made for, as `10.0.NNNNN`.
     source: "KL-LBL, MS-COMPAT",
     applies: "K>=1.17",
     os: RuleOs::Windows,
-    context: &[Fact::Nodes],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN007 `missing-windows-toleration`.
 
 use crate::model::Eval;
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::placement;
 use crate::model::schedule;
 use crate::model::workload::PodSite;
@@ -50,8 +50,8 @@ configured taint). The webhook applies it as mutation M3.
     source: "K-UG",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[Fact::RuntimeClasses, Fact::Nodes],
-    mutation: Mutation::placing("tolerations"),
+    default_on: true,
+    mutation: Mutation::placing(Recorded::Tolerations),
 };
 
 pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Finding> {

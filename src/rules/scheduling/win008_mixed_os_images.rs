@@ -43,7 +43,7 @@ Split the pod, or use images of one OS.
     source: "K-INTRO",
     applies: "all",
     os: RuleOs::Any,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,6 +1,6 @@
 //! WIN009 `runtimeclass-selector-conflict`.
 
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Eval, escape};
 use crate::model::{Finding, RuleMeta, Severity};
@@ -40,7 +40,7 @@ Remove the key from the pod, or use a RuntimeClass that agrees.
     source: "K-RC",
     applies: "K>=1.16",
     os: RuleOs::Windows,
-    context: &[Fact::RuntimeClasses],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN010 `selects-no-node`.
 
 use crate::model::labels::{BETA_OS_LABEL, BUILD_LABEL, OS_LABELS};
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Eval, escape};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -60,8 +60,8 @@ Kubernetes before 1.14. Otherwise select labels the Windows nodes have
     source: "KL-LBL, PR84472, scheduler",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[Fact::Nodes],
-    mutation: Mutation::placing("nodeSelector"),
+    default_on: true,
+    mutation: Mutation::placing(Recorded::NodeSelector),
 };
 
 pub(crate) fn selects_no_node(site: &PodSite, eval: &Eval) -> Vec<Finding> {

@@ -148,7 +148,7 @@ pub(crate) fn linux_only_finding(
         (Some(_), Fate::Dropped { .. }) => Some(FixSafety::OptIn),
         (s, _) => s,
     };
-    if let Some(safety) = safety.filter(|_| eval.fix_possible(site)) {
+    if let Some(safety) = safety {
         finding = finding.with_fix(Fix {
             safety,
             description: format!("remove {path}"),

@@ -1,7 +1,7 @@
 //! WIN101 `pod-securitycontext-linux-only`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::pod::FieldPlace;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, FixSafety, RuleMeta, Severity};
@@ -68,8 +68,8 @@ manifest; to choose the user on Windows use `securityContext.windowsOptions.runA
     source: "VAL, K-INTRO, issue-9 research §1.2 (measured on kube-apiserver 1.32)",
     applies: "K>=1.24, 1.23 with IdentifyPodOS (error with spec.os.name: windows, per field and gate); any (warning/info)",
     os: RuleOs::Windows,
-    context: &[],
-    mutation: Mutation::named("linuxOnlyFields"),
+    default_on: true,
+    mutation: Mutation::named(Recorded::LinuxOnlyFields),
 };
 
 pub(crate) fn pod_securitycontext_linux_only<'a>(

@@ -1,7 +1,7 @@
 //! WIN102 `host-namespaces`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::pod::{FieldPlace, FieldValue};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, FixSafety, RuleMeta, Severity};
@@ -51,8 +51,8 @@ automatic fix; remove them by hand (a HostProcess pod is the Windows way to reac
     source: "VAL, issue-9 research §1.2 (measured on kube-apiserver 1.32)",
     applies: "K>=1.24, 1.23 with IdentifyPodOS (error with spec.os.name: windows; hostUsers from 1.33); any (warning/info)",
     os: RuleOs::Windows,
-    context: &[],
-    mutation: Mutation::named("linuxOnlyFields"),
+    default_on: true,
+    mutation: Mutation::named(Recorded::LinuxOnlyFields),
 };
 
 pub(crate) fn host_namespaces<'a>(site: &PodSite<'a>, eval: &Eval<'a>) -> Vec<Finding> {

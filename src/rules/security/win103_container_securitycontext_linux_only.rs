@@ -1,7 +1,7 @@
 //! WIN103 `container-securitycontext-linux-only`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::pod::{self, FieldPlace, FieldValue};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, FixSafety, RuleMeta, Severity};
@@ -70,8 +70,8 @@ cannot meet: no automatic fix (drop them, or use a HostProcess pod for host acce
     source: "VAL, K-INTRO, K-PSS, issue-9 research §1.2 (measured on kube-apiserver 1.32)",
     applies: "K>=1.24, 1.23 with IdentifyPodOS (error with spec.os.name: windows); any (warning/info)",
     os: RuleOs::Windows,
-    context: &[],
-    mutation: Mutation::named("linuxOnlyFields"),
+    default_on: true,
+    mutation: Mutation::named(Recorded::LinuxOnlyFields),
 };
 
 pub(crate) fn container_securitycontext_linux_only<'a>(

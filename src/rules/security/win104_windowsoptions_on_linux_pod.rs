@@ -47,7 +47,7 @@ Remove `windowsOptions`, or, if the pod is meant for Windows, set `spec.os.name:
     source: "VAL",
     applies: "K>=1.24 (1.23 with IdentifyPodOS)",
     os: RuleOs::Any,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -3,7 +3,7 @@
 use crate::model::Eval;
 use crate::model::KubeVersion;
 use crate::model::labels::{PSA_ENFORCE_LABEL, PSA_ENFORCE_VERSION_LABEL};
-use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -75,9 +75,9 @@ non-administrator user such as `ContainerUser`, see WIN409) by hand.
     source: "PSA, K-PSS",
     applies: "K>=1.25",
     os: RuleOs::Windows,
-    context: &[Fact::NamespaceLabels],
+    default_on: true,
     mutation: Mutation {
-        recorded_as: Some("os"),
+        recorded_as: Some(Recorded::Os),
         adds_spec_os: true,
         ..Mutation::DEFAULT
     },

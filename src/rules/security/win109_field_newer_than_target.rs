@@ -55,7 +55,7 @@ image instead of `runAsUserName`).
     source: "issue-9 research §1.1, §1.4 (feature-gate history, measured on kube-apiserver 1.32)",
     applies: "K before the field's release, or its feature gate off",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

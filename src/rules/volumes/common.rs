@@ -9,7 +9,6 @@
 //! What several rules of the family share.
 
 use crate::model::Eval;
-use crate::model::Finding;
 use crate::model::windows;
 use crate::model::workload::Lookup;
 use crate::model::workload::{ContainerRef, PodSite};
@@ -148,16 +147,6 @@ pub fn legacy_volume_builds(eval: &Eval) -> bool {
         .windows_builds
         .iter()
         .any(|b| *b <= windows::V1709)
-}
-
-/// The spec of an existing Pod is immutable: drop the fixes when a Pod is updated.
-pub(crate) fn fixable(site: &PodSite, eval: &Eval, mut out: Vec<Finding>) -> Vec<Finding> {
-    if !eval.fix_possible(site) {
-        for f in &mut out {
-            f.fix = None;
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -114,7 +114,7 @@ Windows node plugin, via a `persistentVolumeClaim`.
     source: "seed, K-STOR, KEP116",
     applies: "all (legacy allow-list K≤1.13, modern K≥1.14)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -61,7 +61,7 @@ Consume the data as environment variables (`env[].valueFrom.secretKeyRef` / `con
     source: "seed, K-OLD11",
     applies: "W≤1709 (any K)",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

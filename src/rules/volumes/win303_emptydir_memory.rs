@@ -1,12 +1,11 @@
 //! WIN303 `emptydir-memory`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 use crate::rules::Rule;
-use crate::rules::volumes::common::fixable;
 use crate::rules::volumes::common::vol_name;
 use serde_json::Value;
 
@@ -48,11 +47,11 @@ applied silently.
     source: "K-STOR, K-INTRO, KEP116",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
-    mutation: Mutation::named("emptyDirMedium"),
+    default_on: true,
+    mutation: Mutation::named(Recorded::EmptyDirMedium),
 };
 
-pub(crate) fn emptydir_memory(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+pub(crate) fn emptydir_memory(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, v) in site.volumes() {
         if v.lookup("/emptyDir/medium").and_then(Value::as_str) != Some("Memory") {
@@ -75,7 +74,7 @@ pub(crate) fn emptydir_memory(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             }),
         );
     }
-    fixable(site, eval, out)
+    out
 }
 
 #[cfg(test)]

@@ -1,13 +1,12 @@
 //! WIN304 `mount-propagation`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::pod;
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 use crate::rules::Rule;
-use crate::rules::volumes::common::fixable;
 use crate::rules::volumes::common::mount_path;
 use crate::rules::volumes::common::mount_ptr;
 use crate::rules::volumes::common::mounts;
@@ -60,11 +59,11 @@ Windows, CSI node plugins use csi-proxy or run as HostProcess containers).
     source: "K-INTRO, KEP116, VAL, issue-9 research §1.2 (measured on kube-apiserver 1.32)",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
-    mutation: Mutation::named("mountPropagation"),
+    default_on: true,
+    mutation: Mutation::named(Recorded::MountPropagation),
 };
 
-pub(crate) fn mount_propagation(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+pub(crate) fn mount_propagation(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
     for (c, i, m) in mounts(site) {
         let Some(mode) = m.get("mountPropagation").and_then(Value::as_str) else {
@@ -119,7 +118,7 @@ pub(crate) fn mount_propagation(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             _ => {}
         }
     }
-    fixable(site, eval, out)
+    out
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ Use a filesystem volume (`volumeMode: Filesystem`) mounted with `volumeMounts`.
     source: "K-INTRO, K-STOR",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

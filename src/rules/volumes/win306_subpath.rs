@@ -61,7 +61,7 @@ chooses the file names), or move the nodes to containerd.
     source: "pkg/volume/util/subpath/subpath_windows.go, test/e2e/storage/testsuites/subpath.go, moby#30555, kubernetes PR #83057, issue-9 research §2",
     applies: "runtime docker",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

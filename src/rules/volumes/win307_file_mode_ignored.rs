@@ -50,7 +50,7 @@ Remove the mode; protect the files with NTFS ACLs inside the image or with `runA
     source: "K-STOR",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

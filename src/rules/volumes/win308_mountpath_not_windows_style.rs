@@ -7,7 +7,6 @@ use crate::model::pod;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 use crate::rules::Rule;
-use crate::rules::volumes::common::fixable;
 use crate::rules::volumes::common::injected_names;
 use crate::rules::volumes::common::is_injected_mount;
 use crate::rules::volumes::common::mount_path;
@@ -57,7 +56,7 @@ manifests for nothing).
     source: "KL-PATH, K-EX, issue-9 research §3",
     applies: "all (warning K≤1.8); off by default",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: false,
     mutation: Mutation::DEFAULT,
 };
 
@@ -107,7 +106,7 @@ pub(crate) fn mountpath_not_windows_style(site: &PodSite, eval: &Eval) -> Vec<Fi
             }),
         );
     }
-    fixable(site, eval, out)
+    out
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ Give each mount its own directory.
     source: "K-INTRO, KL-PATH",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

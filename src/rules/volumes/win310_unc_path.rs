@@ -51,7 +51,7 @@ PersistentVolume/PersistentVolumeClaim.
     source: "KL-PATH",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -55,7 +55,7 @@ Mount the pipe at the same pipe path (`mountPath: '\\.\pipe\docker_engine'`).
     source: "K-INTRO, KL-PATH",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -104,7 +104,7 @@ location of what the agent needs, or keep the workload on Linux nodes.
     source: "K-INTRO, pkg/volume/util/util.go (MakeAbsolutePath), hostutil_windows.go, issue-9 research §4",
     applies: "all",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -48,7 +48,7 @@ Use `terminationMessagePolicy: FallbackToLogsOnError`, or move the nodes to cont
     source: "K-INTRO, K-STOR",
     applies: "runtime=docker",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 

@@ -51,7 +51,7 @@ raise this rule to error.
     source: "kubernetes/website windows-security.md",
     applies: "W≥1803",
     os: RuleOs::Windows,
-    context: &[],
+    default_on: true,
     mutation: Mutation::DEFAULT,
 };
 
