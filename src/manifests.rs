@@ -132,7 +132,7 @@ pub fn generate_tls(names: &[String], days: u32) -> Result<GeneratedTls, Manifes
         KeyPair, KeyUsagePurpose, SanType,
     };
     let err = ManifestsError::Certificates;
-    let today = days_since_epoch();
+    let today = crate::model::date::days_since_epoch();
     let (nb, na) = (today - 1, today + i64::from(days.max(1)));
     let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
     ca.distinguished_name
@@ -184,27 +184,10 @@ pub fn generate_tls(names: &[String], days: u32) -> Result<GeneratedTls, Manifes
     })
 }
 
-fn days_since_epoch() -> i64 {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    (secs / 86_400) as i64
-}
-
-/// Days since 1970-01-01 → rcgen date (Howard Hinnant's civil_from_days).
+/// Days since 1970-01-01 → rcgen's (year, month, day).
 fn civil(days: i64) -> (i32, u8, u8) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u8;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
-    let y = if m <= 2 { y + 1 } else { y };
-    (y as i32, m, d)
+    let (y, m, d) = crate::model::date::civil_from_days(days);
+    (y as i32, m as u8, d as u8)
 }
 
 /// Name of every object winlint installs.
@@ -673,13 +656,6 @@ mod yaml_support;
 mod tests {
     use super::yaml_support::yaml_docs;
     use super::*;
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(civil(0), (1970, 1, 1));
-        assert_eq!(civil(19_723), (2024, 1, 1));
-        assert_eq!(civil(19_782), (2024, 2, 29));
-    }
 
     #[test]
     fn yaml_round_trips_through_the_loader() {

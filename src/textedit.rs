@@ -445,14 +445,14 @@ fn split(path: &str) -> Result<(&str, String), EditError> {
     match path.rfind('/') {
         Some(i) => Ok((
             &path[..i],
-            source::unescape_token(&path[i + 1..]).into_owned(),
+            crate::model::pointer::unescape(&path[i + 1..]).into_owned(),
         )),
         None => fail(path, "not a JSON pointer"),
     }
 }
 
 fn child(parent: &str, token: &str) -> String {
-    format!("{parent}/{}", source::escape_token(token))
+    format!("{parent}/{}", crate::model::pointer::escape(token))
 }
 
 fn edit(start: usize, end: usize, text: impl Into<String>) -> Edit {

@@ -214,7 +214,7 @@ pub fn classify<'i>(
     }
     for key in OS_LABELS {
         if let Some(v) = site.node_selector(key) {
-            let p = site.ptr(&format!("/nodeSelector/{}", key.replace('/', "~1")));
+            let p = site.ptr(&format!("/nodeSelector/{}", super::pointer::escape(key)));
             push(
                 Os::parse(v),
                 Strength::Definite,

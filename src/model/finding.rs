@@ -89,7 +89,7 @@ pub mod ops {
         Some(match object.lookup(map_ptr) {
             Some(Value::Object(m)) if m.get(key) == Some(&value) => return None,
             Some(Value::Object(_)) => add(
-                &format!("{map_ptr}/{}", crate::model::finding::escape(key)),
+                &format!("{map_ptr}/{}", crate::model::pointer::escape(key)),
                 value,
             ),
             _ => {
@@ -98,7 +98,10 @@ pub mod ops {
                 let (parent, last) = map_ptr.rsplit_once('/').unwrap_or(("", map_ptr));
                 if !parent.is_empty() && !matches!(object.lookup(parent), Some(Value::Object(_))) {
                     let mut outer = serde_json::Map::new();
-                    outer.insert(last.replace("~1", "/").replace("~0", "~"), Value::Object(m));
+                    outer.insert(
+                        crate::model::pointer::unescape(last).into_owned(),
+                        Value::Object(m),
+                    );
                     let (pp, plast) = parent.rsplit_once('/').unwrap_or(("", parent));
                     add(&format!("{pp}/{plast}"), Value::Object(outer))
                 } else {
@@ -107,11 +110,6 @@ pub mod ops {
             }
         })
     }
-}
-
-/// JSON-pointer escape of one token (`kubernetes.io/os` → `kubernetes.io~1os`).
-pub fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 pub mod api_fields;
 pub mod classify;
 pub mod context;
+pub mod date;
 pub mod eval;
 pub mod finding;
 pub mod image;
@@ -19,6 +20,7 @@ pub mod nodes;
 pub mod paths;
 pub mod placement;
 pub mod pod;
+pub mod pointer;
 pub mod quantity;
 pub mod schedule;
 pub mod target;
@@ -27,7 +29,8 @@ pub mod workload;
 
 pub use context::Context;
 pub use eval::{Eval, Operation};
-pub use finding::{Finding, Fix, escape, ops};
+pub use finding::{Finding, Fix, ops};
 pub use meta::{FixSafety, RuleMeta, Severity};
+pub use pointer::escape;
 pub use target::{KubeVersion, Pinned, Runtime, Taint, Target};
 pub use workload::{ContainerRef, Lookup, PodSite};

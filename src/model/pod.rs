@@ -436,7 +436,7 @@ pub fn fields_lost_at_target<'a>(site: &PodSite<'a>, target: &Target) -> Vec<Tar
 pub fn dotted(pointer: &str) -> String {
     let mut out = String::new();
     for tok in pointer.split('/').skip(1) {
-        let tok = tok.replace("~1", "/").replace("~0", "~");
+        let tok = super::pointer::unescape(tok);
         if !tok.is_empty() && tok.bytes().all(|b| b.is_ascii_digit()) {
             out.push_str(&format!("[{tok}]"));
         } else {

@@ -79,11 +79,7 @@ pub fn lookup<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
     }
     let rest = pointer.strip_prefix('/')?;
     rest.split('/').try_fold(value, |target, token| {
-        let token: std::borrow::Cow<str> = if token.contains('~') {
-            token.replace("~1", "/").replace("~0", "~").into()
-        } else {
-            token.into()
-        };
+        let token = super::pointer::unescape(token);
         match target {
             Value::Object(map) => map.get(token.as_ref()),
             Value::Array(list) => {

@@ -271,7 +271,7 @@ pub mod testutil {
         let toks: Vec<String> = pointer
             .split('/')
             .skip(1)
-            .map(|t| t.replace("~1", "/").replace("~0", "~"))
+            .map(|t| crate::model::pointer::unescape(t).into_owned())
             .collect();
         for (i, t) in toks.iter().enumerate() {
             let last = i + 1 == toks.len();
@@ -304,7 +304,7 @@ pub mod testutil {
     pub fn unset(mut obj: Value, pointer: &str) -> Value {
         let (parent, key) = pointer.rsplit_once('/').expect("pointer");
         if let Some(Value::Object(m)) = obj.pointer_mut(parent) {
-            m.remove(&key.replace("~1", "/").replace("~0", "~"));
+            m.remove(&*crate::model::pointer::unescape(key));
         }
         obj
     }

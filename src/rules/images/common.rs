@@ -131,7 +131,10 @@ pub(crate) fn instead(info: &ImageInfo, hosts: &[Build]) -> String {
 
 /// Today (`YYYY-MM-DD`): the target's `today`, else the system clock (UTC).
 pub(crate) fn today(eval: &Eval) -> String {
-    eval.target.today.clone().unwrap_or_else(today_utc)
+    eval.target
+        .today
+        .clone()
+        .unwrap_or_else(crate::model::date::today_utc)
 }
 
 /// Why no node of `hosts` runs an image under `iso`.
@@ -159,31 +162,6 @@ pub(crate) fn mismatch(info: &ImageInfo, hosts: &[Build], iso: Isolation) -> Opt
     }
     let list = info.list_builds()?;
     (!list.iter().any(|&b| fits(b))).then_some(Mismatch::List(list))
-}
-
-/// Today's UTC date from the system clock, `YYYY-MM-DD`.
-pub(crate) fn today_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (H. Hinnant's
-/// `civil_from_days`).
-pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]
@@ -397,16 +375,6 @@ pub(crate) mod tests {
         let sites = crate::model::workload::pod_sites(&pod);
         let c = sites[0].containers().next().unwrap();
         assert!(!is_host_process(&sites[0], &c));
-    }
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
-        assert_eq!(civil_from_days(20_513), (2026, 3, 1));
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
-        assert_eq!(today_utc().len(), 10);
     }
 
     #[test]
