@@ -423,7 +423,11 @@ impl Webhook {
     /// without errors is judged as written (its pods are admitted either way), which keeps
     /// the common request at one evaluation.
     fn judge(&self, object: &Value, op: Operation, ns: NamespaceFacts) -> Option<Judged> {
-        let findings = lint(object, &self.config, &self.context, op)?;
+        let report = catch_unwind(AssertUnwindSafe(|| {
+            engine::lint_object(object, &self.config, &self.context, op)
+        }))
+        .ok()?;
+        let findings = report.findings.clone();
         let as_written = |findings| {
             Some(Judged {
                 findings,
@@ -459,8 +463,11 @@ impl Webhook {
             return as_written(findings);
         }
         let mut pods = object.clone();
-        let Ok(m) = catch_unwind(AssertUnwindSafe(|| {
-            mutation::mutate_with(&mut pods, cfg, &self.context)
+        // The mutation configuration differs from the validating one only in its fix policy, so
+        // on CREATE the lint above is the one the mutation starts from.
+        let Ok(m) = catch_unwind(AssertUnwindSafe(|| match op {
+            Operation::Create => mutation::mutate_linted(&mut pods, cfg, &self.context, &report),
+            _ => mutation::mutate_with(&mut pods, cfg, &self.context),
         })) else {
             return as_written(findings);
         };

@@ -14,7 +14,7 @@ use json_patch::PatchOperation;
 use serde_json::Value;
 
 use super::fix::{FixOptions, Fixer, Rollback, apply_fix};
-use super::lint_object;
+use super::{ObjectReport, lint_object};
 use crate::config::{Config, HyperV, MutationPolicy};
 use crate::model::classify::{Os, Source, Strength};
 use crate::model::image;
@@ -224,6 +224,18 @@ pub fn mutate(object: &mut Value, config: &Config) -> Mutated {
 /// [`mutate`] knowing the cluster's context (its RuntimeClasses, namespace labels).
 pub fn mutate_with(object: &mut Value, config: &Config, context: &Context) -> Mutated {
     let report = lint_object(object, config, context, Operation::Create);
+    mutate_linted(object, config, context, &report)
+}
+
+/// [`mutate_with`] given `report`, the object's lint on CREATE under a configuration whose
+/// target and rule overrides are `config`'s (the findings do not depend on the fix policy):
+/// `/validate` has just linted the template and does not lint it a second time.
+pub fn mutate_linted(
+    object: &mut Value,
+    config: &Config,
+    context: &Context,
+    report: &ObjectReport,
+) -> Mutated {
     let mut m = Mutated {
         findings: report
             .findings

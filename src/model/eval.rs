@@ -6,6 +6,7 @@ use super::image::ImageInfo;
 use super::placement::Placement;
 use super::pod::{self, LinuxOnlyField};
 use super::target::Target;
+use super::windows::{self, Build, Isolation};
 use super::workload::{ContainerRef, PodSite};
 
 /// What the object is being evaluated for.
@@ -80,6 +81,36 @@ impl<'a> Eval<'a> {
     pub fn placement(&self, site: &PodSite) -> &Placement {
         self.placement
             .get_or_init(|| Placement::of(site, self.target, self.context))
+    }
+
+    /// The Windows builds of the nodes this pod's containers must run on: observed, those of
+    /// the Windows nodes it can land on; offline, the target's configured `windowsBuilds`; none
+    /// when nothing can be said ([`Placement::host_builds`]).
+    pub fn host_builds(&self, site: &PodSite) -> Vec<Build> {
+        self.placement(site)
+            .host_builds(self.target)
+            .map(|h| h.builds)
+            .unwrap_or_default()
+    }
+
+    /// The isolation the pod's containers get: a RuntimeClass in the context whose handler
+    /// says (`runhcs-wcow-hypervisor*` / `runhcs-wcow-process*`), else Hyper-V when the pod
+    /// names the target's Hyper-V RuntimeClass, else the target's isolation.
+    pub fn isolation(&self, site: &PodSite) -> Isolation {
+        if let Some(name) = site.str("/runtimeClassName") {
+            if let Some(iso) = self
+                .context
+                .runtime_classes
+                .get(name)
+                .and_then(|rc| windows::handler_isolation(&rc.handler))
+            {
+                return iso;
+            }
+            if name == self.target.hyperv_runtime_class {
+                return Isolation::Hyperv;
+            }
+        }
+        self.target.isolation
     }
 
     /// `spec.os.name == "windows"`: the API server validates Windows-only constraints.

@@ -7,43 +7,12 @@
 use crate::model::Eval;
 use crate::model::image::ImageInfo;
 use crate::model::known_images::{self};
-use crate::model::placement::HostBuilds;
 use crate::model::windows::{self, Build, Isolation};
 use crate::model::workload::{ContainerRef, PodSite};
 
 // ---------------------------------------------------------------------------------------------
 // The nodes a pod faces. Every question "which host builds, which isolation" in this file goes
 // through these two functions.
-
-/// The Windows builds of the nodes this pod's containers must run on: observed, those of the
-/// Windows nodes it can land on; offline, the target's configured `windowsBuilds`; none when
-/// nothing can be said ([`placement::Placement::host_builds`]).
-pub fn host_builds(site: &PodSite, eval: &Eval) -> Vec<Build> {
-    eval.placement(site)
-        .host_builds(eval.target)
-        .map(|h: HostBuilds| h.builds)
-        .unwrap_or_default()
-}
-
-/// The isolation the pod's containers get: a RuntimeClass in the context whose handler says
-/// (`runhcs-wcow-hypervisor*` / `runhcs-wcow-process*`), else Hyper-V when the pod names the
-/// target's Hyper-V RuntimeClass, else the target's isolation.
-pub fn isolation(site: &PodSite, eval: &Eval) -> Isolation {
-    if let Some(name) = site.str("/runtimeClassName") {
-        if let Some(iso) = eval
-            .context
-            .runtime_classes
-            .get(name)
-            .and_then(|rc| windows::handler_isolation(&rc.handler))
-        {
-            return iso;
-        }
-        if name == eval.target.hyperv_runtime_class {
-            return Isolation::Hyperv;
-        }
-    }
-    eval.target.isolation
-}
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers

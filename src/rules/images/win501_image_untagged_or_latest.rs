@@ -7,12 +7,10 @@ use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::images::common::describe;
-use crate::rules::images::common::host_builds;
 use crate::rules::images::common::image_builds;
 use crate::rules::images::common::image_ptr;
 use crate::rules::images::common::images;
 use crate::rules::images::common::instead;
-use crate::rules::images::common::isolation;
 use crate::rules::images::common::known_alternatives;
 use crate::rules::images::common::mismatch;
 
@@ -75,8 +73,8 @@ Windows build.
 };
 
 pub(crate) fn image_untagged_or_latest(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    let hosts = host_builds(site, eval);
-    let iso = isolation(site, eval);
+    let hosts = eval.host_builds(site);
+    let iso = eval.isolation(site);
     images(eval)
         .filter(|(c, _, i)| {
             i.latest

@@ -16,7 +16,6 @@ use crate::rules::images::common::image_builds;
 use crate::rules::images::common::image_ptr;
 use crate::rules::images::common::images;
 use crate::rules::images::common::instead;
-use crate::rules::images::common::isolation;
 use crate::rules::images::common::known_alternatives;
 use crate::rules::images::common::mismatch;
 use crate::rules::images::common::today;
@@ -106,7 +105,7 @@ pub(crate) fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Findi
         return Vec::new();
     };
     let hosts = hb.builds.clone();
-    let iso = isolation(site, eval);
+    let iso = eval.isolation(site);
     // The WS2016 revision check of §2.6 needs the hosts' revisions, which the target does not
     // carry (node labels have none either), so only builds are compared.
     let mut out = Vec::new();

@@ -9,7 +9,6 @@ use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::images::common::describe;
 use crate::rules::images::common::describe_builds;
-use crate::rules::images::common::host_builds;
 use crate::rules::images::common::image_builds;
 use crate::rules::images::common::image_ptr;
 use crate::rules::images::common::images;
@@ -83,7 +82,7 @@ pub(crate) fn image_build_unknown(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let Some(&(first, _, _)) = unknown.first() else {
         return Vec::new();
     };
-    let hosts = host_builds(site, eval);
+    let hosts = eval.host_builds(site);
     let nodes = describe_builds(&hosts);
     let os_versions = image_builds(&hosts)
         .iter()

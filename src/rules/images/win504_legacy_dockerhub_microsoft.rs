@@ -7,7 +7,6 @@ use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::images::common::describe;
-use crate::rules::images::common::host_builds;
 use crate::rules::images::common::image_builds;
 use crate::rules::images::common::image_ptr;
 use crate::rules::images::common::images;
@@ -62,7 +61,7 @@ was discontinued: there is no Windows successor.
 };
 
 pub(crate) fn legacy_dockerhub_microsoft(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    let hosts = host_builds(site, eval);
+    let hosts = eval.host_builds(site);
     images(eval)
         .filter_map(|(c, img, i)| {
             let advice = match i.legacy_dockerhub? {

@@ -6,7 +6,6 @@ use crate::model::windows::{Build, Channel};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::images::common::host_builds;
 use crate::rules::images::common::image_ptr;
 use crate::rules::images::common::images;
 use crate::rules::images::common::today;
@@ -91,7 +90,7 @@ pub(crate) fn eol_windows_build(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             ),
         ));
     }
-    for b in host_builds(site, eval) {
+    for b in eval.host_builds(site) {
         if reported.contains(&b) {
             continue;
         }

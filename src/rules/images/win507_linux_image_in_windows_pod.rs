@@ -7,7 +7,6 @@ use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 use crate::rules::Rule;
-use crate::rules::images::common::host_builds;
 use crate::rules::images::common::image_builds;
 use crate::rules::images::common::image_ptr;
 use crate::rules::images::common::images;
@@ -86,7 +85,7 @@ pub(crate) fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Fin
     if !declared && eval.images.iter().any(|(_, i)| i.windows) {
         return Vec::new();
     }
-    let hosts = host_builds(site, eval);
+    let hosts = eval.host_builds(site);
     let nanoserver = image_builds(&hosts)
         .into_iter()
         .filter_map(|b| known_images::image_for("mcr.microsoft.com", "windows/nanoserver", None, b))

@@ -8,10 +8,8 @@ use crate::model::windows::{self, Build, Isolation};
 use crate::model::workload::{ContainerRef, PodSite};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::images::common::host_builds;
 use crate::rules::images::common::image_ptr;
 use crate::rules::images::common::images;
-use crate::rules::images::common::isolation;
 
 /// WIN508 in the registry.
 pub const RULE: Rule = Rule {
@@ -74,7 +72,7 @@ pub(crate) fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Findi
     if builds.len() < 2 {
         return Vec::new();
     }
-    let iso = isolation(site, eval);
+    let iso = eval.isolation(site);
     let newest = *builds.last().expect("two builds");
     let list = built
         .iter()
@@ -99,7 +97,7 @@ pub(crate) fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Findi
             let hint = builds
                 .iter()
                 .find(|&&b| {
-                    !windows::compatible_hosts(b, &host_builds(site, eval), Isolation::Process)
+                    !windows::compatible_hosts(b, &eval.host_builds(site), Isolation::Process)
                         .is_empty()
                 })
                 .map(|b| format!(" (the target nodes run {})", b.token()))

@@ -125,11 +125,7 @@ pub(crate) fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec
     let Some(build) = single_build(eval) else {
         return Vec::new();
     };
-    let mut hosts = windows::compatible_hosts(
-        build,
-        &host_builds.builds,
-        crate::rules::images::common::isolation(site, eval),
-    );
+    let mut hosts = windows::compatible_hosts(build, &host_builds.builds, eval.isolation(site));
     if hosts.is_empty() {
         // No node this pod can select runs the image: WIN502 reports it. Offline, pin to the
         // image's own build; with the cluster's nodes known, a pin to a build that no node has

@@ -130,7 +130,7 @@ pub(crate) fn windows_build_selector_mismatch(site: &PodSite, eval: &Eval) -> Ve
         }
         // Whatever the target has, the pod runs only on nodes of the selected build.
         if !crate::model::pod::is_host_process_pod(site) {
-            let isolation = crate::rules::images::common::isolation(site, eval);
+            let isolation = eval.isolation(site);
             for (c, info) in &eval.images {
                 if let Some(b) = info.build
                     && !windows::compatible(b, sel, isolation)
