@@ -170,9 +170,17 @@ fn assert_linear<T>(what: &str, input: impl Fn(usize) -> T, run: impl Fn(&T, usi
     );
 }
 
+/// The default policy, with WIN103's opt-in fix (remove the Linux-only fields) on: every
+/// container then has a fix to make.
+fn config() -> Config {
+    let mut cfg = Config::default();
+    cfg.policy.fix_opt_in.insert("WIN103".to_string());
+    cfg
+}
+
 #[test]
 fn cli_lint_is_linear_in_containers() {
-    let (cfg, cx) = (Config::default(), Context::default());
+    let (cfg, cx) = (config(), Context::default());
     assert_linear("lint", yaml, |text, n| {
         let docs = winlint::source::load(text).unwrap();
         let rep = winlint::engine::lint_object(&docs[0].value, &cfg, &cx, Operation::Lint);
@@ -183,7 +191,7 @@ fn cli_lint_is_linear_in_containers() {
 
 #[test]
 fn cli_fix_is_linear_in_containers() {
-    let (cfg, cx) = (Config::default(), Context::default());
+    let (cfg, cx) = (config(), Context::default());
     assert_linear("--fix", yaml, |text, _| {
         let fixed = winlint::cli::fix_text(text, &cfg, &cx).unwrap();
         let text = fixed.text.expect("the pod has safe fixes");
@@ -193,13 +201,24 @@ fn cli_fix_is_linear_in_containers() {
 
 #[test]
 fn webhook_is_linear_in_containers() {
-    let webhook = Webhook::new(Config::default());
+    let webhook = Webhook::new(config());
     for endpoint in [Endpoint::Validate, Endpoint::Mutate] {
         assert_linear(
             endpoint.as_str(),
             |n| review(&pod(n)),
-            |body, _| {
-                webhook.review(body, endpoint).unwrap();
+            |body, n| {
+                let out = webhook.review(body, endpoint).unwrap();
+                if endpoint == Endpoint::Mutate {
+                    // A removal of each container's runAsUser (and seLinuxOptions).
+                    use base64::Engine as _;
+                    let r: Value = serde_json::from_slice(&out.body).unwrap();
+                    let patch = r["response"]["patch"].as_str().unwrap_or("");
+                    let patch = base64::engine::general_purpose::STANDARD
+                        .decode(patch)
+                        .unwrap();
+                    let patch = String::from_utf8(patch).unwrap();
+                    assert_eq!(patch.matches("runAsUser").count(), n, "{patch}");
+                }
             },
         );
     }
