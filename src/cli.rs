@@ -911,8 +911,9 @@ fn lint_input(
                         .map_err(|e| e.0),
                         None => {
                             // stdin: print the fixed manifest instead of the report.
-                            crate::process::print_stdout(&fixed)
-                                .map_err(|e| format!("the fixed manifest could not be written: {e}"))
+                            crate::process::print_stdout(&fixed).map_err(|e| {
+                                format!("the fixed manifest could not be written: {e}")
+                            })
                         }
                     };
                     if let Err(e) = written {

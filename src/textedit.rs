@@ -90,11 +90,12 @@ pub fn plan(text: &str, doc: &Document, ops: &[PatchOperation]) -> Result<Vec<Ed
     // An edit that fails where it touches an anchored node its aliases repeat elsewhere fails
     // because of that (the edit would change them too, or drop the anchor they need).
     let mut steps = Vec::new();
-    let edited =
-        edit_steps(&mut cur, cur_doc, ops, &mut steps, &expected).and_then(|value| match value == expected {
+    let edited = edit_steps(&mut cur, cur_doc, ops, &mut steps, &expected).and_then(|value| {
+        match value == expected {
             true => Ok(()),
             false => fail("", "the edited text would not load to the patched value"),
-        });
+        }
+    });
     if let Err(e) = edited {
         return Err(shared_anchor(&doc.map, ops).unwrap_or(e));
     }

@@ -54,7 +54,11 @@ fn a_hard_link_stays_one_file() {
         std::fs::metadata(&a).unwrap(),
         std::fs::metadata(&b).unwrap(),
     );
-    assert_eq!((ma.ino(), mb.ino(), ma.nlink()), (ino, ino, 2), "the link is kept");
+    assert_eq!(
+        (ma.ino(), mb.ino(), ma.nlink()),
+        (ino, ino, 2),
+        "the link is kept"
+    );
     assert_eq!(std::fs::read_to_string(&b).unwrap(), fixed_text());
 }
 
@@ -89,13 +93,20 @@ fn another_users_writable_file_keeps_its_owner() {
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let p = copy(dir.path(), "app.yaml");
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let via = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
+    let via = [
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+    ];
     let probe = std::process::Command::new(via[0])
         .args(&via[1..])
         .args([bin(), "--version"])
         .output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!("note: cannot run winlint as nobody (setpriv missing or binary not readable); case skipped");
+        eprintln!(
+            "note: cannot run winlint as nobody (setpriv missing or binary not readable); case skipped"
+        );
         return;
     }
     let out = Run::new(&["--fix", s(&p)]).via(&via).run();
@@ -115,7 +126,8 @@ fn a_read_only_file_is_refused_even_for_root() {
     assert_eq!(std::fs::read_to_string(&p).unwrap(), fixture(FIXABLE));
     // The error, and each fixable finding's reason, say it.
     assert!(
-        out.stdout.contains("--fix did not write the file: the file is read-only (mode 0444)"),
+        out.stdout
+            .contains("--fix did not write the file: the file is read-only (mode 0444)"),
         "{out}"
     );
     assert!(
@@ -153,7 +165,11 @@ fn a_symlink_out_of_the_tree_is_refused_unless_asked() {
     let out = fix(&["--fix-follow-symlinks", s(&tree)]);
     out.assert_clean_exit();
     assert_eq!(std::fs::read_to_string(&target).unwrap(), fixed_text());
-    assert!(std::fs::symlink_metadata(tree.join("app.yaml")).unwrap().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(tree.join("app.yaml"))
+            .unwrap()
+            .is_symlink()
+    );
 }
 
 #[test]

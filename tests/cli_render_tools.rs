@@ -86,10 +86,7 @@ fn a_tool_that_never_ends_is_killed_at_the_timeout() {
     let helm = script(dir.path(), "helm", "sleep 600");
     let out = lint_chart(&helm, &chart(dir.path()), &["--render-timeout", "1"]);
     out.assert_code(2);
-    assert!(
-        out.stdout.contains("did not finish within 1 s"),
-        "{out}"
-    );
+    assert!(out.stdout.contains("did not finish within 1 s"), "{out}");
 }
 
 #[test]
@@ -123,7 +120,8 @@ fn a_remote_resource_is_not_fetched_unless_asked() {
     let out = run(&[]);
     out.assert_code(2);
     assert!(
-        out.stdout.contains("https://example.com/manifests/app.yaml")
+        out.stdout
+            .contains("https://example.com/manifests/app.yaml")
             && out.stdout.contains("--allow-remote"),
         "{out}"
     );
@@ -139,7 +137,11 @@ fn a_local_kustomization_builds_offline() {
     let dir = tempfile::tempdir().unwrap();
     let k = dir.path().join("k");
     std::fs::create_dir(&k).unwrap();
-    std::fs::write(k.join("kustomization.yaml"), "resources:\n- deployment.yaml\n").unwrap();
+    std::fs::write(
+        k.join("kustomization.yaml"),
+        "resources:\n- deployment.yaml\n",
+    )
+    .unwrap();
     std::fs::write(k.join("deployment.yaml"), fixture(POD)).unwrap();
     let log = dir.path().join("ran.txt");
     let kustomize = script(

@@ -119,9 +119,11 @@ fn shown(p: &Path) -> String {
 /// The file through `file` still holds `original` (and not a byte more).
 fn unchanged(file: &mut File, original: &[u8]) -> Result<(), Refused> {
     let mut now = Vec::with_capacity(original.len());
-    let read = file
-        .seek(SeekFrom::Start(0))
-        .and_then(|_| (&mut *file).take(original.len() as u64 + 1).read_to_end(&mut now));
+    let read = file.seek(SeekFrom::Start(0)).and_then(|_| {
+        (&mut *file)
+            .take(original.len() as u64 + 1)
+            .read_to_end(&mut now)
+    });
     match read {
         Ok(_) if now == original => Ok(()),
         Ok(_) => Err(Refused(

@@ -490,7 +490,10 @@ mod tests {
         // The image says Windows, the pod's own label Linux: the image wins.
         let c = class_of(pod("linux"), std::slice::from_ref(&windows));
         assert!(c.is_windows(), "{c:?}");
-        assert_eq!(c.reason(), "Windows image mcr.microsoft.com/windows/servercore:ltsc2022");
+        assert_eq!(
+            c.reason(),
+            "Windows image mcr.microsoft.com/windows/servercore:ltsc2022"
+        );
         assert!(class_of(pod("windows"), std::slice::from_ref(&windows)).is_windows());
         // Alone, the label is still the pod's author's word.
         let c = class_of(pod("linux"), &[ImageInfo::default()]);

@@ -128,8 +128,18 @@ pub fn run(
         .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
     let pgid = child.id();
     let (tx, rx) = mpsc::channel();
-    reader(child.stdout.take().expect("piped stdout"), true, limits.output, tx.clone());
-    reader(child.stderr.take().expect("piped stderr"), false, STDERR_CAP, tx);
+    reader(
+        child.stdout.take().expect("piped stdout"),
+        true,
+        limits.output,
+        tx.clone(),
+    );
+    reader(
+        child.stderr.take().expect("piped stderr"),
+        false,
+        STDERR_CAP,
+        tx,
+    );
     let deadline = Instant::now() + limits.time;
     let (mut status, mut stdout, mut stderr) = (None, None, None);
     let stop = |child: &mut std::process::Child| {
