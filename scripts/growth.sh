@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Growth of evaluation time in the number of containers (issue 15, item 2): a Windows pod with N
 # containers, each carrying a Linux-only securityContext field (runAsUser, seLinuxOptions), linted
-# by the CLI (`winlint pod.yaml`, and `--fix --diff --fix-opt-in WIN103`: every field removed), for
+# by the CLI (`winlint pod.yaml`, and `--fix --fix-opt-in WIN103` on the file: every field removed), for
 # N = 500..8000. Prints user+sys CPU
 # seconds per N and the exponent k of t ~ N^k (least-squares fit of log t against log N).
 # Usage: scripts/growth.sh [BIN] (default target/release/winlint; build it first).
@@ -36,7 +36,7 @@ for mode in lint fix; do
   : > "$DIR/$mode.pts"
   for n in $NS; do
     gen "$n" > "$DIR/pod-$n.yaml"
-    if [ "$mode" = lint ]; then r=$(cpu "$DIR/pod-$n.yaml"); else r=$(cpu --fix --diff --fix-opt-in WIN103 "$DIR/pod-$n.yaml"); fi
+    if [ "$mode" = lint ]; then r=$(cpu "$DIR/pod-$n.yaml"); else r=$(cpu --fix --fix-opt-in WIN103 "$DIR/pod-$n.yaml"); fi
     set -- $r
     printf '%-5s N=%-6s cpu %8.3f s  peak RSS %7.1f MiB\n' "$mode" "$n" "$1" "$(awk "BEGIN{print $2/1024}")"
     echo "$n $1" >> "$DIR/$mode.pts"

@@ -101,9 +101,9 @@ pub fn plan(text: &str, doc: &Document, ops: &[PatchOperation]) -> Result<Vec<Ed
     }
     let edits = match steps.len() {
         1 => steps.pop().unwrap_or_default(),
-        // Many steps (a big pod's fixes): one edit over the changed bytes; a line diff of the
-        // whole document costs its size times the number of changes.
-        n if n > DIFF_STEPS => changed_span(slice, &cur),
+        // Many operations (a big pod's fixes): one edit over the changed bytes; a line diff of
+        // the whole document costs its size times the number of changes.
+        _ if ops.len() > DIFF_OPS => changed_span(slice, &cur),
         _ => diff_edits(slice, &cur),
     };
     Ok(edits
@@ -116,8 +116,9 @@ pub fn plan(text: &str, doc: &Document, ops: &[PatchOperation]) -> Result<Vec<Ed
         .collect())
 }
 
-/// Above this many steps, [`plan`] gives one edit over the changed span instead of a line diff.
-const DIFF_STEPS: usize = 16;
+/// Above this many operations, [`plan`] gives one edit over the changed span instead of a line
+/// diff.
+const DIFF_OPS: usize = 16;
 
 /// The edit from `old` to `new`: the bytes between their common prefix and common suffix.
 fn changed_span(old: &str, new: &str) -> Vec<Edit> {
