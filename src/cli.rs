@@ -2,9 +2,11 @@
 //! `manifests`. A live cluster (`--cluster`, `audit`) is [`cluster`]'s.
 
 mod cluster;
+mod input;
+mod write;
 
 use std::collections::BTreeSet;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -241,6 +243,15 @@ struct LintArgs {
     cluster: bool,
     #[command(flatten)]
     cluster_args: crate::cluster::ClusterArgs,
+    /// Largest input read, in bytes (a file, stdin, a pipe, a tool's output); a larger one is an
+    /// input error.
+    #[arg(long, value_name = "BYTES", default_value_t = input::DEFAULT_MAX_INPUT_BYTES,
+        value_parser = clap::value_parser!(u64).range(1..))]
+    max_input_bytes: u64,
+    /// --fix may write a file that a symlink leads to outside the directory it was found in (or
+    /// outside a named file's directory).
+    #[arg(long)]
+    fix_follow_symlinks: bool,
 }
 
 /// Entry point; returns the exit code.
@@ -358,8 +369,11 @@ struct Input {
     name: String,
     /// `None` for stdin and rendered output.
     path: Option<PathBuf>,
-    /// Stdin's bytes (read once) or a chart's or kustomization's rendered output; files are read
-    /// when needed, so memory holds one file at a time.
+    /// The tree `--fix` may write in: the directory walked, or a named file's directory.
+    tree: PathBuf,
+    /// Stdin's bytes, a pipe's or a device's named as a file (read once, see [`input`]), or a
+    /// chart's or kustomization's rendered output; regular files are read when needed, so
+    /// memory holds one file at a time.
     bytes: Option<Vec<u8>>,
     /// How the bytes were rendered (`None` for files and stdin).
     rendered: Option<crate::render::Rendered>,
@@ -370,10 +384,10 @@ impl Input {
         self.path.is_none() && self.rendered.is_none()
     }
 
-    fn read(&self) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
+    fn read(&self, cap: u64) -> Result<std::borrow::Cow<'_, [u8]>, input::ReadError> {
         match (&self.bytes, &self.path) {
             (Some(b), _) => Ok(std::borrow::Cow::Borrowed(b)),
-            (None, Some(p)) => std::fs::read(p).map(std::borrow::Cow::Owned),
+            (None, Some(p)) => input::read_file(p, cap).map(std::borrow::Cow::Owned),
             (None, None) => Ok(std::borrow::Cow::Borrowed(&[])),
         }
     }
@@ -446,6 +460,7 @@ fn collect_inputs(
     paths: &[PathBuf],
     render: &crate::render::RenderArgs,
     kube_version: &str,
+    cap: u64,
     errors: &mut Vec<InputError>,
 ) -> Vec<Input> {
     let mut out = Vec::new();
@@ -503,11 +518,11 @@ fn collect_inputs(
             continue;
         }
         if p.as_os_str() == "-" {
-            let mut bytes = Vec::new();
-            match std::io::stdin().read_to_end(&mut bytes) {
-                Ok(_) => out.push(Input {
+            match input::read_capped(std::io::stdin().lock(), cap) {
+                Ok(bytes) => out.push(Input {
                     name: "<stdin>".into(),
                     path: None,
+                    tree: PathBuf::new(),
                     bytes: Some(bytes),
                     rendered: None,
                 }),
@@ -523,11 +538,12 @@ fn collect_inputs(
         if let Some(walk) = walk {
             for f in walk.files.into_iter().filter(|f| !plan.is_used(f)) {
                 if seen.insert(std::fs::canonicalize(&f).unwrap_or_else(|_| f.clone())) {
-                    read_file(&f, &mut out);
+                    read_file(&f, p, cap, &mut out, errors);
                 }
             }
         } else if seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())) {
-            read_file(p, &mut out);
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+            read_file(p, dir.unwrap_or(Path::new(".")), cap, &mut out, errors);
         }
     }
     out.extend(
@@ -536,6 +552,7 @@ fn collect_inputs(
             .map(|r| Input {
                 name: r.name,
                 path: None,
+                tree: PathBuf::new(),
                 bytes: Some(r.bytes),
                 rendered: Some(r.rendered),
             }),
@@ -550,11 +567,27 @@ fn is_manifest(p: &Path) -> bool {
     )
 }
 
-fn read_file(p: &Path, out: &mut Vec<Input>) {
+/// A file named or found in the directory `tree`: a regular file is read when linted; anything
+/// else (a pipe, `/dev/stdin`, `<(…)`) now, the one time it can be read.
+fn read_file(p: &Path, tree: &Path, cap: u64, out: &mut Vec<Input>, errors: &mut Vec<InputError>) {
+    let bytes = match input::open(p, cap) {
+        Ok(input::Opened::File) => None,
+        Ok(input::Opened::Stream(b)) => Some(b),
+        Err(e) => {
+            errors.push(InputError {
+                file: p.display().to_string(),
+                line: 0,
+                column: 0,
+                message: e.to_string(),
+            });
+            return;
+        }
+    };
     out.push(Input {
         name: p.display().to_string(),
         path: Some(p.to_path_buf()),
-        bytes: None,
+        tree: tree.to_path_buf(),
+        bytes,
         rendered: None,
     });
 }
@@ -795,10 +828,10 @@ fn lint_input(
         column: 0,
         message,
     };
-    let bytes = match input.read() {
+    let bytes = match input.read(args.max_input_bytes) {
         Ok(b) => b,
         Err(e) => {
-            out.errors.push((idx, error(format!("cannot read: {e}"))));
+            out.errors.push((idx, error(e.to_string())));
             return;
         }
     };
@@ -866,18 +899,28 @@ fn lint_input(
                     ));
                 } else {
                     let written = match &input.path {
-                        Some(path) => write_atomic(
-                            &std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()),
+                        Some(path) => write::write_fix(
+                            &write::Place {
+                                path,
+                                tree: &input.tree,
+                                follow_symlinks: args.fix_follow_symlinks,
+                            },
+                            &bytes,
                             &with_bom(&bytes, &fixed),
-                        ),
+                        )
+                        .map_err(|e| e.0),
                         None => {
                             // stdin: print the fixed manifest instead of the report.
-                            crate::process::print_stdout(&fixed)
+                            crate::process::print_stdout(&fixed).map_err(|e| {
+                                format!("the fixed manifest could not be written: {e}")
+                            })
                         }
                     };
                     if let Err(e) = written {
                         out.errors
-                            .push((idx, error(format!("cannot write fix: {e}"))));
+                            .push((idx, error(format!("--fix did not write the file: {e}"))));
+                        // The findings stay, and this is why (not "the finding remains").
+                        otherwise = e;
                     } else {
                         match source::load(&fixed) {
                             Ok(d) => docs = d,
@@ -999,10 +1042,13 @@ fn lint(args: LintArgs) -> i32 {
         (Context::default(), None)
     };
     let mut errors = Vec::new();
+    let mut render = args.render.clone();
+    render.output_cap = args.max_input_bytes;
     let inputs = collect_inputs(
         &args.paths,
-        &args.render,
+        &render,
         &cfg.target.kubernetes.to_string(),
+        args.max_input_bytes,
         &mut errors,
     );
 
@@ -1011,7 +1057,9 @@ fn lint(args: LintArgs) -> i32 {
     // source maps. (A file that is not UTF-8 is an error in pass 2.)
     let mut cx = base_context;
     for input in &inputs {
-        let Ok(bytes) = input.read() else { continue };
+        let Ok(bytes) = input.read(args.max_input_bytes) else {
+            continue;
+        };
         let Ok(text) = std::str::from_utf8(&bytes) else {
             continue;
         };
@@ -1132,6 +1180,14 @@ pub struct FixedText {
 /// Apply the allowed fixes to a file's text, surgically: the [`Fixer`] lints and applies the
 /// fixes, [`TextDocument`] turns each pass's fixes into text edits.
 pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<FixedText, FixError> {
+    // A file whose lines end in CR alone (classic Mac OS; YAML reads a lone CR as a line break):
+    // the editor works on LF lines, so the breaks go LF and back. Every CR of such a file is a
+    // line break (a CR in a scalar is written `\r`), so the round trip is exact.
+    if text.contains('\r') && !text.contains('\n') {
+        let mut fixed = fix_text(&text.replace('\r', "\n"), cfg, cx)?;
+        fixed.text = fixed.text.map(|t| t.replace('\n', "\r"));
+        return Ok(fixed);
+    }
     let fixer = Fixer {
         config: cfg,
         context: cx,
@@ -1287,27 +1343,6 @@ fn diff_name(side: &str, name: &str) -> String {
     } else {
         format!("{side}/{name}")
     }
-}
-
-/// Write `bytes` to `path` atomically: a temp file in the same directory, fsync, rename. On error
-/// the original file is untouched.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    // A Ctrl-C in here would leave the temporary file behind: see crate::process.
-    crate::process::without_interruption(|| {
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        tmp.write_all(bytes)?;
-        tmp.as_file().sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-        }
-        crate::process::test_signal_before_rename();
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
-    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! for before the report was written: `winlint k8s/ | head` under `set -o pipefail` fails
 //! exactly when the manifests do.
 //!
-//! **Signals during a write.** `cli::write_atomic` writes a temporary
+//! **Signals during a write.** `cli::write` (`--fix`) writes a temporary
 //! file beside the target and renames it over the target. Between the two, a default-action
 //! signal (Ctrl-C, `kill`) would end the process before the temporary file is removed: the
 //! target is intact, but a stray `.tmpXXXXXX` stays behind. [`without_interruption`] holds

@@ -90,18 +90,21 @@ pub fn plan(text: &str, doc: &Document, ops: &[PatchOperation]) -> Result<Vec<Ed
     // An edit that fails where it touches an anchored node its aliases repeat elsewhere fails
     // because of that (the edit would change them too, or drop the anchor they need).
     let mut steps = Vec::new();
-    let edited =
-        edit_steps(&mut cur, cur_doc, ops, &mut steps).and_then(|value| match value == expected {
+    let edited = edit_steps(&mut cur, cur_doc, ops, &mut steps, &expected).and_then(|value| {
+        match value == expected {
             true => Ok(()),
             false => fail("", "the edited text would not load to the patched value"),
-        });
+        }
+    });
     if let Err(e) = edited {
         return Err(shared_anchor(&doc.map, ops).unwrap_or(e));
     }
-    let edits = if steps.len() == 1 {
-        steps.pop().unwrap_or_default()
-    } else {
-        diff_edits(slice, &cur)
+    let edits = match steps.len() {
+        1 => steps.pop().unwrap_or_default(),
+        // Many operations (a big pod's fixes): one edit over the changed bytes; a line diff of
+        // the whole document costs its size times the number of changes.
+        _ if ops.len() > DIFF_OPS => changed_span(slice, &cur),
+        _ => diff_edits(slice, &cur),
     };
     Ok(edits
         .into_iter()
@@ -113,10 +116,156 @@ pub fn plan(text: &str, doc: &Document, ops: &[PatchOperation]) -> Result<Vec<Ed
         .collect())
 }
 
-/// Edit `cur` (a document's text, loaded as `cur_doc`) step by step for `ops`, each step
-/// planned against the text the previous one left (loaded again); pushes each step's edits.
-/// Returns the value the edited text loads to.
+/// Above this many operations, [`plan`] gives one edit over the changed span instead of a line
+/// diff.
+const DIFF_OPS: usize = 16;
+
+/// The edit from `old` to `new`: the bytes between their common prefix and common suffix.
+fn changed_span(old: &str, new: &str) -> Vec<Edit> {
+    let (o, n) = (old.as_bytes(), new.as_bytes());
+    let mut s = o.iter().zip(n).take_while(|(a, b)| a == b).count();
+    while !old.is_char_boundary(s) || !new.is_char_boundary(s) {
+        s -= 1;
+    }
+    let max_suffix = o.len().min(n.len()) - s;
+    let mut e = o[s..]
+        .iter()
+        .rev()
+        .zip(n[s..].iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !old.is_char_boundary(o.len() - e) || !new.is_char_boundary(n.len() - e) {
+        e -= 1;
+    }
+    vec![Edit {
+        start: s,
+        end: o.len() - e,
+        text: new[s..n.len() - e].to_owned(),
+    }]
+}
+
+/// Edit `cur` (a document's text, loaded as `cur_doc`) for `ops`; pushes each step's edits and
+/// returns the value the edited text loads to. Independent operations are planned together, in
+/// [`rounds`] (one reload per round, not per operation: a fix of every container of a big pod
+/// is linear in its size); when that does not work out or does not load to `expected`, step by
+/// step ([`edit_one_by_one`]).
 fn edit_steps(
+    cur: &mut String,
+    cur_doc: Document,
+    ops: &[PatchOperation],
+    steps: &mut Vec<Vec<Edit>>,
+    expected: &Value,
+) -> Result<Value, EditError> {
+    if let Some(rounds) = rounds(ops).filter(|r| r.len() < ops.len())
+        && let Some((text, value, edits)) = edit_rounds(cur, &cur_doc, ops, &rounds)
+        && value == *expected
+    {
+        *cur = text;
+        steps.extend(edits);
+        return Ok(value);
+    }
+    edit_one_by_one(cur, cur_doc, ops, steps)
+}
+
+/// The operations grouped in rounds (indices, in order) so that no two of a round touch the same
+/// parent or lie one under the other: planned against the same text, their edits are those the
+/// one-by-one planning makes. `None` when an operation is not a plain add, remove or replace, or
+/// a remove and an add of the same parent follow each other (a key renamed in a flow mapping,
+/// which the one-by-one planning edits in place).
+fn rounds(ops: &[PatchOperation]) -> Option<Vec<Vec<usize>>> {
+    use std::collections::HashMap;
+    fn parent(p: &str) -> &str {
+        p.rfind('/').map_or("", |i| &p[..i])
+    }
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    let mut under: HashMap<&str, usize> = HashMap::new();
+    let mut by_parent: HashMap<&str, usize> = HashMap::new();
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        if !matches!(
+            op,
+            PatchOperation::Add(_) | PatchOperation::Remove(_) | PatchOperation::Replace(_)
+        ) {
+            return None;
+        }
+        let p = op.path().as_str();
+        if let (PatchOperation::Remove(_), Some(PatchOperation::Add(next))) = (op, ops.get(i + 1))
+            && parent(next.path.as_str()) == parent(p)
+        {
+            return None;
+        }
+        let after = |r: Option<&usize>| r.map_or(0, |r| r + 1);
+        let mut round = after(by_parent.get(parent(p))).max(after(under.get(p)));
+        let mut a = p;
+        loop {
+            round = round.max(after(at.get(a)));
+            if a.is_empty() {
+                break;
+            }
+            a = parent(a);
+        }
+        fn set<'p>(m: &mut HashMap<&'p str, usize>, k: &'p str, round: usize) {
+            let e = m.entry(k).or_insert(round);
+            *e = (*e).max(round);
+        }
+        set(&mut at, p, round);
+        set(&mut by_parent, parent(p), round);
+        let mut a = p;
+        while !a.is_empty() {
+            a = parent(a);
+            set(&mut under, a, round);
+        }
+        if out.len() <= round {
+            out.resize_with(round + 1, Vec::new);
+        }
+        out[round].push(i);
+        crate::model::work::step();
+    }
+    Some(out)
+}
+
+/// Plan each round's operations against the same text and apply them together. `None` when an
+/// operation cannot be planned so, or two edits of a round touch: the caller then plans one by
+/// one (and says why an operation fails).
+fn edit_rounds(
+    text: &str,
+    doc: &Document,
+    ops: &[PatchOperation],
+    rounds: &[Vec<usize>],
+) -> Option<(String, Value, Vec<Vec<Edit>>)> {
+    let mut cur = text.to_owned();
+    let mut cur_doc: Option<Document> = None;
+    let mut steps = Vec::new();
+    for round in rounds {
+        let d = cur_doc.as_ref().unwrap_or(doc);
+        let cx = Ctx::new(&cur, d);
+        let mut edits = Vec::with_capacity(round.len());
+        for &i in round {
+            let step = match expand(&ops[i], &d.value).ok()?.pop()? {
+                step if step.holds(&d.value) => continue,
+                step => step,
+            };
+            edits.push(cx.step(&step).ok()?);
+        }
+        edits.sort_by_key(|e| (e.start, e.end));
+        if edits.windows(2).any(|w| w[0].end >= w[1].start) {
+            return None;
+        }
+        cur = apply(&cur, &edits);
+        cur_doc = Some(reload(&cur, "").ok()?);
+        steps.push(edits);
+    }
+    let value = match cur_doc {
+        Some(d) => d.value,
+        None => doc.value.clone(),
+    };
+    Some((cur, value, steps))
+}
+
+/// Edit `cur` step by step for `ops`, each step planned against the text the previous one left
+/// (loaded again); pushes each step's edits. Returns the value the edited text loads to.
+fn edit_one_by_one(
     cur: &mut String,
     mut cur_doc: Document,
     ops: &[PatchOperation],
@@ -431,13 +580,17 @@ impl<'a> Ctx<'a> {
 }
 
 fn plan_one(text: &str, doc: &Document, step: &Step) -> Result<Vec<Edit>, EditError> {
-    let cx = Ctx::new(text, doc);
-    let edit = match step {
-        Step::Add(path, v) => cx.add(path, v)?,
-        Step::Remove(path) => cx.remove(path)?,
-        Step::Replace(path, v) => cx.replace(path, v)?,
-    };
-    Ok(vec![edit])
+    Ok(vec![Ctx::new(text, doc).step(step)?])
+}
+
+impl Ctx<'_> {
+    fn step(&self, step: &Step) -> Result<Edit, EditError> {
+        match step {
+            Step::Add(path, v) => self.add(path, v),
+            Step::Remove(path) => self.remove(path),
+            Step::Replace(path, v) => self.replace(path, v),
+        }
+    }
 }
 
 /// `(parent pointer, decoded last token)`.

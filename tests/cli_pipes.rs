@@ -100,7 +100,7 @@ fn strays(dir: &Path, keep: &str) -> Vec<String> {
 }
 
 /// A SIGINT raised between writing the temporary file and renaming it (the hook in
-/// `cli::write_atomic`) is held until the rename is done: the file is wholly fixed, no temporary
+/// `cli::write`, `src/cli/write.rs`) is held until the rename is done: the file is wholly fixed, no temporary
 /// file is left, and the process still ends on the signal.
 #[test]
 fn ctrl_c_between_write_and_rename_leaves_the_whole_file_and_no_temp_file() {

@@ -385,25 +385,31 @@ pub fn classify<'i>(
     let verdict = pick(&[Source::OsField], Strength::Definite)
         .or_else(|| pick(&[Source::Selector], Strength::Definite))
         .or_else(|| pick(&[Source::Other], Strength::Definite))
-        .or_else(|| {
-            let probable: Vec<&Signal> = sig
-                .iter()
-                .filter(|s| s.strength == Strength::Probable && s.os != Os::Unknown)
-                .collect();
-            let w = probable.iter().any(|s| s.os == Os::Windows);
-            let l = probable.iter().any(|s| s.os == Os::Linux);
-            match (w, l) {
-                (true, false) => Some((Os::Windows, Strength::Probable)),
-                (false, true) => Some((Os::Linux, Strength::Probable)),
-                _ => None,
-            }
-        });
+        // The pod's own `kubernetes.io/os` label is the weakest probable evidence: it says what
+        // its author believed, an image says what the containers are. It decides only when
+        // nothing else probable is there, so a label never hides a Windows image (WIN004 reports
+        // the two disagreeing).
+        .or_else(|| probable(&sig, |s| s.source != Source::Label))
+        .or_else(|| probable(&sig, |s| s.source == Source::Label));
     let (os, strength) = verdict.unwrap_or((Os::Unknown, Strength::Weak));
     Classification {
         os,
         strength,
         signals: sig,
     }
+}
+
+/// The OS that the probable signals chosen by `which` agree on; `None` when there are none.
+/// When they disagree the verdict is unknown (and final: weaker evidence does not break a tie).
+fn probable(sig: &[Signal], which: impl Fn(&Signal) -> bool) -> Option<(Os, Strength)> {
+    let mut it = sig
+        .iter()
+        .filter(|s| which(s) && s.strength == Strength::Probable && s.os != Os::Unknown);
+    let first = it.next()?.os;
+    if it.any(|s| s.os != first) {
+        return Some((Os::Unknown, Strength::Weak));
+    }
+    Some((first, Strength::Probable))
 }
 
 /// Whether every required node-affinity term excludes `os` (`kubernetes.io/os NotIn [os]`):
@@ -469,6 +475,29 @@ mod tests {
             &[],
         );
         assert!(c.is_linux());
+    }
+
+    #[test]
+    fn a_pod_label_never_hides_a_windows_image() {
+        let windows = ImageInfo {
+            windows: true,
+            ..ImageInfo::default()
+        };
+        let pod = |label: &str| {
+            json!({"kind":"Pod","metadata":{"labels":{"kubernetes.io/os": label}},
+                "spec":{"containers":[{"name":"a","image":"mcr.microsoft.com/windows/servercore:ltsc2022"}]}})
+        };
+        // The image says Windows, the pod's own label Linux: the image wins.
+        let c = class_of(pod("linux"), std::slice::from_ref(&windows));
+        assert!(c.is_windows(), "{c:?}");
+        assert_eq!(
+            c.reason(),
+            "Windows image mcr.microsoft.com/windows/servercore:ltsc2022"
+        );
+        assert!(class_of(pod("windows"), std::slice::from_ref(&windows)).is_windows());
+        // Alone, the label is still the pod's author's word.
+        let c = class_of(pod("linux"), &[ImageInfo::default()]);
+        assert!(c.is_linux(), "{c:?}");
     }
 
     #[test]

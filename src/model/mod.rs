@@ -25,6 +25,7 @@ pub mod quantity;
 pub mod schedule;
 pub mod target;
 pub mod windows;
+pub mod work;
 pub mod workload;
 
 pub use context::Context;

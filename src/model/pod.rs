@@ -112,7 +112,9 @@ pub fn is_host_process(site: &PodSite, c: &ContainerRef) -> bool {
 /// `hostProcess: true` with no containers is not a HostProcess pod (the API server counts
 /// containers).
 pub fn is_host_process_pod(site: &PodSite) -> bool {
-    site.containers().any(|c| is_host_process(site, &c))
+    *site
+        .host_process_pod
+        .get_or_init(|| site.containers().any(|c| is_host_process(site, &c)))
 }
 
 /// Pointers of every `windowsOptions.hostProcess: true` field (pod first, then containers).

@@ -36,6 +36,9 @@ pub struct PodSite<'a> {
     pub spec_ptr: String,
     /// The namespace of the object, if it says.
     pub namespace: Option<&'a str>,
+    /// Whether any container is a HostProcess container, once computed: rules ask it once per
+    /// finding, and computing it is a walk over every container (quadratic in big pods).
+    pub(crate) host_process_pod: std::sync::OnceLock<bool>,
 }
 
 /// A container with its place in the pod.
@@ -74,6 +77,7 @@ static NULL: Value = Value::Null;
 /// `Value::pointer` without an allocation per token (serde_json unescapes every token into a new
 /// `String`; rules look fields up thousands of times per pod). Same results.
 pub fn lookup<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
+    super::work::step();
     if pointer.is_empty() {
         return Some(value);
     }
@@ -147,7 +151,10 @@ impl<'a> PodSite<'a> {
                 .unwrap_or(&[])
                 .iter()
                 .enumerate()
-                .map(move |(index, value)| ContainerRef { list, index, value })
+                .map(move |(index, value)| {
+                    super::work::step();
+                    ContainerRef { list, index, value }
+                })
         })
     }
     /// `spec.volumes` with index.
@@ -199,6 +206,7 @@ pub fn pod_sites(object: &Value) -> Vec<PodSite<'_>> {
         spec,
         spec_ptr,
         namespace,
+        host_process_pod: std::sync::OnceLock::new(),
     }]
 }
 

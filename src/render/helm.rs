@@ -85,7 +85,7 @@ pub(super) fn render(
                 f.strip_prefix(dir).unwrap_or(f).display()
             ),
         };
-        match tool::run(&helm, &a, None) {
+        match tool::run(&helm, &a, None, args.limits()) {
             Ok(r) if r.success => out.push(Output {
                 name: place.display().to_string(),
                 bytes: r.stdout,

@@ -48,6 +48,7 @@ impl Tool {
 pub(super) fn render(
     file: &Path,
     tool: Option<&Tool>,
+    render_args: &RenderArgs,
     out: &mut Vec<Output>,
     errors: &mut Vec<InputError>,
 ) {
@@ -63,9 +64,25 @@ pub(super) fn render(
         ));
         return;
     };
+    if !render_args.allow_remote {
+        let remote = uses(file).remote;
+        if let Some(first) = remote.first() {
+            errors.push(input_error(
+                dir,
+                format!(
+                    "skipped kustomization: it fetches {} remote resource(s) ({first}{}); winlint \
+                     does not reach the network unless asked: give --allow-remote, or build it \
+                     yourself and pipe the output into `winlint -`",
+                    remote.len(),
+                    if remote.len() > 1 { ", …" } else { "" }
+                ),
+            ));
+            return;
+        }
+    }
     let mut args = t.args.clone();
     args.push(dir.display().to_string());
-    match tool::run(&t.program, &args, None) {
+    match tool::run(&t.program, &args, None, render_args.limits()) {
         Ok(r) if r.success => out.push(Output {
             name: dir.display().to_string(),
             bytes: r.stdout,
@@ -90,6 +107,8 @@ pub(super) struct Uses {
     pub files: BTreeSet<PathBuf>,
     /// Directories (resources that are kustomizations, or directories of files).
     pub dirs: BTreeSet<PathBuf>,
+    /// References kustomize would fetch from the network (URLs, git repositories), as written.
+    pub remote: Vec<String>,
 }
 
 /// The local files and directories the kustomization `file` uses (itself included), following
@@ -113,11 +132,14 @@ fn collect(file: &Path, u: &mut Uses, seen: &mut BTreeSet<PathBuf>) {
         return;
     };
     for r in references(&k) {
-        if r.contains("://") || r.starts_with("git@") || r.contains('\n') {
+        if r.contains('\n') {
             continue;
         }
         let p = dir.join(&r);
         let Ok(c) = std::fs::canonicalize(&p) else {
+            if is_remote(&r) {
+                u.remote.push(r);
+            }
             continue;
         };
         if c.is_dir() {
@@ -129,6 +151,17 @@ fn collect(file: &Path, u: &mut Uses, seen: &mut BTreeSet<PathBuf>) {
             u.files.insert(c);
         }
     }
+}
+
+/// Whether a reference that is no local path is one kustomize fetches: a URL
+/// (`https://…/x.yaml`, `ssh://…`), a git address (`git@github.com:org/repo`), or a repository
+/// without a scheme, whose first segment is a host (`github.com/org/repo//dir?ref=v1`).
+fn is_remote(r: &str) -> bool {
+    let host = r.split('/').next().unwrap_or("");
+    r.contains("://")
+        || r.starts_with("git@")
+        || r.contains("?ref=")
+        || (host.contains('.') && !host.starts_with('.') && r.contains('/'))
 }
 
 /// The kustomization in `file`'s directory or above it (up to the repository root, the first
@@ -316,6 +349,21 @@ mod tests {
                 "schema.json"
             ]
         );
+    }
+
+    #[test]
+    fn remote_references_are_told_from_local_ones() {
+        for r in [
+            "https://raw.githubusercontent.com/x/y/main/d.yaml",
+            "github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v3.3.1",
+            "git@github.com:org/repo.git",
+            "ssh://git@example.com/repo",
+        ] {
+            assert!(is_remote(r), "{r}");
+        }
+        for r in ["../base", "d.yaml", "./x/y.yaml", "overlays/win"] {
+            assert!(!is_remote(r), "{r}");
+        }
     }
 
     #[test]

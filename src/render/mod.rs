@@ -49,6 +49,27 @@ pub struct RenderArgs {
     /// kustomize or kubectl for kustomizations; default: kustomize, else kubectl, on PATH.
     #[arg(long, value_name = "PATH", env = "WINLINT_KUSTOMIZE")]
     pub kustomize: Option<PathBuf>,
+    /// Let helm and kustomize reach the network (a kustomization's remote resources, git bases);
+    /// without it they run offline and a kustomization naming a remote resource is not built.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Seconds a rendering tool may run before it is killed with the processes it started.
+    #[arg(long, value_name = "SECONDS", default_value_t = tool::DEFAULT_TIME_LIMIT_SECS,
+        value_parser = clap::value_parser!(u64).range(1..))]
+    pub render_timeout: u64,
+    /// Most bytes of a tool's output (set from `--max-input-bytes`).
+    #[arg(skip)]
+    pub output_cap: u64,
+}
+
+impl RenderArgs {
+    fn limits(&self) -> tool::Limits {
+        tool::Limits {
+            time: std::time::Duration::from_secs(self.render_timeout),
+            output: self.output_cap,
+            network: self.allow_remote,
+        }
+    }
 }
 
 /// A directory a tool renders.
@@ -108,14 +129,18 @@ pub struct Walk {
     pub sources: Vec<(Source, bool)>,
 }
 
-/// Walk `root` (recursively, sorted, following links) for manifests, charts and kustomizations.
+/// Walk `root` (recursively, sorted, following links, hidden entries skipped) for manifests,
+/// charts and kustomizations.
 /// `is_manifest` says which files are manifests.
 pub fn walk(root: &Path, is_manifest: fn(&Path) -> bool, errors: &mut Vec<InputError>) -> Walk {
     let mut w = Walk::default();
+    // Hidden entries (`.git`, `.github`, `.terraform`, an editor's `.#x.yaml`) are not the
+    // manifests: skipped below the root; a hidden directory named on the command line is walked.
     let mut it = walkdir::WalkDir::new(root)
         .follow_links(true)
         .sort_by_file_name()
-        .into_iter();
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().as_encoded_bytes().starts_with(b"."));
     while let Some(entry) = it.next() {
         match entry {
             Ok(e) if e.file_type().is_dir() => match source_of(e.path()) {
@@ -262,7 +287,7 @@ pub fn render(
             Source::Chart(dir) => helm::render(dir, args, kube_version, &mut out, errors),
             Source::Kustomization(file) => {
                 let tool = kustomize_tool.get_or_insert_with(|| kustomize::Tool::find(args));
-                kustomize::render(file, tool.as_ref(), &mut out, errors);
+                kustomize::render(file, tool.as_ref(), args, &mut out, errors);
             }
         }
     }

@@ -20,7 +20,9 @@ pub static WIN004: RuleMeta = RuleMeta {
     summary: "Contradictory OS evidence: spec.os vs selectors, the kubernetes.io/os pod label, or Windows images in a Linux pod",
     docs: r#"## What it does
 Compares the OS the pod declares (`spec.os.name`, OS node selectors, required affinity, RuntimeClass)
-with the other OS evidence: the `kubernetes.io/os` **pod label** and Windows-only images.
+with the other OS evidence: the `kubernetes.io/os` **pod label** and Windows-only images. When nothing
+declares the OS, a Windows image against a `kubernetes.io/os: linux` pod label is reported too: the
+pod's own label does not make it Linux (the image decides, and every Windows rule still applies).
 
 ## Why is this bad?
 The pod can never start: a Windows image cannot run on a Linux node, the kubelet rejects pods whose
@@ -53,7 +55,7 @@ pub(crate) fn os_signal_conflict(_site: &PodSite, eval: &Eval) -> Vec<Finding> {
         .declared_by(Source::OsField)
         .or_else(|| class.declared_by(Source::Selector));
     let Some(decl) = declared else {
-        return Vec::new();
+        return image_against_label(eval);
     };
     let mut out = Vec::new();
     // Selectors that contradict spec.os or each other.
@@ -105,6 +107,34 @@ pub(crate) fn os_signal_conflict(_site: &PodSite, eval: &Eval) -> Vec<Finding> {
     out
 }
 
+/// Nothing declares the OS, a Windows image makes the pod Windows, and the pod's own
+/// `kubernetes.io/os` label says Linux: the label does not make the pod Linux (the image wins,
+/// `model::classify`), but the pod cannot start anywhere.
+fn image_against_label(eval: &Eval) -> Vec<Finding> {
+    let class = &eval.class;
+    let (Some(image), Some(label)) = (
+        class
+            .declared_by(Source::Image)
+            .filter(|s| s.os == Os::Windows && class.os == Os::Windows),
+        class
+            .declared_by(Source::Label)
+            .filter(|s| s.os == Os::Linux),
+    ) else {
+        return Vec::new();
+    };
+    if !eval.target.kubernetes.at_least(1, 24) {
+        return Vec::new();
+    }
+    vec![Finding::new(
+        &WIN004,
+        label.pointer.clone(),
+        format!(
+            "pod {} contradicts its {}; the pod can start on no node: a Windows node's kubelet rejects it (PodOSSelectorNodeLabelDoesNotMatch), a Linux node cannot run the image. Remove the label (or set it to windows) and pin the pod to Windows",
+            label.what, image.what
+        ),
+    )]
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -130,6 +160,28 @@ mod tests {
         assert_eq!(f.pointer, "/metadata/labels/kubernetes.io~1os");
         // Linux pods without contradictions: nothing.
         let linux = json!({"kind":"Pod","spec":{"os":{"name":"linux"},"nodeSelector":{"kubernetes.io/os":"linux"},"containers":[{"name":"a","image":"nginx"}]}});
+        assert!(ids(&linux, &cfg()).is_empty());
+    }
+
+    #[test]
+    fn a_linux_pod_label_does_not_hide_a_windows_image() {
+        // Nothing declares the OS; the label said Linux and hid the image from every rule.
+        let pod = json!({"kind":"Pod","metadata":{"labels":{"kubernetes.io/os":"linux"}},
+            "spec":{"containers":[{"name":"a","image":"mcr.microsoft.com/windows/servercore:ltsc2022"}]}});
+        let got = ids(&pod, &cfg());
+        assert!(got.contains(&"WIN004"), "{got:?}");
+        // The Windows rules run: the missing OS selector is reported as without the label.
+        let unlabelled = set(pod.clone(), "/metadata/labels", json!({}));
+        let without: Vec<_> = ids(&unlabelled, &cfg());
+        for id in &without {
+            assert!(got.contains(id), "{id} hidden by the label: {got:?}");
+        }
+        let fs = findings(&pod, &cfg());
+        let f = fs.iter().find(|f| f.rule.id == "WIN004").unwrap();
+        assert_eq!(f.pointer, "/metadata/labels/kubernetes.io~1os");
+        // A Linux image with the label: a Linux pod, nothing to say.
+        let linux = json!({"kind":"Pod","metadata":{"labels":{"kubernetes.io/os":"linux"}},
+            "spec":{"containers":[{"name":"a","image":"nginx"}]}});
         assert!(ids(&linux, &cfg()).is_empty());
     }
 }
