@@ -41,6 +41,16 @@ pub struct Metrics {
     pub watch_errors: Family<Vec<(String, String)>, Counter>,
     /// Evaluation states built from cluster facts.
     pub facts_rebuilds: Counter,
+    /// Open webhook connections.
+    pub connections: Gauge,
+    /// Idle connections closed for a newer one at `--max-connections`.
+    pub connections_evicted: Counter,
+    /// Connections refused at `--max-connections` (every connection busy).
+    pub connections_refused: Counter,
+    /// Failed accepts (EMFILE and friends).
+    pub accept_errors: Counter,
+    /// `winlint.io/ignore` exemptions used, by rule and namespace.
+    pub exemptions: Family<Vec<(String, String)>, Counter>,
 }
 
 impl Metrics {
@@ -126,7 +136,42 @@ impl Metrics {
             "Evaluation states built from new cluster facts",
             facts_rebuilds.clone(),
         );
+        let connections = Gauge::default();
+        registry.register(
+            "connections",
+            "Open webhook connections",
+            connections.clone(),
+        );
+        let connections_evicted = Counter::default();
+        registry.register(
+            "connections_evicted",
+            "Idle connections closed for a newer one at --max-connections",
+            connections_evicted.clone(),
+        );
+        let connections_refused = Counter::default();
+        registry.register(
+            "connections_refused",
+            "Connections refused at --max-connections while every connection was busy",
+            connections_refused.clone(),
+        );
+        let accept_errors = Counter::default();
+        registry.register(
+            "accept_errors",
+            "Failed accepts of new connections (EMFILE and friends)",
+            accept_errors.clone(),
+        );
+        let exemptions = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "exemptions",
+            "Findings exempted by the winlint.io/ignore annotation, by rule and namespace",
+            exemptions.clone(),
+        );
         Metrics {
+            connections,
+            connections_evicted,
+            connections_refused,
+            accept_errors,
+            exemptions,
             registry,
             requests,
             latency,

@@ -62,7 +62,6 @@ use crate::config::{Config, ConfigError};
 use certs::{CertStore, load_pair, tls_config};
 use facts::{follow_facts, start_watch};
 use handlers::webhook_router;
-use limits::kib;
 pub use metrics::Metrics;
 use metrics::metrics_router;
 use state::facts_summary;
@@ -112,25 +111,38 @@ pub struct ServeArgs {
     /// Seconds between checks of the certificate and key files for changes.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub cert_reload_interval: f64,
-    /// Requests evaluated at once; more wait for a slot (within the request timeout).
+    /// Requests evaluated at once; more wait for a slot (within the request's budget).
     #[arg(long, default_value_t = 256)]
     pub max_concurrency: usize,
-    /// Request bytes being evaluated at once (by Content-Length); more wait for room (within
-    /// the request timeout). Bounds memory: a 3 MiB object parses into several times that.
+    /// Request body bytes held at once, counted as they are read (not as announced); more
+    /// wait for room within the request's budget. Bounds memory: a request peaks at a small
+    /// multiple of its body (bodies denser than 6 bytes per JSON value are not parsed).
     #[arg(long, default_value_t = 32 * 1024 * 1024, value_name = "BYTES")]
     pub max_inflight_bytes: usize,
-    /// Largest request body in bytes (413 beyond). Objects are ≤3 MiB, UPDATE carries two.
+    /// Largest request body in bytes. Objects are ≤3 MiB, UPDATE carries two. Beyond it the
+    /// request is answered per `webhook.onError` (413 when its uid cannot be read).
     #[arg(long, default_value_t = 8 * 1024 * 1024, value_name = "BYTES")]
     pub max_body_bytes: usize,
-    /// Seconds a request may take, body upload included (408 beyond).
+    /// Seconds a request may take, body upload and evaluation included; 80 % of the API
+    /// server's `?timeout=` when that is shorter. Keep it below the webhook's timeoutSeconds
+    /// (the chart and `winlint manifests` derive it). Past it the answer is per
+    /// `webhook.onError` and the evaluation stops.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub request_timeout: f64,
+    /// Read-rate floor of a request body, bytes per second on average after its first second;
+    /// slower bodies are cut (a body must also arrive within half the request's budget).
+    #[arg(long, default_value_t = 64 * 1024, value_name = "BYTES_PER_SECOND")]
+    pub min_body_rate: u64,
+    /// Open connections at most; at the cap the longest-idle connection is closed for a new
+    /// one (or the new one is refused when none is idle).
+    #[arg(long, default_value_t = 1024)]
+    pub max_connections: usize,
     /// Seconds from a request's first byte to the end of its headers (HTTP/1.1); then the
     /// connection closes (slow-loris clients).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub header_timeout: f64,
     /// Seconds a keep-alive connection may sit idle between requests before it is closed.
-    #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
     pub idle_timeout: f64,
     /// Seconds a client has to complete the TLS handshake.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
@@ -173,8 +185,10 @@ impl ServeArgs {
             max_inflight_bytes: 32 * 1024 * 1024,
             max_body_bytes: 8 * 1024 * 1024,
             request_timeout: 10.0,
+            min_body_rate: 64 * 1024,
+            max_connections: 1024,
             header_timeout: 10.0,
-            idle_timeout: 120.0,
+            idle_timeout: 30.0,
             handshake_timeout: 10.0,
             shutdown_delay: 0.0,
             shutdown_timeout: 25.0,
@@ -308,6 +322,9 @@ pub enum ServeError {
     /// The cluster configuration named by `--kubeconfig` / `--context` cannot be used.
     #[error("cluster facts: {0} (or --cluster-facts=off)")]
     Cluster(ClusterError),
+    /// A flag whose value cannot work.
+    #[error("{0}")]
+    Flag(String),
     /// Certificates and keys (named by their flag), and the TLS setup.
     #[error("{what}: {message}")]
     Tls { what: String, message: String },
@@ -336,8 +353,44 @@ fn load_config(args: &ServeArgs) -> Result<Config, ServeError> {
     }
 }
 
+/// Limits that would make the webhook answer nothing (issue 15: `--max-body-bytes=0` and
+/// `--request-timeout=0` were accepted).
+fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
+    let positive = [
+        ("--request-timeout", a.request_timeout),
+        ("--header-timeout", a.header_timeout),
+        ("--idle-timeout", a.idle_timeout),
+        ("--handshake-timeout", a.handshake_timeout),
+        ("--cert-reload-interval", a.cert_reload_interval),
+        ("--shutdown-timeout", a.shutdown_timeout),
+    ];
+    for (flag, v) in positive {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(ServeError::Flag(format!(
+                "{flag}={v}: must be a positive number of seconds"
+            )));
+        }
+    }
+    let counts = [
+        ("--max-body-bytes", a.max_body_bytes),
+        ("--max-inflight-bytes", a.max_inflight_bytes),
+        ("--max-concurrency", a.max_concurrency),
+        ("--max-connections", a.max_connections),
+        ("--min-body-rate", a.min_body_rate as usize),
+    ];
+    for (flag, v) in counts {
+        if v == 0 {
+            return Err(ServeError::Flag(format!(
+                "{flag}=0: must be at least 1 (0 would refuse every request)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Bind the listeners and start serving in the background.
 pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
+    check_flags(&args)?;
     let config = load_config(&args)?;
     let (ck, hash) = load_pair(&args.tls_cert, &args.tls_key)?;
     let store = Arc::new(CertStore {
@@ -377,10 +430,11 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         counted_errors: Default::default(),
         metrics: Metrics::new(),
         ready: AtomicBool::new(true),
-        limit: Semaphore::new(args.max_concurrency.max(1)),
-        bytes: Semaphore::new(kib(args.max_inflight_bytes) as usize),
-        bytes_kib: kib(args.max_inflight_bytes),
-        max_body_kib: kib(args.max_body_bytes),
+        limit: Arc::new(Semaphore::new(args.max_concurrency.max(1))),
+        bytes: Semaphore::new(args.max_inflight_bytes.min(Semaphore::MAX_PERMITS)),
+        bytes_total: args.max_inflight_bytes.min(Semaphore::MAX_PERMITS),
+        max_body: args.max_body_bytes,
+        min_body_rate: args.min_body_rate,
         request_timeout: secs(args.request_timeout),
     });
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -396,7 +450,7 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         follow_facts(&state, w, secs(args.cluster_facts_timeout), &shutdown_rx);
     }
 
-    let router = webhook_router(state.clone(), args.max_body_bytes);
+    let router = webhook_router(state.clone());
     let task = tokio::spawn(accept_loop(
         listener,
         tls,
@@ -409,6 +463,7 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
             idle: secs(args.idle_timeout),
             delay: Duration::from_secs_f64(args.shutdown_delay.max(0.0)),
             drain: secs(args.shutdown_timeout),
+            max_connections: args.max_connections,
         },
     ));
     let metrics_task = metrics_listener.map(|l| {

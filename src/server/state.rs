@@ -35,11 +35,13 @@ pub struct AppState {
     pub metrics: Metrics,
     /// False once shutting down (`/readyz` 503).
     pub ready: AtomicBool,
-    pub(super) limit: Semaphore,
-    /// Budget of in-flight request bytes, in KiB permits.
+    pub(super) limit: Arc<Semaphore>,
+    /// Budget of in-flight request bytes (one permit a byte), taken as bodies are read.
     pub(super) bytes: Semaphore,
-    pub(super) bytes_kib: u32,
-    pub(super) max_body_kib: u32,
+    pub(super) bytes_total: usize,
+    pub(super) max_body: usize,
+    /// The read-rate floor of a body, bytes per second.
+    pub(super) min_body_rate: u64,
     pub(super) request_timeout: Duration,
 }
 

@@ -1,5 +1,13 @@
-//! TLS accept loop and per-connection deadlines (header, idle).
+//! TLS accept loop and per-connection deadlines (header, idle), the connection cap.
+//!
+//! Connections are capped (`--max-connections`): at the cap a new connection closes the
+//! longest-idle one (no request in progress: in its TLS handshake, or between requests), or
+//! is refused when every connection is answering; an idle flood cannot lock the API server
+//! out, and the process stays clear of its open-file limit. Accept errors (EMFILE) close an
+//! idle connection, back off up to a second and are logged at most every 10 s with a count
+//! (they were logged 20 times a second).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -14,12 +22,72 @@ use tower::Service;
 
 use super::AppState;
 
+/// The open connections, oldest first (by accept order), for the cap.
+#[derive(Default)]
+pub(super) struct Conns {
+    open: std::sync::Mutex<BTreeMap<u64, Arc<ConnGuard>>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Conns {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<ConnGuard>>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Register a new connection under `max`: closing the longest-idle one when at the cap.
+    /// `None`: at the cap with every connection busy (refuse the new one).
+    fn admit(&self, max: usize, state: &AppState) -> Option<(u64, Arc<ConnGuard>)> {
+        let mut open = self.lock();
+        if open.len() >= max {
+            self.evict_idle(&mut open, state)?;
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let guard = Arc::new(ConnGuard::new());
+        open.insert(id, guard.clone());
+        state.metrics.connections.set(open.len() as i64);
+        Some((id, guard))
+    }
+
+    /// Close the longest-idle connection; whether there was one.
+    fn evict_idle(&self, open: &mut BTreeMap<u64, Arc<ConnGuard>>, state: &AppState) -> Option<()> {
+        let id = open
+            .iter()
+            .find(|(_, g)| g.lock().active == 0)
+            .map(|(id, _)| *id)?;
+        if let Some(g) = open.remove(&id) {
+            g.evict();
+            state.metrics.connections_evicted.inc();
+        }
+        Some(())
+    }
+
+    fn remove(&self, id: u64, state: &AppState) {
+        let mut open = self.lock();
+        open.remove(&id);
+        state.metrics.connections.set(open.len() as i64);
+    }
+}
+
+/// Removes a connection from [`Conns`] when its task ends, however it ends.
+struct Registered {
+    id: u64,
+    conns: Arc<Conns>,
+    state: Arc<AppState>,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.conns.remove(self.id, &self.state);
+    }
+}
+
 pub(super) struct Timeouts {
     pub(super) handshake: Duration,
     pub(super) header: Duration,
     pub(super) idle: Duration,
     pub(super) delay: Duration,
     pub(super) drain: Duration,
+    pub(super) max_connections: usize,
 }
 
 pub(super) async fn accept_loop(
@@ -44,6 +112,10 @@ pub(super) async fn accept_loop(
     h2.http2().timer(TokioTimer::new());
     let (h1, h2) = (Arc::new(h1), Arc::new(h2));
     let mut stop_at: Option<tokio::time::Instant> = None;
+    let conns = Arc::new(Conns::default());
+    let mut backoff = Duration::ZERO;
+    let mut unlogged_errors = 0u64;
+    let mut last_logged: Option<tokio::time::Instant> = None;
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
@@ -55,13 +127,39 @@ pub(super) async fn accept_loop(
             _ = tokio::time::sleep_until(stop_at.unwrap_or_else(tokio::time::Instant::now)), if stop_at.is_some() => break,
         };
         let (tcp, peer) = match accepted {
-            Ok(x) => x,
+            Ok(x) => {
+                backoff = Duration::ZERO;
+                x
+            }
             Err(e) => {
-                // EMFILE and friends: back off a little instead of spinning.
-                tracing::warn!(uid = "", "accept failed: {e}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                // EMFILE and friends: free a descriptor (the longest-idle connection), back
+                // off (doubling, up to 1 s) instead of spinning, count, and log now and then.
+                state.metrics.accept_errors.inc();
+                conns.evict_idle(&mut conns.lock(), &state);
+                unlogged_errors += 1;
+                if last_logged.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
+                    tracing::warn!(
+                        uid = "",
+                        "accept failed ({unlogged_errors} time(s) since the last report): {e}; \
+                         closing idle connections and backing off"
+                    );
+                    unlogged_errors = 0;
+                    last_logged = Some(tokio::time::Instant::now());
+                }
+                backoff = (backoff * 2).clamp(Duration::from_millis(10), Duration::from_secs(1));
+                tokio::time::sleep(backoff).await;
                 continue;
             }
+        };
+        let Some((id, guard)) = conns.admit(t.max_connections, &state) else {
+            state.metrics.connections_refused.inc();
+            drop(tcp);
+            continue;
+        };
+        let registered = Registered {
+            id,
+            conns: conns.clone(),
+            state: state.clone(),
         };
         let _ = tcp.set_nodelay(true);
         let acceptor = acceptor.clone();
@@ -70,7 +168,13 @@ pub(super) async fn accept_loop(
         let router = router.clone();
         let (handshake, header, idle) = (t.handshake, t.header, t.idle);
         tokio::spawn(async move {
-            let stream = match tokio::time::timeout(handshake, acceptor.accept(tcp)).await {
+            let _registered = registered;
+            let handshaking = tokio::time::timeout(handshake, acceptor.accept(tcp));
+            let done = tokio::select! {
+                r = handshaking => r,
+                _ = guard.evicted() => return,
+            };
+            let stream = match done {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => {
                     tracing::debug!(uid = "", %peer, "TLS handshake failed: {e}");
@@ -84,7 +188,7 @@ pub(super) async fn accept_loop(
             let is_h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
             // HTTP/2 streams have no header deadline here (frames interleave); the idle
             // deadline still closes connections that carry no request for --idle-timeout.
-            let guard = Arc::new(ConnGuard::new((!is_h2).then_some(header), idle));
+            guard.set_deadlines((!is_h2).then_some(header), idle);
             let g = guard.clone();
             let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
                 let active = ActiveRequest::new(g.clone());
@@ -125,8 +229,8 @@ pub(super) async fn accept_loop(
 /// may be idle for `idle`. While a request is being answered neither applies.
 struct ConnGuard {
     state: std::sync::Mutex<GuardState>,
-    header: Option<Duration>,
-    idle: Duration,
+    /// Wakes a connection evicted in its TLS handshake.
+    evict_notify: tokio::sync::Notify,
 }
 
 struct GuardState {
@@ -134,38 +238,76 @@ struct GuardState {
     /// Bytes of a new request arrived and its header is not parsed yet: the header deadline.
     head_deadline: Option<tokio::time::Instant>,
     idle_since: tokio::time::Instant,
+    /// Set after the handshake (HTTP/1.1 only for the header deadline).
+    header: Option<Duration>,
+    idle: Duration,
+    /// Closed for a newer connection at the cap: ends when next idle.
+    evicted: bool,
+    /// The task reading the connection, woken on eviction.
+    reader: Option<std::task::Waker>,
 }
 
 impl ConnGuard {
-    fn new(header: Option<Duration>, idle: Duration) -> Self {
+    fn new() -> Self {
         ConnGuard {
             state: std::sync::Mutex::new(GuardState {
                 active: 0,
                 head_deadline: None,
                 idle_since: tokio::time::Instant::now(),
+                header: None,
+                // Set with the header deadline once the handshake is done.
+                idle: Duration::from_secs(3600),
+                evicted: false,
+                reader: None,
             }),
-            header,
-            idle,
+            evict_notify: tokio::sync::Notify::new(),
         }
+    }
+    fn set_deadlines(&self, header: Option<Duration>, idle: Duration) {
+        let mut s = self.lock();
+        s.header = header;
+        s.idle = idle;
+        s.idle_since = tokio::time::Instant::now();
     }
     fn lock(&self) -> std::sync::MutexGuard<'_, GuardState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+    fn evict(&self) {
+        let reader = {
+            let mut s = self.lock();
+            s.evicted = true;
+            s.reader.take()
+        };
+        self.evict_notify.notify_one();
+        if let Some(w) = reader {
+            w.wake();
+        }
+    }
+    async fn evicted(&self) {
+        self.evict_notify.notified().await;
+    }
     fn on_bytes(&self) {
         let mut s = self.lock();
-        if let Some(header) = self.header
+        if let Some(header) = s.header
             && s.active == 0
             && s.head_deadline.is_none()
         {
             s.head_deadline = Some(tokio::time::Instant::now() + header);
         }
     }
-    fn deadline(&self) -> Option<tokio::time::Instant> {
-        let s = self.lock();
+    /// When the connection must close if nothing arrives (`None`: a request is in progress),
+    /// remembering who to wake on eviction.
+    fn deadline(&self, waker: Option<&std::task::Waker>) -> Option<tokio::time::Instant> {
+        let mut s = self.lock();
+        if let Some(w) = waker {
+            s.reader = Some(w.clone());
+        }
         if s.active > 0 {
             None
+        } else if s.evicted {
+            Some(tokio::time::Instant::now())
         } else {
-            Some(s.head_deadline.unwrap_or(s.idle_since + self.idle))
+            Some(s.head_deadline.unwrap_or(s.idle_since + s.idle))
         }
     }
 }
@@ -201,7 +343,9 @@ struct GuardedIo<S> {
 
 impl<S> GuardedIo<S> {
     fn new(inner: S, guard: Arc<ConnGuard>) -> Self {
-        let first = guard.deadline().unwrap_or_else(tokio::time::Instant::now);
+        let first = guard
+            .deadline(None)
+            .unwrap_or_else(tokio::time::Instant::now);
         GuardedIo {
             inner,
             guard,
@@ -228,18 +372,22 @@ impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for GuardedIo<S> {
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
             Poll::Pending => {}
         }
-        let Some(deadline) = self.guard.deadline() else {
+        let Some(deadline) = self.guard.deadline(Some(cx.waker())) else {
             return Poll::Pending;
         };
         if self.sleep.deadline() != deadline {
             self.sleep.as_mut().reset(deadline);
         }
         if self.sleep.as_mut().poll(cx).is_ready() {
-            let what = if self.guard.lock().head_deadline.is_some() {
+            let s = self.guard.lock();
+            let what = if s.evicted {
+                "closed for a newer connection (--max-connections)"
+            } else if s.head_deadline.is_some() {
                 "request header timeout"
             } else {
                 "idle timeout"
             };
+            drop(s);
             return Poll::Ready(Err(std::io::Error::new(std::io::ErrorKind::TimedOut, what)));
         }
         Poll::Pending
