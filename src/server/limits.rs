@@ -108,7 +108,7 @@ impl BodyError {
             BodyError::TooLarge => "too_large",
             BodyError::TooSlow => "slow_body",
             BodyError::Overloaded => "overloaded",
-            BodyError::Broken => "bad_request",
+            BodyError::Broken => "abandoned",
         }
     }
     pub(super) fn why(self, max_body: usize, min_rate: u64) -> String {
@@ -155,7 +155,9 @@ pub(super) async fn read_body<'a>(
     } else {
         limits.max_body
     };
-    let mut buf: Vec<u8> = Vec::with_capacity(announced.unwrap_or(0).min(cap).min(HEAD_BYTES));
+    // Capacity for the announced size (within the cap): untouched capacity is address space,
+    // not memory, and growing by doubling would copy the body and hold it twice.
+    let mut buf: Vec<u8> = Vec::with_capacity(announced.unwrap_or(0).min(cap));
     let mut stream = body.into_data_stream();
     loop {
         // The floor: `received` bytes must have arrived by grace + received / rate.
