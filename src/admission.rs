@@ -278,9 +278,7 @@ impl Webhook {
                 "{TOO_DENSE} (at least {} bytes per value on average)",
                 scan::MIN_BYTES_PER_VALUE
             );
-            return self
-                .unevaluated(body, endpoint, &why)
-                .ok_or_else(|| BadRequest(why));
+            return self.unevaluated(body, &why).ok_or(BadRequest(why));
         }
         let mut review =
             parse_review(body).map_err(|e| BadRequest(format!("malformed JSON: {e}")))?;
@@ -622,7 +620,7 @@ impl Webhook {
     /// or no room for it): per `webhook.onError`, addressed to the uid read from the head of
     /// `body` ([`scan::identity`]). `None` when no uid can be read: then only an HTTP error is
     /// possible, and the API server's failurePolicy decides.
-    pub fn unevaluated(&self, body: &[u8], endpoint: Endpoint, why: &str) -> Option<Outcome> {
+    pub fn unevaluated(&self, body: &[u8], why: &str) -> Option<Outcome> {
         let (api_version, uid) = scan::identity(body)?;
         let mut out = Outcome {
             body: Vec::new(),
@@ -641,7 +639,6 @@ impl Webhook {
             error: None,
             exempted: Vec::new(),
         };
-        let _ = endpoint;
         let response = self.on_error(base_response(&out.uid), &mut out, why.to_string());
         out.body = serde_json::to_vec(&json!({
             "apiVersion": out.api_version,

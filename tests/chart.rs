@@ -752,7 +752,9 @@ fn request_timeout_follows_the_webhook_timeout() {
             .collect();
         assert!(!timeouts.is_empty());
         assert!(
-            timeouts.iter().all(|t| t.to_string() == seconds),
+            timeouts
+                .iter()
+                .all(|t| t.as_u64().map(|n| n.to_string()).as_deref() == Some(seconds)),
             "{timeouts:?}"
         );
     }

@@ -281,7 +281,7 @@ fn unevaluated(
 ) -> Response {
     let ep = endpoint.as_str();
     state.metrics.request(ep, outcome);
-    let answer = state.evaluation().webhook.unevaluated(head, endpoint, why);
+    let answer = state.evaluation().webhook.unevaluated(head, why);
     match answer {
         Some(out) => {
             tracing::warn!(
