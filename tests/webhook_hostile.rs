@@ -566,3 +566,41 @@ fn zero_limits_are_refused_with_a_clear_error() {
         assert!(err.contains(flag), "{err}");
     }
 }
+
+/// `webhook.onError: deny` fails closed: a request whose evaluation passes its deadline is
+/// denied, saying why, and so is one that is too dense to parse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_error_deny_fails_closed() {
+    let c = certs();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("winlint.yaml");
+    std::fs::write(&cfg, "webhook: {onError: deny}\n").unwrap();
+    let mut a = args(&c);
+    a.config = Some(cfg);
+    a.request_timeout = 0.4;
+    let server = start(a).await;
+    let mut client = Client::connect(server.addr, &c.tls.ca_pem, false).await;
+    // 10 000 containers: more than the 0.2 s left for the evaluation, even linear in release.
+    let pod = bad_pod(
+        "slow",
+        10_000,
+        serde_json::json!({"securityContext": {"seLinuxOptions": {"level": "s0"}},
+                           "env": [{"name": "A", "value": "1"}]}),
+    );
+    let (status, body) = client
+        .post("/mutate", review_of("late", "default", pod))
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    let v = parse_review(&body, "late");
+    assert_eq!(v["response"]["allowed"], false, "{v}");
+    let msg = v["response"]["status"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("deadline") && msg.contains("webhook.onError: deny"),
+        "{msg}"
+    );
+    let (_, metrics) = plain_get(server.metrics_addr.unwrap(), "/metrics").await;
+    assert!(metrics.contains("outcome=\"timeout\""), "{metrics}");
+    server.shutdown();
+    server.wait().await;
+}
