@@ -64,8 +64,10 @@ async fn legacy(State(state): State<Arc<AppState>>, req: Request) -> Response {
 }
 
 /// Bodies above this size are evaluated on the blocking pool, so parsing megabytes never stalls
-/// the workers that run handshakes and other connections.
-const BLOCKING_THRESHOLD: usize = 256 * 1024;
+/// the workers that run handshakes and other connections. Typical pods (2–10 KiB) stay on the
+/// worker (no thread hop); a pod of a few hundred containers already goes to the pool, so a
+/// handful of large requests cannot hold both workers for their whole budget.
+const BLOCKING_THRESHOLD: usize = 32 * 1024;
 
 /// Counts a request whose client went away before its answer (the API server gave up, or the
 /// connection broke): the handler is dropped mid-way and `finish` was never called.
