@@ -970,16 +970,14 @@ fn denial_message(out: &Outcome, errors: &[&Finding]) -> String {
             Some(fix) => fix.description.clone(),
             None => format!("see `winlint explain {}`", f.rule.id),
         };
-        let line = format!(
-            "- {} {} at {}: {} (fix: {})",
+        msg.push_str(&format!(
+            "\n- {} {} at {}: {} (fix: {})",
             f.rule.id,
             f.rule.name,
-            f.pointer,
-            f.message.trim(),
-            fix
-        );
-        msg.push('\n');
-        msg.push_str(&truncate(&line, MAX_DENIAL_LINE_CHARS));
+            truncate(&f.pointer, MAX_DENIAL_PART_CHARS),
+            truncate(f.message.trim(), MAX_DENIAL_PART_CHARS),
+            truncate(&fix, MAX_DENIAL_PART_CHARS)
+        ));
     }
     // A pod with thousands of bad containers was denied with 6 MB of text (issue 15): the
     // rest is summarised per rule.
@@ -1006,8 +1004,8 @@ fn denial_message(out: &Outcome, errors: &[&Finding]) -> String {
 
 /// The errors a denial lists one per line; the rest are counted per rule.
 const MAX_DENIAL_LINES: usize = 20;
-/// The longest line of a denial (a message can quote a long value).
-const MAX_DENIAL_LINE_CHARS: usize = 400;
+/// The longest pointer, message or fix in a denial line (a message can quote a long value).
+const MAX_DENIAL_PART_CHARS: usize = 600;
 
 #[cfg(test)]
 mod tests {
