@@ -35,8 +35,8 @@
 //! * `admission.k8s.io/v1beta1` requests are answered in v1beta1.
 
 use std::borrow::Cow;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::time::Instant;
 
 use base64::Engine as _;
 use serde::de::value::SeqAccessDeserializer;
@@ -52,6 +52,8 @@ use crate::model::workload::{self, Lookup};
 use crate::model::{Context, Finding, Operation, Severity};
 use crate::rules;
 
+pub mod scan;
+
 /// The most characters a warning may have (kubectl prints them one per line; the API server
 /// truncates long ones).
 pub const MAX_WARNING_CHARS: usize = 119;
@@ -59,6 +61,10 @@ pub const MAX_WARNING_CHARS: usize = 119;
 /// The warning that the rules needing node facts did not deny because the cluster shows no
 /// Windows node ([`placement::UNOBSERVED_NOTE`] on their findings).
 const NO_WINDOWS_NODE: &str = "winlint: no Windows node is in the cluster yet: node rules checked against the configured target, not denied";
+/// Why a body with too many JSON values for its size was not evaluated.
+pub const TOO_DENSE: &str = "the request has more JSON values than its size allows";
+/// Why an object past its deadline was not evaluated.
+pub const DEADLINE_EXCEEDED: &str = "its evaluation passed the request's deadline";
 /// The most warnings returned for one object.
 pub const MAX_WARNINGS: usize = 20;
 
@@ -136,14 +142,21 @@ pub struct Outcome {
     pub patched_rules: Vec<&'static str>,
     /// Why the object could not be evaluated, if it could not.
     pub error: Option<String>,
+    /// The rules of the findings exempted by `winlint.io/ignore` (`/validate`).
+    pub exempted: Vec<&'static str>,
 }
 
 /// The findings `/validate` decides on ([`Webhook::judge`]).
+#[derive(Default)]
 struct Judged {
     findings: Vec<Finding>,
     /// What the pod mutating webhook will add to the pods (mutation names, as recorded in
     /// `winlint.io/mutated`); empty when the object is judged as written.
     added: Vec<String>,
+    /// The rules of the findings `winlint.io/ignore` exempted (as written).
+    exempted: Vec<&'static str>,
+    /// Why `winlint.io/ignore` was not honoured (the `exemptions:` policy).
+    refused: Option<String>,
 }
 
 /// The request cannot be answered with an AdmissionReview (HTTP 400).
@@ -248,6 +261,26 @@ impl Webhook {
 
     /// Answer one AdmissionReview (`body` as received).
     pub fn review(&self, body: &[u8], endpoint: Endpoint) -> Result<Outcome, BadRequest> {
+        self.review_until(body, endpoint, None)
+    }
+
+    /// [`Webhook::review`] that stops evaluating at `deadline` (checked by the engine between
+    /// sites, rules and fix passes) and then answers per `webhook.onError`. A body with more
+    /// JSON values than its size warrants ([`scan::within_value_budget`]) is not parsed: it
+    /// is answered per `webhook.onError` too.
+    pub fn review_until(
+        &self,
+        body: &[u8],
+        endpoint: Endpoint,
+        deadline: Option<Instant>,
+    ) -> Result<Outcome, BadRequest> {
+        if !scan::within_value_budget(body) {
+            let why = format!(
+                "{TOO_DENSE} (at least {} bytes per value on average)",
+                scan::MIN_BYTES_PER_VALUE
+            );
+            return self.unevaluated(body, &why).ok_or(BadRequest(why));
+        }
         let mut review =
             parse_review(body).map_err(|e| BadRequest(format!("malformed JSON: {e}")))?;
         let api_version = review
@@ -291,6 +324,7 @@ impl Webhook {
             patched: Vec::new(),
             patched_rules: Vec::new(),
             error: None,
+            exempted: Vec::new(),
         };
         if out.name.is_empty() {
             // generateName: the mutating webhook sees no name yet.
@@ -305,14 +339,29 @@ impl Webhook {
             // The webhooks' namespaceSelector normally keeps these requests away.
             base_response(&out.uid)
         } else {
-            match endpoint {
-                Endpoint::Validate => self.validate(req, &mut out, ns),
+            let evaluated = engine::deadline::within(deadline, || match endpoint {
+                Endpoint::Validate => {
+                    let req = review.get("request").expect("the request was found above");
+                    self.validate(req, &mut out, ns)
+                }
                 Endpoint::Mutate => {
                     // The request is ours: mutation patches its object in place.
                     let req = review
                         .get_mut("request")
                         .expect("the request was found above");
                     self.mutate(req, &mut out, ns)
+                }
+            });
+            match evaluated {
+                Ok(r) => r,
+                Err(engine::deadline::Exceeded) => {
+                    // What the unwinding left in `out` is partial: start from the request.
+                    out.findings.clear();
+                    out.patched.clear();
+                    out.patched_rules.clear();
+                    out.allowed = true;
+                    let resp = base_response(&out.uid);
+                    self.on_error(resp, &mut out, DEADLINE_EXCEEDED.into())
                 }
             }
         };
@@ -346,6 +395,7 @@ impl Webhook {
         };
         let findings = judged.findings;
         out.findings = findings.iter().map(|f| (f.rule.id, f.severity)).collect();
+        out.exempted = judged.exempted;
         // On UPDATE an error the old object already had is not the change's fault: warn only.
         let old_errors: Vec<(&'static str, String)> = match operation {
             Operation::Update => evaluable(req, "oldObject", &out.kind)
@@ -363,6 +413,9 @@ impl Webhook {
         };
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
+        if let Some(refused) = &judged.refused {
+            warnings.push(truncate(&format!("winlint: {refused}"), MAX_WARNING_CHARS));
+        }
         if !judged.added.is_empty() {
             warnings.push(pod_creation_line(&judged.added));
         }
@@ -423,15 +476,28 @@ impl Webhook {
     /// without errors is judged as written (its pods are admitted either way), which keeps
     /// the common request at one evaluation.
     fn judge(&self, object: &Value, op: Operation, ns: NamespaceFacts) -> Option<Judged> {
-        let report = catch_unwind(AssertUnwindSafe(|| {
+        let report = engine::deadline::catch(|| {
             engine::lint_object(object, &self.config, &self.context, op)
-        }))
-        .ok()?;
+        })?;
+        let mut judged = self.judge_from(object, op, ns, &report)?;
+        judged.exempted = report.exempted;
+        judged.refused = report.exemption_refused;
+        Some(judged)
+    }
+
+    /// [`Webhook::judge`] given the report of `object` as written.
+    fn judge_from(
+        &self,
+        object: &Value,
+        op: Operation,
+        ns: NamespaceFacts,
+        report: &engine::ObjectReport,
+    ) -> Option<Judged> {
         let findings = report.findings.clone();
         let as_written = |findings| {
             Some(Judged {
                 findings,
-                added: Vec::new(),
+                ..Judged::default()
             })
         };
         let is_pod = object.get("kind").and_then(Value::as_str) == Some("Pod");
@@ -465,10 +531,10 @@ impl Webhook {
         let mut pods = object.clone();
         // The mutation configuration differs from the validating one only in its fix policy, so
         // on CREATE the lint above is the one the mutation starts from.
-        let Ok(m) = catch_unwind(AssertUnwindSafe(|| match op {
-            Operation::Create => mutation::mutate_linted(&mut pods, cfg, &self.context, &report),
+        let Some(m) = engine::deadline::catch(|| match op {
+            Operation::Create => mutation::mutate_linted(&mut pods, cfg, &self.context, report),
             _ => mutation::mutate_with(&mut pods, cfg, &self.context),
-        })) else {
+        }) else {
             return as_written(findings);
         };
         if m.patch.is_empty() {
@@ -488,11 +554,13 @@ impl Webhook {
                         .into_iter()
                         .filter(|n| !mutation::places_pod(n))
                         .collect(),
+                    ..Judged::default()
                 })
             }
             Some(after) => Some(Judged {
                 findings: after,
                 added: m.changed,
+                ..Judged::default()
             }),
             None => as_written(findings),
         }
@@ -502,8 +570,11 @@ impl Webhook {
     /// facts know namespaces (the rules look namespace labels up by the object's namespace).
     fn in_namespace<'o>(&self, mut object: Cow<'o, Value>, namespace: &str) -> Cow<'o, Value> {
         let meta = object.get("metadata");
+        // The rules look namespace labels up by it, and `exemptions.namespaces` reads it.
+        let needed = !self.context.namespaces.is_empty()
+            || !self.config.policy.exemptions.namespaces.is_empty();
         if namespace.is_empty()
-            || self.context.namespaces.is_empty()
+            || !needed
             || meta.is_some_and(|m| !m.is_object() || m.get("namespace").is_some())
         {
             return object;
@@ -530,10 +601,8 @@ impl Webhook {
             Ok(None) => return resp,
             Err(e) => return self.on_error(resp, out, e),
         };
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            mutation::mutate_with(object, cfg, &self.context)
-        }));
-        let Ok(m) = result else {
+        let result = engine::deadline::catch(|| mutation::mutate_with(object, cfg, &self.context));
+        let Some(m) = result else {
             return self.on_error(resp, out, "the engine failed on this object".into());
         };
         out.findings = m.findings;
@@ -550,6 +619,39 @@ impl Webhook {
             .encode(bytes)
             .into();
         resp
+    }
+
+    /// The answer to a request that is not evaluated (its body too large, too slow, too dense,
+    /// or no room for it): per `webhook.onError`, addressed to the uid read from the head of
+    /// `body` ([`scan::identity`]). `None` when no uid can be read: then only an HTTP error is
+    /// possible, and the API server's failurePolicy decides.
+    pub fn unevaluated(&self, body: &[u8], why: &str) -> Option<Outcome> {
+        let (api_version, uid) = scan::identity(body)?;
+        let mut out = Outcome {
+            body: Vec::new(),
+            uid,
+            api_version,
+            operation: String::new(),
+            kind: String::new(),
+            namespace: String::new(),
+            name: String::new(),
+            dry_run: false,
+            allowed: true,
+            decision: Decision::Error,
+            findings: Vec::new(),
+            patched: Vec::new(),
+            patched_rules: Vec::new(),
+            error: None,
+            exempted: Vec::new(),
+        };
+        let response = self.on_error(base_response(&out.uid), &mut out, why.to_string());
+        out.body = serde_json::to_vec(&json!({
+            "apiVersion": out.api_version,
+            "kind": "AdmissionReview",
+            "response": response,
+        }))
+        .expect("a Value serializes");
+        Some(out)
     }
 
     fn on_error(&self, mut resp: Value, out: &mut Outcome, why: String) -> Value {
@@ -792,10 +894,7 @@ fn evaluable_mut<'r>(
 
 /// Lint, turning a panicking rule into `None`.
 fn lint(object: &Value, config: &Config, context: &Context, op: Operation) -> Option<Vec<Finding>> {
-    catch_unwind(AssertUnwindSafe(|| {
-        engine::lint_object(object, config, context, op).findings
-    }))
-    .ok()
+    engine::deadline::catch(|| engine::lint_object(object, config, context, op).findings)
 }
 
 /// The warning that says what the pod mutating webhook will do to a workload's pods: the
@@ -871,7 +970,7 @@ fn denial_message(out: &Outcome, errors: &[&Finding]) -> String {
         errors.len(),
         if errors.len() == 1 { "" } else { "s" }
     );
-    for f in errors {
+    for f in errors.iter().take(MAX_DENIAL_LINES) {
         let fix = match &f.fix {
             Some(fix) => fix.description.clone(),
             None => format!("see `winlint explain {}`", f.rule.id),
@@ -880,13 +979,38 @@ fn denial_message(out: &Outcome, errors: &[&Finding]) -> String {
             "\n- {} {} at {}: {} (fix: {})",
             f.rule.id,
             f.rule.name,
-            f.pointer,
-            f.message.trim(),
-            fix
+            truncate(&f.pointer, MAX_DENIAL_PART_CHARS),
+            truncate(f.message.trim(), MAX_DENIAL_PART_CHARS),
+            truncate(&fix, MAX_DENIAL_PART_CHARS)
+        ));
+    }
+    // A pod with thousands of bad containers was denied with 6 MB of text (issue 15): the
+    // rest is summarised per rule.
+    if errors.len() > MAX_DENIAL_LINES {
+        let mut per_rule: Vec<(&str, usize)> = Vec::new();
+        for f in &errors[MAX_DENIAL_LINES..] {
+            match per_rule.iter_mut().find(|(id, _)| *id == f.rule.id) {
+                Some((_, n)) => *n += 1,
+                None => per_rule.push((f.rule.id, 1)),
+            }
+        }
+        let rules: Vec<String> = per_rule
+            .iter()
+            .map(|(id, n)| format!("{id} x{n}"))
+            .collect();
+        msg.push_str(&format!(
+            "\n- … and {} more: {}",
+            errors.len() - MAX_DENIAL_LINES,
+            rules.join(", ")
         ));
     }
     msg
 }
+
+/// The errors a denial lists one per line; the rest are counted per rule.
+const MAX_DENIAL_LINES: usize = 20;
+/// The longest pointer, message or fix in a denial line (a message can quote a long value).
+const MAX_DENIAL_PART_CHARS: usize = 600;
 
 #[cfg(test)]
 mod tests {

@@ -105,6 +105,60 @@ pub struct Policy {
     /// `/validate` judges a workload by the pods it will create: its template after the
     /// mutations that webhook will apply. False: templates are judged as written.
     pub pod_mutation: bool,
+    /// Who may exempt a pod with `winlint.io/ignore` (`exemptions:`).
+    pub exemptions: ExemptionPolicy,
+}
+
+/// `exemptions:` in `winlint.yaml`: what an administrator lets pod authors exempt with the
+/// `winlint.io/ignore` annotation (issue 15: any pod author could turn winlint off for their
+/// pod). Same meaning in the CLI and the webhook; the default honours every annotation.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct ExemptionsFile {
+    /// `allow` (default): the annotation is honoured (within the limits below); `deny`: never.
+    pub pod_annotation: Option<OnError>,
+    /// Only in these namespaces (exact names, or a prefix ending in `*`); empty: all.
+    pub namespaces: Vec<String>,
+    /// Only these rules may be exempted (IDs or names; `all` exempts just these); empty: any.
+    pub rules: Vec<String>,
+    /// Honoured only with a non-empty `winlint.io/ignore-reason`.
+    pub require_reason: bool,
+}
+
+/// [`ExemptionsFile`] resolved: rule keys are rule IDs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExemptionPolicy {
+    pub pod_annotation: bool,
+    pub namespaces: Vec<String>,
+    /// Rule IDs; empty: any rule.
+    pub rules: BTreeSet<String>,
+    pub require_reason: bool,
+}
+
+impl Default for ExemptionPolicy {
+    fn default() -> Self {
+        ExemptionPolicy {
+            pod_annotation: true,
+            namespaces: Vec::new(),
+            rules: BTreeSet::new(),
+            require_reason: false,
+        }
+    }
+}
+
+impl ExemptionPolicy {
+    /// Whether `namespace` may use the annotation at all.
+    pub fn namespace_allowed(&self, namespace: &str) -> bool {
+        self.namespaces.is_empty()
+            || self.namespaces.iter().any(|n| match n.strip_suffix('*') {
+                Some(prefix) => namespace.starts_with(prefix),
+                None => n == namespace,
+            })
+    }
+    /// Whether the rule `id` may be exempted.
+    pub fn rule_allowed(&self, id: &str) -> bool {
+        self.rules.is_empty() || self.rules.contains(id)
+    }
 }
 
 /// The whole configuration: target plus policy.
@@ -146,6 +200,7 @@ pub struct ConfigFile {
     pub fix: FixFile,
     pub mutation: MutationPolicy,
     pub webhook: WebhookFile,
+    pub exemptions: ExemptionsFile,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -351,6 +406,17 @@ impl Config {
         if let Some(m) = f.webhook.mutate {
             self.policy.pod_mutation = m;
         }
+        let e = &f.exemptions;
+        self.policy.exemptions = ExemptionPolicy {
+            pod_annotation: e.pod_annotation != Some(OnError::Deny),
+            namespaces: e.namespaces.clone(),
+            rules: e
+                .rules
+                .iter()
+                .map(|k| rule_id(k).map(str::to_string))
+                .collect::<Result<_, _>>()?,
+            require_reason: e.require_reason,
+        };
         Ok(())
     }
 

@@ -230,6 +230,15 @@ pub fn mutating_rules() -> Value {
 }
 
 /// The two webhook configurations. `client_config(path)` gives the clientConfig for a path.
+/// The webhooks' `timeoutSeconds`.
+pub const WEBHOOK_TIMEOUT_SECONDS: u32 = 5;
+
+/// `--request-timeout` for a webhook registered with `timeout_seconds`: 80 % of it (the same
+/// share `winlint serve` takes of the API server's `?timeout=`, and the chart's derivation).
+pub fn request_timeout_for(timeout_seconds: u32) -> String {
+    format!("{}", f64::from(timeout_seconds) * 0.8)
+}
+
 pub fn webhook_configurations(
     namespace: &str,
     failure_policy: &str,
@@ -241,7 +250,7 @@ pub fn webhook_configurations(
             "clientConfig": client_config(path),
             "admissionReviewVersions": ["v1", "v1beta1"],
             "sideEffects": "None",
-            "timeoutSeconds": 5,
+            "timeoutSeconds": WEBHOOK_TIMEOUT_SECONDS,
             "failurePolicy": failure_policy,
             "matchPolicy": "Equivalent",
             "namespaceSelector": namespace_selector(namespace),
@@ -356,6 +365,10 @@ fn deployment(args: &ManifestsArgs, labels: &Value) -> Value {
         "json".into(),
         "--shutdown-delay".into(),
         "5".into(),
+        // Derived from the webhooks' timeoutSeconds: answered (per webhook.onError when the
+        // evaluation cannot finish) before the API server gives up (issue 15).
+        "--request-timeout".into(),
+        request_timeout_for(WEBHOOK_TIMEOUT_SECONDS),
     ];
     if !facts {
         serve_args.extend(["--cluster-facts".into(), "off".into()]);

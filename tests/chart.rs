@@ -722,3 +722,40 @@ fn verify(ca_pem: &[u8], cert_pem: &[u8], name: &str) {
     )
     .expect("the Helm-generated caBundle verifies the serving certificate");
 }
+
+/// The server's request budget is derived from the webhooks' timeoutSeconds (issue 15): 80 %
+/// of it, so a request it cannot evaluate in time is still answered per webhook.onError
+/// before the API server gives up.
+#[test]
+fn request_timeout_follows_the_webhook_timeout() {
+    let Some(helm) = helm() else {
+        eprintln!("helm not installed: rendering checks skipped");
+        return;
+    };
+    for (seconds, expected) in [("5", "--request-timeout=4"), ("3", "--request-timeout=2.4")] {
+        let docs = helm_template(&helm, &[&format!("webhook.timeoutSeconds={seconds}")]);
+        let args = docs
+            .iter()
+            .find(|d| d["kind"] == "Deployment")
+            .map(|d| d["spec"]["template"]["spec"]["containers"][0]["args"].to_string())
+            .unwrap();
+        assert!(args.contains(expected), "{seconds}: {args}");
+        let timeouts: Vec<&Value> = docs
+            .iter()
+            .filter(|d| {
+                d["kind"]
+                    .as_str()
+                    .is_some_and(|k| k.ends_with("WebhookConfiguration"))
+            })
+            .flat_map(|d| d["webhooks"].as_array().unwrap())
+            .map(|w| &w["timeoutSeconds"])
+            .collect();
+        assert!(!timeouts.is_empty());
+        assert!(
+            timeouts
+                .iter()
+                .all(|t| t.as_u64().map(|n| n.to_string()).as_deref() == Some(seconds)),
+            "{timeouts:?}"
+        );
+    }
+}

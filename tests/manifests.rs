@@ -434,3 +434,14 @@ fn url_must_be_https() {
     args.url = Some("http://127.0.0.1:8443".into());
     assert!(render(&args).is_err());
 }
+
+/// `winlint manifests` derives `--request-timeout` from the webhooks' timeoutSeconds (issue 15).
+#[test]
+fn request_timeout_is_below_the_webhook_timeout() {
+    assert_eq!(winlint::manifests::request_timeout_for(5), "4");
+    assert_eq!(
+        winlint::manifests::WEBHOOK_TIMEOUT_SECONDS,
+        5,
+        "the README names 5 s"
+    );
+}

@@ -506,6 +506,7 @@ impl Fixer<'_> {
         // Fixes given up for the rest of the run.
         let mut given_up: HashSet<FixKey> = HashSet::new();
         for pass in 0..self.options.max_passes {
+            super::deadline::check();
             // The lint of every object of every root, as the pass found them.
             let mut lints: Vec<(usize, String, Vec<Finding>)> = Vec::new();
             if first.is_none() || pass > 0 {
@@ -530,6 +531,7 @@ impl Fixer<'_> {
                     .iter()
                     .filter(|f| fix_allowed(f, self.config) && !skip.contains(&f.rule.id))
                 {
+                    super::deadline::check();
                     let mut fix = PassFix {
                         root: r,
                         prefix,

@@ -2,6 +2,8 @@
 //! applies their fixes ([`fix`]; the webhook's mutation is built on it, [`mutation`]). Pure, no
 //! I/O: the CLI and the webhook both call these.
 
+pub mod deadline;
+pub mod exemptions;
 pub mod fix;
 pub mod mutation;
 
@@ -11,12 +13,11 @@ use crate::config::Config;
 use crate::model::Context;
 use crate::model::classify::{self, Classification};
 use crate::model::image::{self, ImageInfo};
-use crate::model::labels::{IGNORE_ANNOTATION, IGNORE_REASON_ANNOTATION};
 use crate::model::meta::RuleOs;
-use crate::model::workload::Lookup;
 use crate::model::workload::{self, ContainerRef};
 use crate::model::{Eval, Finding, Operation};
 use crate::rules;
+use exemptions::Exemptions;
 
 /// The result of evaluating one object.
 #[derive(Debug, Clone, Default)]
@@ -24,6 +25,10 @@ pub struct ObjectReport {
     pub findings: Vec<Finding>,
     /// Findings exempted by the `winlint.io/ignore` annotation.
     pub suppressed: usize,
+    /// The rule of each exempted finding (for metrics and logs).
+    pub exempted: Vec<&'static str>,
+    /// Why the annotation was not honoured, or only in part (`exemptions:` policy).
+    pub exemption_refused: Option<String>,
     /// `winlint.io/ignore-reason`, when given.
     pub ignore_reason: Option<String>,
     /// The OS classification of each pod site, in [`workload::pod_sites`] order.
@@ -38,12 +43,9 @@ pub fn lint_object(
     operation: Operation,
 ) -> ObjectReport {
     let mut report = ObjectReport::default();
-    let ignored = ignore_list(object);
-    report.ignore_reason = object
-        .lookup("/metadata/annotations")
-        .and_then(|a| a.get(IGNORE_REASON_ANNOTATION))
-        .and_then(Value::as_str)
-        .map(str::to_string);
+    let exemption_policy = &config.policy.exemptions;
+    let mut exemptions = Exemptions::of(object, exemption_policy);
+    report.ignore_reason = exemptions.reason.clone();
     for site in workload::pod_sites(object) {
         let images: Vec<(ContainerRef, ImageInfo)> = site
             .containers()
@@ -70,6 +72,8 @@ pub fn lint_object(
                 Some(Some(sev)) => Some(*sev),
                 None => None,
             };
+            // Between rules: a webhook request past its deadline stops here.
+            deadline::check();
             for mut f in (rule.check)(&site, &eval) {
                 if let Some(sev) = severity {
                     f.severity = sev;
@@ -77,12 +81,9 @@ pub fn lint_object(
                 if !fix_possible {
                     f.fix = None;
                 }
-                if ignored.iter().any(|k| {
-                    k.eq_ignore_ascii_case("all")
-                        || k.eq_ignore_ascii_case(rule.meta.id)
-                        || k.eq_ignore_ascii_case(rule.meta.name)
-                }) {
+                if exemptions.exempts(rule.meta, exemption_policy) {
                     report.suppressed += 1;
+                    report.exempted.push(rule.meta.id);
                     continue;
                 }
                 report.findings.push(f);
@@ -90,33 +91,8 @@ pub fn lint_object(
         }
         report.classes.push(eval.class);
     }
+    report.exemption_refused = exemptions.refused;
     report
-}
-
-/// The rules named in the object's `winlint.io/ignore` annotation (object metadata, and the
-/// pod template's metadata for workloads).
-fn ignore_list(object: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut add = |meta: Option<&Value>| {
-        if let Some(s) = meta
-            .and_then(|m| m.get("annotations"))
-            .and_then(|a| a.get(IGNORE_ANNOTATION))
-            .and_then(Value::as_str)
-        {
-            out.extend(
-                s.split(',')
-                    .map(|x| x.trim().to_string())
-                    .filter(|x| !x.is_empty()),
-            );
-        }
-    };
-    add(object.get("metadata"));
-    for site in workload::pod_sites(object) {
-        if site.meta_ptr != "/metadata" {
-            add(Some(site.meta));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -223,6 +223,15 @@ pub fn mutate(object: &mut Value, config: &Config) -> Mutated {
 
 /// [`mutate`] knowing the cluster's context (its RuntimeClasses, namespace labels).
 pub fn mutate_with(object: &mut Value, config: &Config, context: &Context) -> Mutated {
+    let mut m = plan(object, config, context);
+    if m.patch.is_empty() {
+        disown(object, &mut m.patch);
+    }
+    m
+}
+
+/// The mutation itself ([`mutate_with`] without owning the annotation when nothing changed).
+fn plan(object: &mut Value, config: &Config, context: &Context) -> Mutated {
     let report = lint_object(object, config, context, Operation::Create);
     mutate_linted(object, config, context, &report)
 }
@@ -287,6 +296,7 @@ pub fn mutate_linted(
         .iter()
         .filter(|s| s.pods == pods && (s.enabled)(policy))
     {
+        super::deadline::check();
         let step_ops = match workload::pod_sites(object).first() {
             Some(site) => (step.ops)(site, &config.target, context),
             None => continue,
@@ -301,6 +311,50 @@ pub fn mutate_linted(
     m
 }
 
+/// Whether `name` is one winlint records in `winlint.io/mutated` (a rule's fix or a step).
+fn recorded_name(name: &str) -> bool {
+    STEPS.iter().any(|s| s.name == name)
+        || crate::rules::all()
+            .iter()
+            .any(|r| r.meta.fix.is_some() && r.meta.mutation.name().unwrap_or(r.meta.name) == name)
+}
+
+/// The entries of `winlint.io/mutated` winlint could have written (issue 15: a value set by
+/// the pod's author was kept as if winlint had mutated the pod). Entries from an earlier
+/// invocation of this webhook (reinvocation) are names of its mutations and stay.
+fn own_entries(object: &Value) -> Option<(Vec<String>, bool)> {
+    let ptr = format!("/metadata/annotations/{}", escape(MUTATED_ANNOTATION));
+    let value = object.lookup(&ptr)?;
+    let all: Vec<String> = value
+        .as_str()
+        .unwrap_or("")
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let kept: Vec<String> = all.iter().filter(|n| recorded_name(n)).cloned().collect();
+    let changed = kept.len() != all.len() || !value.is_string();
+    Some((kept, changed))
+}
+
+/// A call that changes nothing still owns the annotation: what winlint could not have
+/// written is taken out (the annotation is removed when nothing is left).
+fn disown(object: &mut Value, patch: &mut Vec<PatchOperation>) {
+    let Some((kept, true)) = own_entries(object) else {
+        return;
+    };
+    let ptr = format!("/metadata/annotations/{}", escape(MUTATED_ANNOTATION));
+    let op: PatchOperation = if kept.is_empty() {
+        serde_json::from_value(serde_json::json!({"op": "remove", "path": ptr}))
+    } else {
+        serde_json::from_value(
+            serde_json::json!({"op": "replace", "path": ptr, "value": kept.join(",")}),
+        )
+    }
+    .expect("a valid operation");
+    apply(object, &[op], patch);
+}
+
 /// Apply `step_ops` to `object` (all or nothing) and append them to `patch`; whether any did.
 fn apply(object: &mut Value, step_ops: &[PatchOperation], patch: &mut Vec<PatchOperation>) -> bool {
     let len = patch.len();
@@ -309,12 +363,7 @@ fn apply(object: &mut Value, step_ops: &[PatchOperation], patch: &mut Vec<PatchO
 
 /// M7: the audit annotation, merged with what an earlier invocation recorded.
 fn record(object: &mut Value, changed: &[String], patch: &mut Vec<PatchOperation>) {
-    let ptr = format!("/metadata/annotations/{}", escape(MUTATED_ANNOTATION));
-    let mut all: Vec<String> = object
-        .lookup(&ptr)
-        .and_then(Value::as_str)
-        .map(|s| s.split(',').map(str::to_string).collect())
-        .unwrap_or_default();
+    let mut all: Vec<String> = own_entries(object).map(|(k, _)| k).unwrap_or_default();
     for c in changed {
         if !all.contains(c) {
             all.push(c.clone());
@@ -342,6 +391,39 @@ mod tests {
             "metadata": {"name": name}, "handler": handler,
             "scheduling": {"nodeSelector": {"kubernetes.io/os": "windows"}}}),
         );
+    }
+
+    /// `winlint.io/mutated` is the webhook's: a pod author's value is not kept as a record of
+    /// what winlint did; names of winlint's own mutations (an earlier invocation) are.
+    #[test]
+    fn the_mutated_annotation_is_owned_by_the_webhook() {
+        let ann = |o: &Value| o["metadata"]["annotations"][MUTATED_ANNOTATION].clone();
+        // Windows pod, mutated: the forged entry goes, what winlint did is recorded.
+        let mut pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "annotations": {MUTATED_ANNOTATION: "approved-by-security"}},
+            "spec": {"containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore:ltsc2022"}]}});
+        let m = mutate(&mut pod, &Config::default());
+        assert!(!m.patch.is_empty());
+        let v = ann(&pod);
+        assert!(!v.as_str().unwrap().contains("approved"), "{v}");
+        assert!(v.as_str().unwrap().contains("nodeSelector"), "{v}");
+        // A pod winlint leaves alone: the forged annotation is removed.
+        let mut linux = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "l", "annotations": {MUTATED_ANNOTATION: "nodeSelector,approved"}},
+            "spec": {"nodeSelector": {"kubernetes.io/os": "linux"},
+                     "containers": [{"name": "c", "image": "nginx"}]}});
+        let m = mutate(&mut linux, &Config::default());
+        assert_eq!(ann(&linux), "nodeSelector", "{:?}", m.patch);
+        let mut forged = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "l", "annotations": {MUTATED_ANNOTATION: "approved"}},
+            "spec": {"nodeSelector": {"kubernetes.io/os": "linux"},
+                     "containers": [{"name": "c", "image": "nginx"}]}});
+        mutate(&mut forged, &Config::default());
+        assert_eq!(ann(&forged), Value::Null);
+        // Reinvocation: the record of the first call is kept as it is.
+        let first = ann(&pod);
+        mutate(&mut pod, &Config::default());
+        assert_eq!(ann(&pod), first);
     }
 
     /// `mutation.hyperv: auto` gives a Hyper-V RuntimeClass only to a pod that needs it to run,

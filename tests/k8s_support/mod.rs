@@ -801,6 +801,16 @@ impl Webhook {
     /// namespaces labelled `WEBHOOK_LABEL=<id>` so that webhooks of parallel tests do not meet.
     /// Returns once the API server calls it.
     pub fn start(c: &Guard, config_yaml: Option<&str>, extra_args: &[&str]) -> Webhook {
+        Self::start_with_policy(c, config_yaml, extra_args, "Fail")
+    }
+
+    /// [`Webhook::start`] registered with `failure_policy` (`Fail` or `Ignore`).
+    pub fn start_with_policy(
+        c: &Guard,
+        config_yaml: Option<&str>,
+        extra_args: &[&str],
+        failure_policy: &str,
+    ) -> Webhook {
         let cluster: &'static Cluster = c.0;
         let id = cluster.unique("wh");
         let dir = cluster.dir.join(&id);
@@ -817,7 +827,13 @@ impl Webhook {
             });
             let mut manifests = Command::new(bin);
             manifests
-                .args(["manifests", "--url", &url, "--failure-policy", "Fail"])
+                .args([
+                    "manifests",
+                    "--url",
+                    &url,
+                    "--failure-policy",
+                    failure_policy,
+                ])
                 .arg("--cert-dir")
                 .arg(&dir);
             // The same configuration: `webhook.mutate: false` registers no mutating webhook.

@@ -1,0 +1,343 @@
+//! The webhook's routes and the admission handler.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+use crate::admission::Endpoint;
+
+use super::AppState;
+use super::limits::{self, BodyError, BodyLimits};
+
+pub(super) fn webhook_router(state: Arc<AppState>) -> Router {
+    // No body limit or timeout layer: `admit` reads the body itself under the request's
+    // budgets (limits.rs) and answers what it cannot evaluate per `webhook.onError`.
+    Router::new()
+        .route("/mutate", post(mutate))
+        .route("/validate", post(validate))
+        .route("/validate/pss/{level}", post(legacy))
+        .route("/mutate/windows-namespace", post(legacy))
+        .route("/healthz", get(|| async { "ok" }))
+        .with_state(state)
+}
+
+async fn mutate(State(state): State<Arc<AppState>>, req: Request) -> Response {
+    admit(state, Endpoint::Mutate, req).await
+}
+
+async fn validate(State(state): State<Arc<AppState>>, req: Request) -> Response {
+    admit(state, Endpoint::Validate, req).await
+}
+
+/// Whether the deprecated namespace paths were called (logged once).
+static LEGACY_PATH_LOGGED: AtomicBool = AtomicBool::new(false);
+
+/// `/validate/pss/{level}` and `/mutate/windows-namespace`: the per-namespace webhooks an older
+/// chart or `winlint manifests` registered, answered as `/validate` and `/mutate` (the
+/// namespace's labels come from the cluster facts now), so that an upgrade never meets a 404.
+async fn legacy(State(state): State<Arc<AppState>>, req: Request) -> Response {
+    let uri = req.uri().clone();
+    let endpoint = if uri.path().starts_with("/mutate") {
+        Endpoint::Mutate
+    } else {
+        Endpoint::Validate
+    };
+    if !LEGACY_PATH_LOGGED.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            uid = "",
+            path = uri.path(),
+            "a webhook registered by an older winlint calls {}: answered as {}, with the \
+             namespace's labels from the cluster facts; re-apply the chart or `winlint manifests` \
+             to register the current webhooks",
+            uri.path(),
+            endpoint.path()
+        );
+    }
+    admit(state, endpoint, req).await
+}
+
+/// Bodies above this size are evaluated on the blocking pool, so parsing megabytes never stalls
+/// the workers that run handshakes and other connections. Typical pods (2–10 KiB) stay on the
+/// worker (no thread hop); a pod of a few hundred containers already goes to the pool, so a
+/// handful of large requests cannot hold both workers for their whole budget.
+const BLOCKING_THRESHOLD: usize = 32 * 1024;
+
+/// Counts a request whose client went away before its answer (the API server gave up, or the
+/// connection broke): the handler is dropped mid-way and `finish` was never called.
+struct Abandoned<'a> {
+    state: &'a AppState,
+    endpoint: &'static str,
+    done: bool,
+}
+
+impl Abandoned<'_> {
+    fn finish(&mut self) {
+        self.done = true;
+    }
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.state.metrics.request(self.endpoint, "abandoned");
+        }
+    }
+}
+
+async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Response {
+    let ep = endpoint.as_str();
+    let arrived = tokio::time::Instant::now();
+    let mut abandoned = Abandoned {
+        state: &state,
+        endpoint: ep,
+        done: false,
+    };
+    let budget = limits::budget(state.request_timeout, req.uri().query());
+    let deadline = arrived + budget;
+    let announced = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let body_limits = BodyLimits {
+        budget: &state.bytes,
+        budget_bytes: state.bytes_total,
+        max_body: state.max_body,
+        min_rate: state.min_body_rate,
+    };
+    // Half the budget for the body, the rest for the evaluation.
+    let body_deadline = arrived + budget / 2;
+    let read = limits::read_body(
+        req.into_body(),
+        announced,
+        &body_limits,
+        arrived,
+        body_deadline,
+    )
+    .await;
+    let (body, reserved) = match read {
+        Ok(b) => b,
+        Err((e, head)) => {
+            let why = e.why(state.max_body, state.min_body_rate);
+            let status = match e {
+                BodyError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+                BodyError::TooSlow => StatusCode::REQUEST_TIMEOUT,
+                BodyError::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
+                BodyError::Broken => StatusCode::BAD_REQUEST,
+            };
+            abandoned.finish();
+            return unevaluated(&state, endpoint, e.outcome(), &head, &why, status);
+        }
+    };
+    // An evaluation slot, within the budget.
+    let slot = match tokio::time::timeout_at(deadline, state.limit.clone().acquire_owned()).await {
+        Ok(Ok(p)) => p,
+        _ => {
+            abandoned.finish();
+            let why = "the webhook is overloaded (no evaluation slot in time)";
+            let status = StatusCode::SERVICE_UNAVAILABLE;
+            return unevaluated(&state, endpoint, "overloaded", &body, why, status);
+        }
+    };
+    let started = Instant::now();
+    let eval = state.evaluation();
+    let engine_deadline = limits::engine_deadline(arrived, budget).into_std();
+    let result = if body.len() > BLOCKING_THRESHOLD {
+        // The blocking task holds the slot and the bytes until it ends, which the engine's
+        // deadline bounds: what the server promised is free again only when the work is done.
+        let task = tokio::task::spawn_blocking(move || {
+            let r = eval
+                .webhook
+                .review_until(&body, endpoint, Some(engine_deadline));
+            drop((slot, body));
+            r
+        });
+        match task.await {
+            Ok(r) => r,
+            Err(e) => Err(crate::admission::BadRequest(format!(
+                "evaluation failed: {e}"
+            ))),
+        }
+    } else {
+        let r = eval
+            .webhook
+            .review_until(&body, endpoint, Some(engine_deadline));
+        drop(slot);
+        r
+    };
+    drop(reserved);
+    abandoned.finish();
+    let elapsed = started.elapsed();
+    match result {
+        Err(bad) => {
+            state.metrics.request(ep, "bad_request");
+            tracing::warn!(
+                uid = "",
+                endpoint = ep,
+                "bad request: {}",
+                escape(&bad.to_string())
+            );
+            (
+                StatusCode::BAD_REQUEST,
+                format!("winlint: bad AdmissionReview: {bad}\n"),
+            )
+                .into_response()
+        }
+        Ok(out) => {
+            let m = &state.metrics;
+            let outcome = match out.error.as_deref() {
+                Some(crate::admission::DEADLINE_EXCEEDED) => "timeout",
+                Some(e) if e.starts_with(crate::admission::TOO_DENSE) => "too_dense",
+                _ => out.decision.as_str(),
+            };
+            m.request(ep, outcome);
+            m.latency
+                .get_or_create(&vec![("endpoint".into(), ep.into())])
+                .observe(elapsed.as_secs_f64());
+            if endpoint == Endpoint::Validate {
+                for (rule, sev) in &out.findings {
+                    m.findings
+                        .get_or_create(&vec![
+                            ("rule".into(), (*rule).into()),
+                            ("severity".into(), sev.as_str().into()),
+                        ])
+                        .inc();
+                }
+            }
+            if !out.exempted.is_empty() {
+                let mut rules = out.exempted.clone();
+                rules.dedup();
+                for rule in &rules {
+                    m.exemptions
+                        .get_or_create(&vec![
+                            ("rule".into(), (*rule).into()),
+                            ("namespace".into(), out.namespace.clone()),
+                        ])
+                        .inc();
+                }
+                tracing::info!(
+                    uid = %escape(&out.uid),
+                    endpoint = ep,
+                    kind = %escape(&out.kind),
+                    namespace = %escape(&out.namespace),
+                    name = %escape(&out.name),
+                    rules = ?rules,
+                    "findings exempted by winlint.io/ignore"
+                );
+            }
+            for rule in &out.patched_rules {
+                m.patches
+                    .get_or_create(&vec![("rule".into(), (*rule).into())])
+                    .inc();
+            }
+            let rules: Vec<&str> = out.findings.iter().map(|(r, _)| *r).collect();
+            tracing::info!(
+                uid = %escape(&out.uid),
+                endpoint = ep,
+                operation = %escape(&out.operation),
+                kind = %escape(&out.kind),
+                namespace = %escape(&out.namespace),
+                name = %escape(&out.name),
+                dry_run = out.dry_run,
+                allowed = out.allowed,
+                decision = out.decision.as_str(),
+                rules = ?rules,
+                patched = ?out.patched,
+                micros = elapsed.as_micros() as u64,
+                "admission"
+            );
+            if let Some(e) = &out.error {
+                tracing::warn!(
+                    uid = %escape(&out.uid),
+                    endpoint = ep,
+                    "object not evaluated: {}",
+                    escape(e)
+                );
+            }
+            Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(out.body))
+                .expect("valid response")
+        }
+    }
+}
+
+/// A request that is not evaluated: answered per `webhook.onError` when its uid can be read
+/// from `head`, else with `status` (the API server's failurePolicy then decides). The
+/// connection is closed: the rest of the body may still be on its way.
+fn unevaluated(
+    state: &AppState,
+    endpoint: Endpoint,
+    outcome: &'static str,
+    head: &[u8],
+    why: &str,
+    status: StatusCode,
+) -> Response {
+    let ep = endpoint.as_str();
+    state.metrics.request(ep, outcome);
+    let answer = state.evaluation().webhook.unevaluated(head, why);
+    match answer {
+        Some(out) => {
+            tracing::warn!(
+                uid = %escape(&out.uid),
+                endpoint = ep,
+                allowed = out.allowed,
+                "request not evaluated, answered per webhook.onError: {why}"
+            );
+            Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::CONNECTION, "close")
+                .body(Body::from(out.body))
+                .expect("valid response")
+        }
+        None => {
+            tracing::warn!(uid = "", endpoint = ep, %status, "request rejected: {why}");
+            (
+                status,
+                [(header::CONNECTION, "close")],
+                format!("winlint: {why}\n"),
+            )
+                .into_response()
+        }
+    }
+}
+
+/// `s` with control characters escaped (`\n`, `\u{1b}`): a pod name with a newline must
+/// not start a forged line in the text log.
+pub(super) fn escape(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn control_characters_are_escaped_in_log_fields() {
+        assert_eq!(escape("web-0"), "web-0");
+        assert_eq!(
+            escape("x\nINFO admission allowed=true\r\u{1b}[2J"),
+            "x\\nINFO admission allowed=true\\r\\u{1b}[2J"
+        );
+    }
+}
