@@ -3,6 +3,8 @@
 //! One file, `winlint.yaml`, read by the CLI (`--config`) and by the webhook (mounted from a
 //! ConfigMap), overridable by flags. Same file, same meaning.
 
+pub mod discover;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
@@ -10,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::Severity;
 use crate::model::labels::EXEMPT_NAMESPACE_LABEL;
 use crate::model::meta::UnknownSeverity;
+use crate::model::platform::UnknownPlatform;
 use crate::model::target::TaintError;
 /// The target's types, at the path they had before [`crate::model`] held them.
 pub use crate::model::target::{KubeVersion, Runtime, Taint, Target};
@@ -88,6 +91,30 @@ pub enum OnError {
     Deny,
 }
 
+/// What the webhook does with a pod its rules would deny (`webhook.enforcement`, overridden per
+/// namespace by the label [`crate::model::labels::ENFORCEMENT_NAMESPACE_LABEL`]).
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Enforcement {
+    /// Deny it (the default).
+    #[default]
+    Deny,
+    /// Admit it, and return the denial as warnings (counted in `winlint_would_deny_total`):
+    /// the rollout mode, like Kyverno's `Audit` and Gatekeeper's `warn`.
+    Warn,
+}
+
+impl Enforcement {
+    /// The value of the namespace label: `warn` or `deny`, anything else is no override.
+    pub fn from_label(v: &str) -> Option<Enforcement> {
+        match v {
+            "warn" => Some(Enforcement::Warn),
+            "deny" => Some(Enforcement::Deny),
+            _ => None,
+        }
+    }
+}
+
 /// Report and fix policy.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
@@ -105,6 +132,8 @@ pub struct Policy {
     /// `/validate` judges a workload by the pods it will create: its template after the
     /// mutations that webhook will apply. False: templates are judged as written.
     pub pod_mutation: bool,
+    /// Deny, or only warn, what the rules would deny (`webhook.enforcement`).
+    pub enforcement: Enforcement,
 }
 
 /// The whole configuration: target plus policy.
@@ -160,6 +189,8 @@ pub struct TargetFile {
     pub cluster_mixed_builds: Option<bool>,
     pub check_eol: Option<bool>,
     pub hyperv_runtime_class: Option<String>,
+    /// `aks`, `eks`, `gke` or `generic`: the platform's defaults for the Windows nodes.
+    pub platform: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -178,6 +209,8 @@ pub struct WebhookFile {
     pub exempt_namespace_label: Option<String>,
     /// Whether the mutating webhook for Pods is registered (the chart's `webhook.mutate`).
     pub mutate: Option<bool>,
+    /// `deny` (default) or `warn`.
+    pub enforcement: Option<Enforcement>,
 }
 
 /// What the builds of `target.windowsBuilds` and `--windows-build` may be.
@@ -199,6 +232,10 @@ pub enum ConfigError {
     WindowsBuild(String),
     #[error(transparent)]
     Taint(#[from] TaintError),
+    #[error("target.{0}")]
+    Platform(#[from] UnknownPlatform),
+    #[error("--{0}")]
+    PlatformFlag(UnknownPlatform),
     #[error("rules.{key}: {source}")]
     RuleSeverity {
         key: String,
@@ -283,6 +320,9 @@ impl Config {
         self.target
             .feature_gates
             .extend(t.feature_gates.iter().map(|(k, v)| (k.clone(), *v)));
+        if let Some(p) = &t.platform {
+            self.target.set_platform(p.parse()?);
+        }
         if let Some(ts) = &t.windows_taints {
             self.target.pinned.windows_taints = true;
             self.target.windows_taints = ts
@@ -349,6 +389,9 @@ impl Config {
         }
         if let Some(m) = f.webhook.mutate {
             self.policy.pod_mutation = m;
+        }
+        if let Some(e) = f.webhook.enforcement {
+            self.policy.enforcement = e;
         }
         Ok(())
     }

@@ -18,6 +18,7 @@ pub mod meta;
 pub mod nodes;
 pub mod paths;
 pub mod placement;
+pub mod platform;
 pub mod pod;
 pub mod quantity;
 pub mod schedule;
