@@ -1,0 +1,200 @@
+//! Prometheus metrics of the webhook and the plain-HTTP metrics/health listener.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::routing::get;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use super::AppState;
+
+/// Metrics of the webhook.
+pub struct Metrics {
+    pub registry: Registry,
+    pub requests: Family<Vec<(String, String)>, Counter>,
+    pub latency: Family<Vec<(String, String)>, Histogram>,
+    pub findings: Family<Vec<(String, String)>, Counter>,
+    pub patches: Family<Vec<(String, String)>, Counter>,
+    pub cert_reloads: Family<Vec<(String, String)>, Counter>,
+    /// Windows nodes of the facts in use, by build (`unknown`: a Windows node whose build
+    /// could not be read).
+    pub windows_nodes: Family<Vec<(String, String)>, Gauge>,
+    /// Objects of the snapshot in use, by resource (nodes, namespaces, runtimeclasses).
+    pub cluster_objects: Family<Vec<(String, String)>, Gauge>,
+    /// 1 while the evaluation uses a complete snapshot of the cluster; 0: the configured facts.
+    pub facts_synced: Gauge,
+    /// 1 while every watch is healthy (or the facts are off).
+    pub facts_healthy: Gauge,
+    /// Seconds since the snapshot in use was built.
+    pub facts_age: Gauge<f64, AtomicU64>,
+    /// Seconds the facts may have been missing changes (0 while every watch is healthy).
+    pub facts_staleness: Gauge<f64, AtomicU64>,
+    /// Watch and version-read errors by resource (nodes, runtimeclasses, namespaces, version).
+    pub watch_errors: Family<Vec<(String, String)>, Counter>,
+    /// Evaluation states built from cluster facts.
+    pub facts_rebuilds: Counter,
+}
+
+impl Metrics {
+    pub(super) fn new() -> Self {
+        let mut registry = Registry::with_prefix("winlint");
+        let requests = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "admission_requests",
+            "Admission requests by endpoint and outcome",
+            requests.clone(),
+        );
+        let latency = Family::<Vec<(String, String)>, Histogram>::new_with_constructor(|| {
+            Histogram::new(exponential_buckets(0.00005, 2.0, 18))
+        });
+        registry.register(
+            "admission_request_duration_seconds",
+            "Time to answer an admission request (body read to response)",
+            latency.clone(),
+        );
+        let findings = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "findings",
+            "Findings reported on admitted objects, by rule and severity",
+            findings.clone(),
+        );
+        let patches = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "patches",
+            "Fixes applied by the mutating webhook, by rule",
+            patches.clone(),
+        );
+        let cert_reloads = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "tls_reloads",
+            "Serving certificate reloads by result",
+            cert_reloads.clone(),
+        );
+        let windows_nodes = Family::<Vec<(String, String)>, Gauge>::default();
+        registry.register(
+            "cluster_windows_nodes",
+            "Windows nodes of the cluster facts in use, by build",
+            windows_nodes.clone(),
+        );
+        let cluster_objects = Family::<Vec<(String, String)>, Gauge>::default();
+        registry.register(
+            "cluster_objects",
+            "Objects of the cluster facts in use, by resource (nodes, namespaces, runtimeclasses)",
+            cluster_objects.clone(),
+        );
+        let facts_synced = Gauge::default();
+        registry.register(
+            "cluster_facts_synced",
+            "1 when the webhook evaluates with a complete snapshot of the cluster, 0 with the configured facts",
+            facts_synced.clone(),
+        );
+        let facts_healthy = Gauge::default();
+        registry.register(
+            "cluster_facts_healthy",
+            "1 while every cluster watch is healthy (or the cluster facts are off)",
+            facts_healthy.clone(),
+        );
+        let facts_age = Gauge::<f64, AtomicU64>::default();
+        registry.register(
+            "cluster_facts_snapshot_age_seconds",
+            "Seconds since the cluster facts in use were built",
+            facts_age.clone(),
+        );
+        let facts_staleness = Gauge::<f64, AtomicU64>::default();
+        registry.register(
+            "cluster_facts_staleness_seconds",
+            "Seconds the cluster facts may have been missing changes (0 while every watch is healthy)",
+            facts_staleness.clone(),
+        );
+        let watch_errors = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "cluster_watch_errors",
+            "Errors of the cluster watches and version reads, by resource (the last good facts are kept)",
+            watch_errors.clone(),
+        );
+        let facts_rebuilds = Counter::default();
+        registry.register(
+            "cluster_facts_rebuilds",
+            "Evaluation states built from new cluster facts",
+            facts_rebuilds.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            latency,
+            findings,
+            patches,
+            cert_reloads,
+            windows_nodes,
+            cluster_objects,
+            facts_synced,
+            facts_healthy,
+            facts_age,
+            facts_staleness,
+            watch_errors,
+            facts_rebuilds,
+        }
+    }
+
+    pub(super) fn request(&self, endpoint: &str, outcome: &str) {
+        self.requests
+            .get_or_create(&vec![
+                ("endpoint".into(), endpoint.into()),
+                ("outcome".into(), outcome.into()),
+            ])
+            .inc();
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        encode(&mut s, &self.registry).expect("writing to a String cannot fail");
+        s
+    }
+}
+
+pub(super) fn metrics_router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route(
+            "/metrics",
+            get(|State(s): State<Arc<AppState>>| async move {
+                (
+                    [(
+                        header::CONTENT_TYPE,
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                    )],
+                    {
+                        s.refresh_fact_metrics();
+                        s.metrics.render()
+                    },
+                )
+            }),
+        )
+        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/readyz",
+            get(|State(s): State<Arc<AppState>>| async move {
+                if !s.ready.load(Ordering::SeqCst) {
+                    (StatusCode::SERVICE_UNAVAILABLE, "shutting down")
+                } else if !s.facts_settled() {
+                    (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "waiting for the first sync of the cluster facts",
+                    )
+                } else if s.evaluation().facts.synced.all() {
+                    (StatusCode::OK, "ready: live cluster facts")
+                } else {
+                    (StatusCode::OK, "ready: configured facts")
+                }
+            }),
+        )
+        .with_state(state)
+}

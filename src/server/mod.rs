@@ -1,0 +1,438 @@
+//! `winlint serve`: the HTTPS admission webhook.
+//!
+//! * TLS: tokio-rustls with the `ring` provider, TLS 1.2 and 1.3 only, ALPN `h2`/`http/1.1`. The
+//!   handshake runs in each connection's own task under a timeout (never inside the accept loop).
+//!   With `--client-ca` the API server's client certificate is verified.
+//! * HTTP: hyper-util's connection builder (HTTP/2 when ALPN says `h2`, else HTTP/1.1 with a
+//!   header timeout counted from the first byte of a request and an idle timeout between
+//!   requests), axum for routing: `POST /mutate`, `POST /validate` (the API server
+//!   adds `?timeout=10s`), `GET /healthz`. Body limit 8 MiB by default (an UPDATE carries a
+//!   ≤3 MiB object plus its oldObject) → 413 beyond; a per-request timeout (408) and a
+//!   concurrency limit (requests wait for a slot within the request timeout, else 503).
+//! * Certificates: cert and key are re-read every `--cert-reload-interval` seconds and swapped in
+//!   (through a [`rustls::server::ResolvesServerCert`] holding an `RwLock<Arc<CertifiedKey>>`)
+//!   when their content hash changes and the new pair parses and matches; established
+//!   connections keep going, new handshakes see the new certificate. File-event watchers fire
+//!   many times per atomic `..data` symlink swap of a Secret volume; polling is simpler.
+//! * Shutdown: on SIGTERM/SIGINT `/readyz` turns 503, the listener stops after
+//!   `--shutdown-delay`, and in-flight requests finish (bounded by `--shutdown-timeout`).
+//! * Observability: `--metrics-listen` (plain HTTP) serves `/metrics` (Prometheus text),
+//!   `/healthz`, `/readyz`. Logs through `tracing` (`--log-format text|json`); every request log
+//!   line carries the AdmissionReview UID; no object contents at info level.
+//! * Live cluster facts (issue 8 §2): unless `--cluster-facts=off`, a [`ClusterWatch`] on
+//!   Nodes, RuntimeClasses and Namespaces (client from `--kubeconfig`/`--context`, else
+//!   in-cluster or the default kubeconfig). Every new snapshot is turned into a whole new
+//!   evaluation state ([`Evaluation`]: the [`Webhook`] with the effective configuration and
+//!   the context of RuntimeClasses and namespace labels, [`crate::cluster::effective`]) on the
+//!   blocking pool, then swapped in; a request only clones the current `Arc` under a read lock
+//!   and never calls the API server. `/readyz` waits for the first complete sync, at most
+//!   `--cluster-facts-timeout`, then is ready with the configured facts (logged, and
+//!   `winlint_cluster_facts_synced 0`) until the facts arrive. Watch errors (403, 410,
+//!   unreachable) keep the last good snapshot; they are logged by the watch and counted here.
+//!   An older registration's namespace paths (`/validate/pss/{level}`,
+//!   `/mutate/windows-namespace`) are answered as `/validate` and `/mutate`: the namespace's
+//!   labels now come from the watch.
+//!
+//! Layout: `transport` (TLS accept loop, per-connection deadlines), `limits` (per-request
+//! budgets), `handlers` (routes, the admission handler), `metrics` (Prometheus, the metrics
+//! listener), `certs` (serving certificate and its reload), `state` (what handlers share),
+//! `facts` (the cluster watch).
+
+mod certs;
+mod facts;
+mod handlers;
+mod limits;
+mod metrics;
+mod state;
+mod transport;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+
+use crate::admission::Webhook;
+use crate::cluster::{ClusterArgs, ClusterError, ClusterFacts};
+use crate::config::{Config, ConfigError};
+
+use certs::{CertStore, load_pair, tls_config};
+use facts::{follow_facts, start_watch};
+use handlers::webhook_router;
+use limits::kib;
+pub use metrics::Metrics;
+use metrics::metrics_router;
+use state::facts_summary;
+pub use state::{AppState, Evaluation};
+use transport::{Timeouts, accept_loop};
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// `--cluster-facts`: whether `winlint serve` watches the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum FactsMode {
+    #[default]
+    On,
+    Off,
+}
+
+/// Options of `winlint serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Address of the HTTPS webhook listener.
+    #[arg(long, default_value = "0.0.0.0:8443", env = "WINLINT_LISTEN")]
+    pub listen: SocketAddr,
+    /// PEM certificate chain of the serving certificate (re-read when it changes).
+    #[arg(long, env = "WINLINT_TLS_CERT")]
+    pub tls_cert: PathBuf,
+    /// PEM private key of the serving certificate (re-read when it changes).
+    #[arg(long, env = "WINLINT_TLS_KEY")]
+    pub tls_key: PathBuf,
+    /// PEM CA bundle: require and verify client certificates (the API server's) against it.
+    #[arg(long, env = "WINLINT_CLIENT_CA")]
+    pub client_ca: Option<PathBuf>,
+    /// The same `winlint.yaml` as the CLI (target, rules, fixes, mutation, webhook).
+    #[arg(long, env = "WINLINT_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Plain-HTTP listener for /metrics, /healthz and /readyz (off when not given).
+    #[arg(long, env = "WINLINT_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Log format.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "WINLINT_LOG_FORMAT")]
+    pub log_format: LogFormat,
+    /// Seconds between checks of the certificate and key files for changes.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub cert_reload_interval: f64,
+    /// Requests evaluated at once; more wait for a slot (within the request timeout).
+    #[arg(long, default_value_t = 256)]
+    pub max_concurrency: usize,
+    /// Request bytes being evaluated at once (by Content-Length); more wait for room (within
+    /// the request timeout). Bounds memory: a 3 MiB object parses into several times that.
+    #[arg(long, default_value_t = 32 * 1024 * 1024, value_name = "BYTES")]
+    pub max_inflight_bytes: usize,
+    /// Largest request body in bytes (413 beyond). Objects are ≤3 MiB, UPDATE carries two.
+    #[arg(long, default_value_t = 8 * 1024 * 1024, value_name = "BYTES")]
+    pub max_body_bytes: usize,
+    /// Seconds a request may take, body upload included (408 beyond).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub request_timeout: f64,
+    /// Seconds from a request's first byte to the end of its headers (HTTP/1.1); then the
+    /// connection closes (slow-loris clients).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub header_timeout: f64,
+    /// Seconds a keep-alive connection may sit idle between requests before it is closed.
+    #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
+    pub idle_timeout: f64,
+    /// Seconds a client has to complete the TLS handshake.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub handshake_timeout: f64,
+    /// Seconds to keep serving (with /readyz failing) after SIGTERM before closing the listener,
+    /// so Service endpoints drop the pod first.
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS")]
+    pub shutdown_delay: f64,
+    /// Seconds in-flight requests get to finish after the listener closes.
+    #[arg(long, default_value_t = 25.0, value_name = "SECONDS")]
+    pub shutdown_timeout: f64,
+    /// Live cluster facts: watch Nodes, RuntimeClasses and Namespaces and judge pods by what
+    /// the cluster runs (`off`: the configured target only; rules that need a namespace's
+    /// labels do not fire).
+    #[arg(long, value_enum, default_value_t = FactsMode::On, env = "WINLINT_CLUSTER_FACTS")]
+    pub cluster_facts: FactsMode,
+    /// Seconds /readyz waits for the first complete sync of the cluster facts; then the
+    /// webhook is ready with the configured facts until they arrive (and says so).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    pub cluster_facts_timeout: f64,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+impl ServeArgs {
+    /// Defaults with the given listener and certificate files (for embedding and tests), with
+    /// the cluster facts off (the command line's default is on): a test must not read whatever
+    /// cluster the machine's kubeconfig points at.
+    pub fn new(listen: SocketAddr, tls_cert: PathBuf, tls_key: PathBuf) -> Self {
+        ServeArgs {
+            listen,
+            tls_cert,
+            tls_key,
+            client_ca: None,
+            config: None,
+            metrics_listen: None,
+            log_format: LogFormat::Text,
+            cert_reload_interval: 10.0,
+            max_concurrency: 256,
+            max_inflight_bytes: 32 * 1024 * 1024,
+            max_body_bytes: 8 * 1024 * 1024,
+            request_timeout: 10.0,
+            header_timeout: 10.0,
+            idle_timeout: 120.0,
+            handshake_timeout: 10.0,
+            shutdown_delay: 0.0,
+            shutdown_timeout: 25.0,
+            cluster_facts: FactsMode::Off,
+            cluster_facts_timeout: 30.0,
+            cluster: ClusterArgs::default(),
+        }
+    }
+}
+
+pub(super) fn secs(s: f64) -> Duration {
+    Duration::from_secs_f64(if s.is_finite() && s > 0.0 { s } else { 0.001 })
+}
+
+/// `winlint serve`: run until SIGTERM/SIGINT. Returns the process exit code.
+pub fn serve(args: ServeArgs) -> i32 {
+    init_logging(args.log_format);
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("winlint serve: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    rt.block_on(async move {
+        let server = match start(args).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!(uid = "", "winlint serve: {e}");
+                eprintln!("winlint serve: {e}");
+                return 2;
+            }
+        };
+        wait_for_signal().await;
+        tracing::info!(uid = "", "signal received, shutting down");
+        server.shutdown();
+        server.wait().await;
+        tracing::info!(uid = "", "stopped");
+        0
+    })
+}
+
+/// Install the global `tracing` subscriber (once; later calls are no-ops). `RUST_LOG` refines
+/// the default filter `info,rustls=error,kube_runtime::watcher=error` (the cluster watch logs
+/// its own errors once, with what to do, instead of kube's line per retry).
+pub fn init_logging(format: LogFormat) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info"))
+        .add_directive("rustls=error".parse().expect("valid directive"))
+        .add_directive(
+            "kube_runtime::watcher=error"
+                .parse()
+                .expect("valid directive"),
+        );
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+        LogFormat::Text => builder.with_ansi(false).try_init(),
+    };
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// A running server.
+pub struct Server {
+    /// The bound HTTPS address (useful with port 0).
+    pub addr: SocketAddr,
+    /// The bound metrics address, if any.
+    pub metrics_addr: Option<SocketAddr>,
+    shutdown: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+    metrics_task: Option<tokio::task::JoinHandle<()>>,
+    /// Shared state (metrics, readiness), for tests and embedding.
+    pub state: Arc<AppState>,
+}
+
+impl Server {
+    /// Begin a graceful shutdown (readiness off, then stop accepting, drain in-flight requests).
+    pub fn shutdown(&self) {
+        let _ = self.shutdown.send(true);
+    }
+    /// Wait until the server has stopped.
+    pub async fn wait(self) {
+        let _ = self.task.await;
+        if let Some(m) = self.metrics_task {
+            let _ = m.await;
+        }
+    }
+}
+
+/// Why the server cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A file or a socket (named by its flag).
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    /// The listener's address.
+    #[error("{0}")]
+    Listener(std::io::Error),
+    /// The cluster configuration named by `--kubeconfig` / `--context` cannot be used.
+    #[error("cluster facts: {0} (or --cluster-facts=off)")]
+    Cluster(ClusterError),
+    /// Certificates and keys (named by their flag), and the TLS setup.
+    #[error("{what}: {message}")]
+    Tls { what: String, message: String },
+}
+
+impl ServeError {
+    pub(super) fn tls(what: impl Into<String>, e: impl std::fmt::Display) -> Self {
+        ServeError::Tls {
+            what: what.into(),
+            message: e.to_string(),
+        }
+    }
+}
+
+fn load_config(args: &ServeArgs) -> Result<Config, ServeError> {
+    match &args.config {
+        Some(path) => match Config::from_file(path) {
+            // The read error names the flag too.
+            Err(ConfigError::Read { source, .. }) => Err(ServeError::Io {
+                what: format!("--config {}", path.display()),
+                source,
+            }),
+            other => Ok(other?),
+        },
+        None => Ok(Config::default()),
+    }
+}
+
+/// Bind the listeners and start serving in the background.
+pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
+    let config = load_config(&args)?;
+    let (ck, hash) = load_pair(&args.tls_cert, &args.tls_key)?;
+    let store = Arc::new(CertStore {
+        current: RwLock::new(Arc::new(ck)),
+    });
+    let tls = Arc::new(tls_config(&args, store.clone())?);
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .map_err(|source| ServeError::Io {
+            what: format!("--listen {}", args.listen),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(ServeError::Listener)?;
+    let metrics_listener = match args.metrics_listen {
+        Some(a) => Some(
+            TcpListener::bind(a)
+                .await
+                .map_err(|source| ServeError::Io {
+                    what: format!("--metrics-listen {a}"),
+                    source,
+                })?,
+        ),
+        None => None,
+    };
+    let metrics_addr = metrics_listener.as_ref().and_then(|l| l.local_addr().ok());
+    let watch = start_watch(&args).await?;
+    let initial = Evaluation {
+        webhook: Webhook::new(config.clone()),
+        facts: Arc::new(ClusterFacts::empty()),
+    };
+    tracing::info!(uid = "", "evaluating with {}", facts_summary(&initial));
+    let state = Arc::new(AppState {
+        evaluation: RwLock::new(Arc::new(initial)),
+        config,
+        facts_settled: AtomicBool::new(watch.is_none()),
+        watch,
+        counted_errors: Default::default(),
+        metrics: Metrics::new(),
+        ready: AtomicBool::new(true),
+        limit: Semaphore::new(args.max_concurrency.max(1)),
+        bytes: Semaphore::new(kib(args.max_inflight_bytes) as usize),
+        bytes_kib: kib(args.max_inflight_bytes),
+        max_body_kib: kib(args.max_body_bytes),
+        request_timeout: secs(args.request_timeout),
+    });
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    certs::spawn_reload(
+        &args,
+        store.clone(),
+        state.clone(),
+        shutdown_rx.clone(),
+        hash,
+    );
+
+    if let Some(w) = &state.watch {
+        follow_facts(&state, w, secs(args.cluster_facts_timeout), &shutdown_rx);
+    }
+
+    let router = webhook_router(state.clone(), args.max_body_bytes);
+    let task = tokio::spawn(accept_loop(
+        listener,
+        tls,
+        router,
+        state.clone(),
+        shutdown_rx.clone(),
+        Timeouts {
+            handshake: secs(args.handshake_timeout),
+            header: secs(args.header_timeout),
+            idle: secs(args.idle_timeout),
+            delay: Duration::from_secs_f64(args.shutdown_delay.max(0.0)),
+            drain: secs(args.shutdown_timeout),
+        },
+    ));
+    let metrics_task = metrics_listener.map(|l| {
+        let router = metrics_router(state.clone());
+        let mut rx = shutdown_rx.clone();
+        let delay = Duration::from_secs_f64(args.shutdown_delay.max(0.0));
+        tokio::spawn(async move {
+            let _ = axum::serve(l, router)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.wait_for(|s| *s).await;
+                    // Keep answering /readyz (503) while the webhook drains.
+                    tokio::time::sleep(delay).await;
+                })
+                .await;
+        })
+    });
+    let metrics = metrics_addr.map_or_else(|| "off".to_string(), |a| a.to_string());
+    tracing::info!(uid = "", %addr, %metrics, "winlint webhook listening");
+    Ok(Server {
+        addr,
+        metrics_addr,
+        shutdown: shutdown_tx,
+        task,
+        metrics_task,
+        state,
+    })
+}

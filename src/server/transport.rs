@@ -1,0 +1,279 @@
+//! TLS accept loop and per-connection deadlines (header, idle).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::Request;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tower::Service;
+
+use super::AppState;
+
+pub(super) struct Timeouts {
+    pub(super) handshake: Duration,
+    pub(super) header: Duration,
+    pub(super) idle: Duration,
+    pub(super) delay: Duration,
+    pub(super) drain: Duration,
+}
+
+pub(super) async fn accept_loop(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    router: Router,
+    state: Arc<AppState>,
+    mut shutdown: watch::Receiver<bool>,
+    t: Timeouts,
+) {
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut h1 = auto::Builder::new(TokioExecutor::new()).http1_only();
+    // hyper's own header_read_timeout also runs while a keep-alive connection is idle, so it
+    // would close the API server's pooled connections; ConnGuard times headers from their
+    // first byte instead.
+    h1.http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(None)
+        .keep_alive(true);
+    let mut h2 = auto::Builder::new(TokioExecutor::new()).http2_only();
+    h2.http2().timer(TokioTimer::new());
+    let (h1, h2) = (Arc::new(h1), Arc::new(h2));
+    let mut stop_at: Option<tokio::time::Instant> = None;
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = shutdown.wait_for(|s| *s), if stop_at.is_none() => {
+                state.ready.store(false, Ordering::SeqCst);
+                stop_at = Some(tokio::time::Instant::now() + t.delay);
+                continue;
+            }
+            _ = tokio::time::sleep_until(stop_at.unwrap_or_else(tokio::time::Instant::now)), if stop_at.is_some() => break,
+        };
+        let (tcp, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                // EMFILE and friends: back off a little instead of spinning.
+                tracing::warn!(uid = "", "accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let watcher = graceful.watcher();
+        let (h1, h2) = (h1.clone(), h2.clone());
+        let router = router.clone();
+        let (handshake, header, idle) = (t.handshake, t.header, t.idle);
+        tokio::spawn(async move {
+            let stream = match tokio::time::timeout(handshake, acceptor.accept(tcp)).await {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => {
+                    tracing::debug!(uid = "", %peer, "TLS handshake failed: {e}");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(uid = "", %peer, "TLS handshake timed out");
+                    return;
+                }
+            };
+            let is_h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+            // HTTP/2 streams have no header deadline here (frames interleave); the idle
+            // deadline still closes connections that carry no request for --idle-timeout.
+            let guard = Arc::new(ConnGuard::new((!is_h2).then_some(header), idle));
+            let g = guard.clone();
+            let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                let active = ActiveRequest::new(g.clone());
+                let fut = router.clone().call(req);
+                async move {
+                    let r = fut.await;
+                    drop(active);
+                    r
+                }
+            });
+            let io = TokioIo::new(GuardedIo::new(stream, guard));
+            let result = if is_h2 {
+                watcher
+                    .watch(h2.serve_connection(io, svc).into_owned())
+                    .await
+            } else {
+                watcher
+                    .watch(h1.serve_connection(io, svc).into_owned())
+                    .await
+            };
+            if let Err(e) = result {
+                tracing::debug!(uid = "", %peer, "connection ended: {e}");
+            }
+        });
+    }
+    drop(listener);
+    tracing::info!(uid = "", "listener closed, draining in-flight requests");
+    if tokio::time::timeout(t.drain, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(uid = "", "shutdown timeout: closing remaining connections");
+    }
+}
+
+/// Header and idle deadlines of one connection (header deadline: HTTP/1.1 only). A request's header must arrive within
+/// `header` of its first byte (slow-loris clients are cut off); between requests the connection
+/// may be idle for `idle`. While a request is being answered neither applies.
+struct ConnGuard {
+    state: std::sync::Mutex<GuardState>,
+    header: Option<Duration>,
+    idle: Duration,
+}
+
+struct GuardState {
+    active: usize,
+    /// Bytes of a new request arrived and its header is not parsed yet: the header deadline.
+    head_deadline: Option<tokio::time::Instant>,
+    idle_since: tokio::time::Instant,
+}
+
+impl ConnGuard {
+    fn new(header: Option<Duration>, idle: Duration) -> Self {
+        ConnGuard {
+            state: std::sync::Mutex::new(GuardState {
+                active: 0,
+                head_deadline: None,
+                idle_since: tokio::time::Instant::now(),
+            }),
+            header,
+            idle,
+        }
+    }
+    fn lock(&self) -> std::sync::MutexGuard<'_, GuardState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    fn on_bytes(&self) {
+        let mut s = self.lock();
+        if let Some(header) = self.header
+            && s.active == 0
+            && s.head_deadline.is_none()
+        {
+            s.head_deadline = Some(tokio::time::Instant::now() + header);
+        }
+    }
+    fn deadline(&self) -> Option<tokio::time::Instant> {
+        let s = self.lock();
+        if s.active > 0 {
+            None
+        } else {
+            Some(s.head_deadline.unwrap_or(s.idle_since + self.idle))
+        }
+    }
+}
+
+/// Marks a request as being answered for as long as it lives.
+struct ActiveRequest(Arc<ConnGuard>);
+
+impl ActiveRequest {
+    fn new(g: Arc<ConnGuard>) -> Self {
+        {
+            let mut s = g.lock();
+            s.active += 1;
+            s.head_deadline = None;
+        }
+        ActiveRequest(g)
+    }
+}
+
+impl Drop for ActiveRequest {
+    fn drop(&mut self) {
+        let mut s = self.0.lock();
+        s.active = s.active.saturating_sub(1);
+        s.idle_since = tokio::time::Instant::now();
+    }
+}
+
+/// The connection's IO with [`ConnGuard`]'s deadlines applied to reads.
+struct GuardedIo<S> {
+    inner: S,
+    guard: Arc<ConnGuard>,
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+impl<S> GuardedIo<S> {
+    fn new(inner: S, guard: Arc<ConnGuard>) -> Self {
+        let first = guard.deadline().unwrap_or_else(tokio::time::Instant::now);
+        GuardedIo {
+            inner,
+            guard,
+            sleep: Box::pin(tokio::time::sleep_until(first)),
+        }
+    }
+}
+
+impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for GuardedIo<S> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        let before = buf.filled().len();
+        match std::pin::Pin::new(&mut self.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                if buf.filled().len() > before {
+                    self.guard.on_bytes();
+                }
+                return Poll::Ready(Ok(()));
+            }
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => {}
+        }
+        let Some(deadline) = self.guard.deadline() else {
+            return Poll::Pending;
+        };
+        if self.sleep.deadline() != deadline {
+            self.sleep.as_mut().reset(deadline);
+        }
+        if self.sleep.as_mut().poll(cx).is_ready() {
+            let what = if self.guard.lock().head_deadline.is_some() {
+                "request header timeout"
+            } else {
+                "idle timeout"
+            };
+            return Poll::Ready(Err(std::io::Error::new(std::io::ErrorKind::TimedOut, what)));
+        }
+        Poll::Pending
+    }
+}
+
+impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for GuardedIo<S> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
