@@ -144,6 +144,14 @@ async fn admit(
                         .inc();
                 }
             }
+            for rule in &out.would_deny {
+                m.would_deny
+                    .get_or_create(&vec![
+                        ("rule".into(), (*rule).into()),
+                        ("namespace".into(), out.namespace.clone()),
+                    ])
+                    .inc();
+            }
             for rule in &out.patched_rules {
                 m.patches
                     .get_or_create(&vec![("rule".into(), (*rule).into())])

@@ -41,6 +41,14 @@ pub struct Metrics {
     pub watch_errors: Family<Vec<(String, String)>, Counter>,
     /// Evaluation states built from cluster facts.
     pub facts_rebuilds: Counter,
+    /// Warn mode: errors that would have denied an admitted object, by rule and namespace.
+    pub would_deny: Family<Vec<(String, String)>, Counter>,
+    /// TLS handshakes that failed, by reason (`unknown_ca`: the client does not trust the
+    /// serving certificate, as an API server with a stale caBundle; `other`).
+    pub tls_handshake_errors: Family<Vec<(String, String)>, Counter>,
+    /// 1 when a webhook configuration's caBundle does not verify the serving certificate (the
+    /// API server cannot call the webhook and fails open or closed), by configuration.
+    pub ca_bundle_mismatch: Family<Vec<(String, String)>, Gauge>,
 }
 
 impl Metrics {
@@ -126,8 +134,29 @@ impl Metrics {
             "Evaluation states built from new cluster facts",
             facts_rebuilds.clone(),
         );
+        let would_deny = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "would_deny",
+            "Warn mode: errors that would have denied an admitted object, by rule and namespace",
+            would_deny.clone(),
+        );
+        let tls_handshake_errors = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "tls_handshake_errors",
+            "Failed TLS handshakes by reason (unknown_ca: the client does not trust the serving certificate)",
+            tls_handshake_errors.clone(),
+        );
+        let ca_bundle_mismatch = Family::<Vec<(String, String)>, Gauge>::default();
+        registry.register(
+            "ca_bundle_mismatch",
+            "1 when the webhook configuration's caBundle does not verify the serving certificate",
+            ca_bundle_mismatch.clone(),
+        );
         Metrics {
             registry,
+            would_deny,
+            tls_handshake_errors,
+            ca_bundle_mismatch,
             requests,
             latency,
             findings,
