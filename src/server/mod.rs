@@ -41,6 +41,7 @@
 mod certs;
 mod facts;
 mod handlers;
+mod handshake;
 mod limits;
 mod metrics;
 mod state;

@@ -12,7 +12,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower::Service;
 
-use super::AppState;
+use super::{AppState, handshake};
 
 pub(super) struct Timeouts {
     pub(super) handshake: Duration,
@@ -68,16 +68,17 @@ pub(super) async fn accept_loop(
         let watcher = graceful.watcher();
         let (h1, h2) = (h1.clone(), h2.clone());
         let router = router.clone();
+        let state = state.clone();
         let (handshake, header, idle) = (t.handshake, t.header, t.idle);
         tokio::spawn(async move {
             let stream = match tokio::time::timeout(handshake, acceptor.accept(tcp)).await {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => {
-                    tracing::debug!(uid = "", %peer, "TLS handshake failed: {e}");
+                    handshake::failed(&state.metrics, peer, handshake::reason(&e), &e.to_string());
                     return;
                 }
                 Err(_) => {
-                    tracing::debug!(uid = "", %peer, "TLS handshake timed out");
+                    handshake::failed(&state.metrics, peer, "timeout", "timed out");
                     return;
                 }
             };
