@@ -303,6 +303,11 @@ pub fn cluster_facts_rules() -> Value {
     json!([
         {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": verbs},
         {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": verbs},
+        // Its own webhook configurations, to check their caBundle (`serve
+        // --webhook-configuration`).
+        {"apiGroups": ["admissionregistration.k8s.io"],
+         "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
+         "resourceNames": [NAME], "verbs": ["get"]},
     ])
 }
 
@@ -386,7 +391,9 @@ fn deployment(args: &ManifestsArgs, labels: &Value) -> Value {
         "--shutdown-delay".into(),
         "5".into(),
     ];
-    if !facts {
+    if facts {
+        serve_args.extend(["--webhook-configuration".into(), NAME.into()]);
+    } else {
         serve_args.extend(["--cluster-facts".into(), "off".into()]);
     }
     json!({

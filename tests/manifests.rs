@@ -113,6 +113,7 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
     let role: ClusterRole = typed(find(&docs, "ClusterRole"));
     let mut granted: Vec<(String, String, Vec<String>)> = role
         .rules
+        .clone()
         .unwrap()
         .into_iter()
         .flat_map(|r| {
@@ -135,13 +136,30 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
             vec!["get".to_string(), "list".into(), "watch".into()],
         )
     };
+    let get = |r: &str| {
+        (
+            "admissionregistration.k8s.io".to_string(),
+            r.to_string(),
+            vec!["get".to_string()],
+        )
+    };
     assert_eq!(
         granted,
         [
             rw("", "namespaces"),
             rw("", "nodes"),
+            get("mutatingwebhookconfigurations"),
+            get("validatingwebhookconfigurations"),
             rw("node.k8s.io", "runtimeclasses")
         ]
+    );
+    // Only its own webhook configurations, by name.
+    let own = role.rules.as_ref().unwrap().iter().find(|r| {
+        r.api_groups.as_deref() == Some(&["admissionregistration.k8s.io".to_string()][..])
+    });
+    assert_eq!(
+        own.and_then(|r| r.resource_names.clone()),
+        Some(vec!["winlint".to_string()])
     );
     let binding: ClusterRoleBinding = typed(find(&docs, "ClusterRoleBinding"));
     assert_eq!(binding.role_ref.name, role.metadata.name.unwrap());

@@ -212,16 +212,22 @@ pub(super) fn metrics_router(state: Arc<AppState>) -> Router {
             "/readyz",
             get(|State(s): State<Arc<AppState>>| async move {
                 if !s.ready.load(Ordering::SeqCst) {
-                    (StatusCode::SERVICE_UNAVAILABLE, "shutting down")
+                    (StatusCode::SERVICE_UNAVAILABLE, "shutting down".to_string())
                 } else if !s.facts_settled() {
                     (
                         StatusCode::SERVICE_UNAVAILABLE,
-                        "waiting for the first sync of the cluster facts",
+                        "waiting for the first sync of the cluster facts".to_string(),
                     )
-                } else if s.evaluation().facts.synced.all() {
-                    (StatusCode::OK, "ready: live cluster facts")
                 } else {
-                    (StatusCode::OK, "ready: configured facts")
+                    let facts = if s.evaluation().facts.synced.all() {
+                        "ready: live cluster facts"
+                    } else {
+                        "ready: configured facts"
+                    };
+                    (
+                        StatusCode::OK,
+                        format!("{facts}{}", s.ca_bundle.readyz_detail()),
+                    )
                 }
             }),
         )

@@ -41,6 +41,8 @@ pub struct AppState {
     pub(super) bytes_kib: u32,
     pub(super) max_body_kib: u32,
     pub(super) request_timeout: Duration,
+    /// What the caBundle check found (`--webhook-configuration`), for /readyz.
+    pub(super) ca_bundle: super::ca_bundle::Status,
 }
 
 impl AppState {
