@@ -14,6 +14,13 @@
 //!   opt-outs, on a copy); only the errors that survive deny, and one warning says what the pods
 //!   will get (`winlint: at pod creation the mutating webhook adds nodeSelector, tolerations,
 //!   os`). Workloads themselves stay unmutated unless `mutation.workloads`.
+//! * Warn mode (`webhook.enforcement: warn`, or a namespace labelled
+//!   `winlint.io/enforcement=warn`; `=deny` overrides a `warn` configuration): what would be
+//!   denied is admitted, and the denial comes back as warnings (`would deny: WIN007: …` after
+//!   one line naming the object), recorded in [`Outcome::would_deny`]
+//!   (`winlint_would_deny_total`). `/mutate` is the same in both modes: a mutation is a fix that
+//!   makes a pod run and never refuses one (Kyverno's `Audit` mutates too); `webhook.mutate:
+//!   false` is the switch for a rollout that must change nothing.
 //! * `/mutate` ([`Endpoint::Mutate`]): CREATE of Pods (workloads only with
 //!   `mutation.workloads`), never UPDATE (`spec.os` and `nodeSelector` are immutable) and never a
 //!   subresource (`pods/ephemeralcontainers`). Mutation is fixing (shared/rules.md §3):
@@ -43,9 +50,9 @@ use serde::de::value::SeqAccessDeserializer;
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
-use crate::config::{Config, HyperV, OnError};
+use crate::config::{Config, Enforcement, HyperV, OnError};
 use crate::engine::{self, mutation};
-use crate::model::labels::DEFAULT_OS_LABEL;
+use crate::model::labels::{DEFAULT_OS_LABEL, ENFORCEMENT_NAMESPACE_LABEL};
 use crate::model::meta::Recorded;
 use crate::model::placement;
 use crate::model::workload::{self, Lookup};
@@ -101,6 +108,9 @@ pub enum Decision {
     Warned,
     /// Denied because of error findings.
     Denied,
+    /// Error findings, admitted with them as warnings: the namespace or the configuration is in
+    /// warn mode (`webhook.enforcement: warn`, label `winlint.io/enforcement=warn`).
+    WouldDeny,
     /// Allowed with a patch.
     Patched,
     /// The object could not be evaluated; answered per `onError`.
@@ -113,6 +123,7 @@ impl Decision {
             Decision::Allowed => "allowed",
             Decision::Warned => "warned",
             Decision::Denied => "denied",
+            Decision::WouldDeny => "would_deny",
             Decision::Patched => "patched",
             Decision::Error => "error",
         }
@@ -144,6 +155,8 @@ pub struct Outcome {
     pub error: Option<String>,
     /// The rules of the findings exempted by `winlint.io/ignore` (`/validate`).
     pub exempted: Vec<&'static str>,
+    /// In warn mode: the rule IDs whose errors would have denied it (one per finding).
+    pub would_deny: Vec<&'static str>,
 }
 
 /// The findings `/validate` decides on ([`Webhook::judge`]).
@@ -193,6 +206,8 @@ struct NamespaceFacts {
     exempt: bool,
     /// Labelled `winlint.io/default-os=windows`: Windows-probable pods are mutated too.
     windows_default: bool,
+    /// Labelled `winlint.io/enforcement=warn|deny`: overrides `webhook.enforcement`.
+    enforcement: Option<Enforcement>,
 }
 
 impl Webhook {
@@ -247,6 +262,9 @@ impl Webhook {
         NamespaceFacts {
             exempt: is(&self.config.policy.exempt_namespace_label, "true"),
             windows_default: is(DEFAULT_OS_LABEL, "windows"),
+            enforcement: labels
+                .get(ENFORCEMENT_NAMESPACE_LABEL)
+                .and_then(|v| Enforcement::from_label(v)),
         }
     }
 
@@ -325,6 +343,7 @@ impl Webhook {
             patched_rules: Vec::new(),
             error: None,
             exempted: Vec::new(),
+            would_deny: Vec::new(),
         };
         if out.name.is_empty() {
             // generateName: the mutating webhook sees no name yet.
@@ -445,6 +464,20 @@ impl Webhook {
                 Severity::Info => {}
             }
         }
+        let enforcement = ns.enforcement.unwrap_or(self.config.policy.enforcement);
+        if !errors.is_empty() && enforcement == Enforcement::Warn {
+            // Warn mode: admitted; the denial, said first so no truncation drops it.
+            out.decision = Decision::WouldDeny;
+            out.would_deny = errors.iter().map(|f| f.rule.id).collect();
+            let mut lines = vec![would_deny_line(out, &errors)];
+            lines.extend(
+                errors
+                    .iter()
+                    .map(|f| warning_line(&format!("{WOULD_DENY} {}", f.rule.id), &f.message)),
+            );
+            warnings.splice(0..0, lines);
+            errors.clear();
+        }
         dedup_in_order(&mut warnings);
         warnings.truncate(MAX_WARNINGS);
         if !errors.is_empty() {
@@ -457,7 +490,7 @@ impl Webhook {
                 "reason": "Forbidden",
                 "message": denial_message(out, &errors),
             });
-        } else if !warnings.is_empty() {
+        } else if !warnings.is_empty() && out.decision != Decision::WouldDeny {
             out.decision = Decision::Warned;
         }
         if !warnings.is_empty() {
@@ -957,14 +990,35 @@ fn dedup_in_order(v: &mut Vec<String>) {
     v.retain(|s| seen.insert(s.clone()));
 }
 
-fn denial_message(out: &Outcome, errors: &[&Finding]) -> String {
-    let what = if out.name.is_empty() {
+/// The prefix of a warning that stands for an error in warn mode.
+pub const WOULD_DENY: &str = "would deny:";
+
+/// The first warning in warn mode: what would have been denied, and why it was not.
+fn would_deny_line(out: &Outcome, errors: &[&Finding]) -> String {
+    truncate(
+        &format!(
+            "winlint: warn mode: {} admitted; enforcement deny would refuse it ({} error{})",
+            object_name(out),
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        MAX_WARNING_CHARS,
+    )
+}
+
+/// `Pod ns/name`, `Deployment name`, or the kind alone.
+fn object_name(out: &Outcome) -> String {
+    if out.name.is_empty() {
         out.kind.clone()
     } else if out.namespace.is_empty() {
         format!("{} {}", out.kind, out.name)
     } else {
         format!("{} {}/{}", out.kind, out.namespace, out.name)
-    };
+    }
+}
+
+fn denial_message(out: &Outcome, errors: &[&Finding]) -> String {
+    let what = object_name(out);
     let mut msg = format!(
         "winlint: {what} cannot run on Windows as written ({} error{}):",
         errors.len(),
@@ -1448,6 +1502,14 @@ mod tests {
     const IIS_2022: &str = "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022";
     const IIS_2019: &str = "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2019";
 
+    /// The default target with its Windows taint configured, not assumed (an assumed taint
+    /// makes WIN007 a warning, which no mutation needs to take away).
+    fn tainted() -> Config {
+        let mut c = Config::default();
+        c.target.pinned.windows_taints = true;
+        c
+    }
+
     /// Issue 8 §1: a workload is judged by the pods it will create. The fresh-install
     /// Deployment (OS selector, no toleration) is admitted because the pod mutating webhook adds
     /// the toleration at pod creation, and says so; without that webhook it is denied.
@@ -1455,7 +1517,7 @@ mod tests {
     fn workloads_are_judged_by_the_pods_they_will_create() {
         let os = json!({"nodeSelector": {"kubernetes.io/os": "windows"}});
         let body = review("CREATE", deployment("default", IIS_2022, os.clone()));
-        let a = answer(&Webhook::new(Config::default()), &body, Endpoint::Validate);
+        let a = answer(&Webhook::new(tainted()), &body, Endpoint::Validate);
         assert_eq!(a["response"]["allowed"], true, "{a}");
         let w = warnings(&a);
         assert!(
@@ -1465,7 +1527,7 @@ mod tests {
         );
         assert!(!w.iter().any(|w| w.starts_with("WIN003")), "{w:?}");
 
-        let mut no_pod_webhook = Config::default();
+        let mut no_pod_webhook = tainted();
         no_pod_webhook.policy.pod_mutation = false;
         let a = answer(&Webhook::new(no_pod_webhook), &body, Endpoint::Validate);
         assert_eq!(a["response"]["allowed"], false, "{a}");
@@ -1473,7 +1535,7 @@ mod tests {
 
         // What the mutation cannot fix still denies, alone.
         let body = review("CREATE", deployment("default", IIS_2019, os));
-        let a = answer(&Webhook::new(Config::default()), &body, Endpoint::Validate);
+        let a = answer(&Webhook::new(tainted()), &body, Endpoint::Validate);
         assert_eq!(a["response"]["allowed"], false, "{a}");
         assert_eq!(denied_rules(&a), ["WIN502"], "{a}");
 
@@ -1483,7 +1545,7 @@ mod tests {
             "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
                 "containers": [{"name": "a", "image": IIS_2022}]}});
         let a = answer(
-            &Webhook::new(Config::default()),
+            &Webhook::new(tainted()),
             &review("CREATE", pod),
             Endpoint::Validate,
         );

@@ -98,9 +98,18 @@ enum ColorChoice {
 /// Target and policy flags of `lint` (`serve` reads its target and policy from `--config`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct TargetArgs {
-    /// winlint.yaml with target, rule severities, disabled rules and fix policy.
+    /// winlint.yaml with target, rule severities, disabled rules and fix policy (default: the
+    /// nearest .winlint.yaml or winlint.yaml from the working directory up to the repository
+    /// root).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Do not look for a configuration file (only --config reads one).
+    #[arg(long, conflicts_with = "config")]
+    pub no_config: bool,
+    /// The platform of the cluster: its Windows nodes' default taints (aks and eks: none; gke:
+    /// node.kubernetes.io/os=windows:NoSchedule; generic: os=windows:NoSchedule).
+    #[arg(long, value_name = "PLATFORM", value_parser = ["aks", "eks", "gke", "generic"])]
+    pub platform: Option<String>,
     /// Kubernetes version of the cluster (default 1.34).
     #[arg(long, value_name = "X.Y")]
     pub kubernetes_version: Option<String>,
@@ -134,13 +143,31 @@ pub struct TargetArgs {
 }
 
 impl TargetArgs {
-    /// Defaults, then `--config`, then flags.
+    /// The configuration file read: `--config`, else the one found from the working directory
+    /// (none with `--no-config`).
+    pub fn config_file(&self) -> Option<PathBuf> {
+        match &self.config {
+            Some(p) => Some(p.clone()),
+            None if self.no_config => None,
+            None => crate::config::discover::find(),
+        }
+    }
+
+    /// Defaults, then `--config` (or the file found), then flags.
     pub fn to_config(&self) -> Result<Config, ConfigError> {
-        let mut cfg = match &self.config {
+        self.to_config_from(self.config_file().as_deref())
+    }
+
+    /// Defaults, then `file`, then flags.
+    pub fn to_config_from(&self, file: Option<&Path>) -> Result<Config, ConfigError> {
+        let mut cfg = match file {
             Some(p) => Config::from_file(p)?,
             None => Config::default(),
         };
         let t = &mut cfg.target;
+        if let Some(p) = &self.platform {
+            t.set_platform(p.parse().map_err(ConfigError::PlatformFlag)?);
+        }
         if let Some(v) = &self.kubernetes_version {
             t.pinned.kubernetes = true;
             t.kubernetes = KubeVersion::parse(v)
@@ -999,7 +1026,8 @@ fn write_styled<S: anstream::stream::RawStream + anstream::stream::AsLockedWrite
 }
 
 fn lint(args: LintArgs) -> i32 {
-    let mut cfg = match args.target.to_config() {
+    let config_file = args.target.config_file();
+    let mut cfg = match args.target.to_config_from(config_file.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("winlint: {e}");
@@ -1125,6 +1153,10 @@ fn lint(args: LintArgs) -> i32 {
     reasons.sort_by_key(|(i, _)| *i);
     summary.ignore_reasons = reasons.into_iter().map(|(_, r)| r).collect();
     summary.cluster = from_cluster;
+    // A file found rather than named: say which, so a surprising result has a cause to see.
+    summary.config = config_file
+        .filter(|_| args.target.config.is_none())
+        .map(|p| p.display().to_string());
 
     let res = match sink {
         Sink::Count => {

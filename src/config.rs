@@ -3,6 +3,8 @@
 //! One file, `winlint.yaml`, read by the CLI (`--config`) and by the webhook (mounted from a
 //! ConfigMap), overridable by flags. Same file, same meaning.
 
+pub mod discover;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
@@ -10,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::Severity;
 use crate::model::labels::EXEMPT_NAMESPACE_LABEL;
 use crate::model::meta::UnknownSeverity;
+use crate::model::platform::UnknownPlatform;
 use crate::model::target::TaintError;
 /// The target's types, at the path they had before [`crate::model`] held them.
 pub use crate::model::target::{KubeVersion, Runtime, Taint, Target};
@@ -88,6 +91,30 @@ pub enum OnError {
     Deny,
 }
 
+/// What the webhook does with a pod its rules would deny (`webhook.enforcement`, overridden per
+/// namespace by the label [`crate::model::labels::ENFORCEMENT_NAMESPACE_LABEL`]).
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Enforcement {
+    /// Deny it (the default).
+    #[default]
+    Deny,
+    /// Admit it, and return the denial as warnings (counted in `winlint_would_deny_total`):
+    /// the rollout mode, like Kyverno's `Audit` and Gatekeeper's `warn`.
+    Warn,
+}
+
+impl Enforcement {
+    /// The value of the namespace label: `warn` or `deny`, anything else is no override.
+    pub fn from_label(v: &str) -> Option<Enforcement> {
+        match v {
+            "warn" => Some(Enforcement::Warn),
+            "deny" => Some(Enforcement::Deny),
+            _ => None,
+        }
+    }
+}
+
 /// Report and fix policy.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
@@ -107,6 +134,8 @@ pub struct Policy {
     pub pod_mutation: bool,
     /// Who may exempt a pod with `winlint.io/ignore` (`exemptions:`).
     pub exemptions: ExemptionPolicy,
+    /// Deny, or only warn, what the rules would deny (`webhook.enforcement`).
+    pub enforcement: Enforcement,
 }
 
 /// `exemptions:` in `winlint.yaml`: what an administrator lets pod authors exempt with the
@@ -216,6 +245,8 @@ pub struct TargetFile {
     pub cluster_mixed_builds: Option<bool>,
     pub check_eol: Option<bool>,
     pub hyperv_runtime_class: Option<String>,
+    /// `aks`, `eks`, `gke` or `generic`: the platform's defaults for the Windows nodes.
+    pub platform: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -234,6 +265,8 @@ pub struct WebhookFile {
     pub exempt_namespace_label: Option<String>,
     /// Whether the mutating webhook for Pods is registered (the chart's `webhook.mutate`).
     pub mutate: Option<bool>,
+    /// `deny` (default) or `warn`.
+    pub enforcement: Option<Enforcement>,
 }
 
 /// What the builds of `target.windowsBuilds` and `--windows-build` may be.
@@ -255,6 +288,10 @@ pub enum ConfigError {
     WindowsBuild(String),
     #[error(transparent)]
     Taint(#[from] TaintError),
+    #[error("target.{0}")]
+    Platform(#[from] UnknownPlatform),
+    #[error("--{0}")]
+    PlatformFlag(UnknownPlatform),
     #[error("rules.{key}: {source}")]
     RuleSeverity {
         key: String,
@@ -339,6 +376,9 @@ impl Config {
         self.target
             .feature_gates
             .extend(t.feature_gates.iter().map(|(k, v)| (k.clone(), *v)));
+        if let Some(p) = &t.platform {
+            self.target.set_platform(p.parse()?);
+        }
         if let Some(ts) = &t.windows_taints {
             self.target.pinned.windows_taints = true;
             self.target.windows_taints = ts
@@ -417,6 +457,9 @@ impl Config {
                 .collect::<Result<_, _>>()?,
             require_reason: e.require_reason,
         };
+        if let Some(e) = f.webhook.enforcement {
+            self.policy.enforcement = e;
+        }
         Ok(())
     }
 

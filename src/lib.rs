@@ -13,6 +13,7 @@
 //!   documents with source maps and surgical edits.
 
 pub mod admission;
+pub mod certs;
 pub mod cli;
 pub mod cluster;
 pub mod config;

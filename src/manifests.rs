@@ -9,7 +9,8 @@
 //! Out-of-cluster (`--url https://host:port`): only the webhook configurations, pointing at the
 //! URL. The serving certificate and key for that host are written to `--cert-dir` (or the CA of
 //! `--ca-bundle` is used when the certificate already exists), ready for
-//! `winlint serve --tls-cert … --tls-key …`.
+//! `winlint serve --tls-cert … --tls-key …`. Certificates already in `--cert-dir` are kept
+//! (their CA stays the caBundle) unless `--rotate-certs`.
 //!
 //! The webhook configurations are the same as the Helm chart's: `sideEffects: None`,
 //! `timeoutSeconds: 5`, `matchPolicy: Equivalent`, `reinvocationPolicy: IfNeeded` (mutating),
@@ -19,6 +20,8 @@
 //! need (Pod Security level, `winlint.io/default-os`) come from the cluster facts `winlint
 //! serve` watches. A config with `webhook.mutate: false` gets no mutating webhook (and its
 //! `/validate` then judges workload templates as written).
+
+mod cert_dir;
 
 use std::io::Write;
 use std::net::IpAddr;
@@ -46,9 +49,14 @@ pub struct ManifestsArgs {
     /// and written to --cert-dir).
     #[arg(long, value_name = "FILE")]
     pub ca_bundle: Option<PathBuf>,
-    /// With --url: where to write the generated ca.crt, tls.crt and tls.key.
+    /// With --url: where the ca.crt, tls.crt and tls.key are kept: generated when absent, reused
+    /// when present (the caBundle stays the one registered).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub cert_dir: PathBuf,
+    /// With --url: replace the certificates of --cert-dir with new ones (a new CA: re-apply the
+    /// printed configurations, or the API server keeps the old caBundle and cannot call serve).
+    #[arg(long)]
+    pub rotate_certs: bool,
     /// `winlint.yaml` to put into the ConfigMap (default: an empty config = built-in defaults).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -75,6 +83,7 @@ impl ManifestsArgs {
             url: None,
             ca_bundle: None,
             cert_dir: PathBuf::from("."),
+            rotate_certs: false,
             config: None,
             failure_policy: "Ignore".into(),
             replicas: 2,
@@ -117,6 +126,9 @@ pub enum ManifestsError {
     },
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// `--cert-dir` holds certificates that cannot be kept.
+    #[error("--cert-dir {dir}: {problem}; fix it, or pass --rotate-certs to replace them")]
+    CertDir { dir: String, problem: String },
 }
 
 /// `map_err` for an I/O error on `what`.
@@ -283,6 +295,11 @@ pub fn cluster_facts_rules() -> Value {
     json!([
         {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": verbs},
         {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": verbs},
+        // Its own webhook configurations, to check their caBundle (`serve
+        // --webhook-configuration`).
+        {"apiGroups": ["admissionregistration.k8s.io"],
+         "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
+         "resourceNames": [NAME], "verbs": ["get"]},
     ])
 }
 
@@ -370,7 +387,9 @@ fn deployment(args: &ManifestsArgs, labels: &Value) -> Value {
         "--request-timeout".into(),
         request_timeout_for(WEBHOOK_TIMEOUT_SECONDS),
     ];
-    if !facts {
+    if facts {
+        serve_args.extend(["--webhook-configuration".into(), NAME.into()]);
+    } else {
         serve_args.extend(["--cluster-facts".into(), "off".into()]);
     }
     json!({
@@ -595,11 +614,26 @@ pub fn render(args: &ManifestsArgs) -> Result<String, ManifestsError> {
     let (config, mutates) = config;
     if let Some(url) = &args.url {
         let host = url_host(url)?;
+        let kept = match (&args.ca_bundle, args.rotate_certs) {
+            (None, false) => cert_dir::existing(&args.cert_dir, &host)?,
+            _ => None,
+        };
         let (ca, note) = match &args.ca_bundle {
             Some(p) => (
                 std::fs::read_to_string(p).map_err(io(format!("--ca-bundle {}", p.display())))?,
                 format!("# caBundle from {}\n", p.display()),
             ),
+            None if kept.is_some() => {
+                let ca = kept.unwrap_or_default();
+                let d = args.cert_dir.display();
+                (
+                    ca,
+                    format!(
+                        "# Existing certificate for {host} in {d} kept (its ca.crt is the caBundle); \
+                         --rotate-certs makes new ones\n"
+                    ),
+                )
+            }
             None => {
                 let tls = generate_tls(std::slice::from_ref(&host), days)?;
                 std::fs::create_dir_all(&args.cert_dir)

@@ -39,15 +39,7 @@ fn serve(
     config: Option<&str>,
     extra: &[&str],
 ) -> Webhook {
-    let kc = kubeconfig.unwrap_or(&c.kubeconfig).display().to_string();
-    let mut args = vec![
-        "--kubeconfig",
-        kc.as_str(),
-        "--metrics-listen",
-        "127.0.0.1:0",
-    ];
-    args.extend(extra);
-    Webhook::start(c, config, &args)
+    Webhook::watching(c, kubeconfig, config, extra)
 }
 
 /// Node lists are cluster-wide: one test at a time sets them.

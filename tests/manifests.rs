@@ -113,6 +113,7 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
     let role: ClusterRole = typed(find(&docs, "ClusterRole"));
     let mut granted: Vec<(String, String, Vec<String>)> = role
         .rules
+        .clone()
         .unwrap()
         .into_iter()
         .flat_map(|r| {
@@ -135,13 +136,30 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
             vec!["get".to_string(), "list".into(), "watch".into()],
         )
     };
+    let get = |r: &str| {
+        (
+            "admissionregistration.k8s.io".to_string(),
+            r.to_string(),
+            vec!["get".to_string()],
+        )
+    };
     assert_eq!(
         granted,
         [
             rw("", "namespaces"),
             rw("", "nodes"),
+            get("mutatingwebhookconfigurations"),
+            get("validatingwebhookconfigurations"),
             rw("node.k8s.io", "runtimeclasses")
         ]
+    );
+    // Only its own webhook configurations, by name.
+    let own = role.rules.as_ref().unwrap().iter().find(|r| {
+        r.api_groups.as_deref() == Some(&["admissionregistration.k8s.io".to_string()][..])
+    });
+    assert_eq!(
+        own.and_then(|r| r.resource_names.clone()),
+        Some(vec!["winlint".to_string()])
     );
     let binding: ClusterRoleBinding = typed(find(&docs, "ClusterRoleBinding"));
     assert_eq!(binding.role_ref.name, role.metadata.name.unwrap());
@@ -444,4 +462,58 @@ fn request_timeout_is_below_the_webhook_timeout() {
         5,
         "the README names 5 s"
     );
+}
+
+/// Re-running `--url` keeps the certificates of `--cert-dir` (the registered caBundle stays
+/// valid); `--rotate-certs` replaces them; a partial or mismatched directory is an error, not a
+/// silent rotation.
+#[test]
+fn url_mode_keeps_existing_certificates() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = ManifestsArgs::new();
+    args.url = Some("https://127.0.0.1:8443".into());
+    args.cert_dir = dir.path().to_path_buf();
+    let ca_of = |yaml: &str| -> Vec<u8> {
+        let docs = yaml_docs(yaml);
+        let v: ValidatingWebhookConfiguration = typed(&docs[1]);
+        v.webhooks.unwrap()[0]
+            .client_config
+            .ca_bundle
+            .clone()
+            .unwrap()
+            .0
+    };
+    let read = |f: &str| std::fs::read(dir.path().join(f)).unwrap();
+    let first = render(&args).unwrap();
+    let (ca1, cert1) = (read("ca.crt"), read("tls.crt"));
+    assert_eq!(ca_of(&first), ca1);
+
+    let again = render(&args).unwrap();
+    assert!(again.contains("kept"), "{again}");
+    assert_eq!(ca_of(&again), ca1, "the caBundle is the one registered");
+    assert_eq!(
+        read("tls.crt"),
+        cert1,
+        "the serving certificate is untouched"
+    );
+
+    args.rotate_certs = true;
+    let rotated = render(&args).unwrap();
+    assert_ne!(read("ca.crt"), ca1);
+    assert_eq!(ca_of(&rotated), read("ca.crt"));
+    args.rotate_certs = false;
+
+    // Another host: the kept certificate does not name it.
+    let mut other = args.clone();
+    other.url = Some("https://10.1.2.3:8443".into());
+    let e = render(&other).unwrap_err().to_string();
+    assert!(
+        e.contains("does not verify tls.crt for 10.1.2.3") && e.contains("--rotate-certs"),
+        "{e}"
+    );
+
+    // A partial set.
+    std::fs::remove_file(dir.path().join("tls.key")).unwrap();
+    let e = render(&args).unwrap_err().to_string();
+    assert!(e.contains("has ca.crt, tls.crt but not tls.key"), "{e}");
 }

@@ -3,7 +3,7 @@
 //! the readable golden files in `tests/admission-golden/NNN.json`.
 //!
 //! The server runs with the default configuration (target: Kubernetes 1.34, Windows Server 2022
-//! hosts, process isolation, taint `os=windows:NoSchedule`). Golden fields:
+//! hosts, process isolation, taint `os=windows:NoSchedule` assumed, so WIN007 only warns). Golden fields:
 //! * `allowed`, `denied_rules` and `warning_rules` (sorted rule IDs);
 //! * `patch_effect`: what the decoded patch does to `request.object` (`json_patch::diff` of
 //!   before and after), `null` when there is no patch;
@@ -351,7 +351,8 @@ async fn config_file_overrides_severities_and_fixes() {
     let server = start(a).await;
     let mut client = Client::connect(server.addr, &c.tls.ca_pem, false).await;
     let dir = captures_dir();
-    // 002: denied by default (WIN007, WIN502); here WIN007 is off and WIN502 a warning.
+    // 002: denied by default (WIN502; WIN007 warns on the assumed taint); here WIN007 is off
+    // and WIN502 a warning.
     let (status, body) = client
         .post("/validate", std::fs::read(dir.join("002.json")).unwrap())
         .await
@@ -378,39 +379,6 @@ async fn config_file_overrides_severities_and_fixes() {
     assert!(v["response"].get("patch").is_none(), "{v}");
     server.shutdown();
     server.wait().await;
-}
-
-/// Cluster facts as the watch would give them: `namespaces` (name, labels) and one untainted
-/// ltsc2022 Windows node.
-fn facts(namespaces: &[(&str, &[(&str, &str)])]) -> std::sync::Arc<winlint::cluster::ClusterFacts> {
-    use k8s_openapi::api::core::v1::{Namespace, Node};
-    let nss: Vec<Namespace> = namespaces
-        .iter()
-        .map(|(name, labels)| {
-            let labels: serde_json::Map<String, Value> = labels
-                .iter()
-                .map(|(k, v)| ((*k).into(), (*v).into()))
-                .collect();
-            serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap()
-        })
-        .collect();
-    // A mixed cluster: with no Linux node, a Windows pod needs no OS selector (WIN001).
-    let node = |name: &str, labels: Value| -> Node {
-        serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap()
-    };
-    let nodes = [
-        node(
-            "w1",
-            json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"}),
-        ),
-        node("l1", json!({"kubernetes.io/os": "linux"})),
-    ];
-    std::sync::Arc::new(winlint::cluster::ClusterFacts::derive(
-        &nodes,
-        &[],
-        &nss,
-        None,
-    ))
 }
 
 /// The namespace's Pod Security level comes from the cluster facts: WIN107 applies in a

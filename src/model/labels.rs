@@ -35,6 +35,9 @@ pub const IGNORE_REASON_ANNOTATION: &str = "winlint.io/ignore-reason";
 /// Namespace label that exempts a namespace from the webhook (default of
 /// `webhook.exemptNamespaceLabel`).
 pub const EXEMPT_NAMESPACE_LABEL: &str = "winlint.io/ignore";
+/// Namespace label that overrides `webhook.enforcement` for the namespace's objects: `warn`
+/// (admit, and return what would be denied as warnings) or `deny`.
+pub const ENFORCEMENT_NAMESPACE_LABEL: &str = "winlint.io/enforcement";
 /// The audit annotation of the webhook's mutation (M7): what it changed.
 pub const MUTATED_ANNOTATION: &str = "winlint.io/mutated";
 /// Namespace label by which a namespace declares its pods Windows by default; pods probably

@@ -19,6 +19,7 @@ pub mod meta;
 pub mod nodes;
 pub mod paths;
 pub mod placement;
+pub mod platform;
 pub mod pod;
 pub mod pointer;
 pub mod quantity;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::labels::{BETA_OS_LABEL, OS_LABEL};
 use super::nodes::NodeGroup;
 pub use super::nodes::{Taint, TaintError};
+use super::platform::Platform;
 use super::windows::{self, Build, Isolation};
 
 /// A Kubernetes minor version.
@@ -73,6 +74,9 @@ pub struct Target {
     /// Which facts the configuration sets itself (file or flags): facts read from a cluster
     /// never replace these.
     pub pinned: Pinned,
+    /// The platform the configuration names (`--platform`, `target.platform`): its defaults
+    /// stand for the Windows nodes' taints unless `windowsTaints` sets them.
+    pub platform: Option<Platform>,
 }
 
 /// Target facts the configuration pins (set in `winlint.yaml` or by a flag).
@@ -103,6 +107,7 @@ impl Default for Target {
             today: None,
             nodes: None,
             pinned: Pinned::default(),
+            platform: None,
         }
     }
 }
@@ -323,6 +328,22 @@ impl Target {
             &[]
         } else {
             &self.windows_taints
+        }
+    }
+
+    /// Whether the Windows nodes' taints are winlint's assumption (the user guide's
+    /// convention): neither configured (`windowsTaints`, a platform) nor observed. A finding
+    /// that rests on an assumption is never an error.
+    pub fn taints_assumed(&self) -> bool {
+        !self.pinned.windows_taints && self.platform.is_none() && self.nodes.is_none()
+    }
+
+    /// Name the platform: its taints stand for the Windows nodes' unless `windowsTaints` pins
+    /// them (facts read from a cluster still replace them: the platform is a default).
+    pub fn set_platform(&mut self, p: Platform) {
+        self.platform = Some(p);
+        if !self.pinned.windows_taints {
+            self.windows_taints = p.windows_taints();
         }
     }
 

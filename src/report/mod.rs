@@ -75,6 +75,8 @@ pub struct Summary {
     pub cluster: Option<ClusterSummary>,
     /// `winlint audit`: the objects are the cluster's workloads, not files' (`files` is 0).
     pub audit: Option<AuditSummary>,
+    /// The configuration file found (not named by `--config`): `./.winlint.yaml`, `../winlint.yaml`.
+    pub config: Option<String>,
 }
 
 /// Which cluster the target's facts came from, and what they say.
@@ -287,6 +289,9 @@ pub fn summary_line(c: &Counts, errors: &[InputError], summary: &Summary) -> Str
         if !summary.ignore_reasons.is_empty() {
             line.push_str(&format!(" ({})", summary.ignore_reasons.join("; ")));
         }
+    }
+    if let Some(c) = &summary.config {
+        line.push_str(&format!("; configuration {c} (found)"));
     }
     if let Some(cl) = &summary.cluster {
         let context = match &cl.context {
@@ -558,6 +563,9 @@ impl<W: Write> JsonReport<W> {
         }
         if let Some(cl) = &summary.cluster {
             rest["summary"]["cluster"] = json!(cl);
+        }
+        if let Some(c) = &summary.config {
+            rest["summary"]["config"] = json!(c);
         }
         let rest = serde_json::to_string_pretty(&rest).unwrap_or_default();
         // `rest` is `{\n  "errors": …}`: its entries follow the findings' at the same level.

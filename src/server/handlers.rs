@@ -232,6 +232,14 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
                     "findings exempted by winlint.io/ignore"
                 );
             }
+            for rule in &out.would_deny {
+                m.would_deny
+                    .get_or_create(&vec![
+                        ("rule".into(), (*rule).into()),
+                        ("namespace".into(), out.namespace.clone()),
+                    ])
+                    .inc();
+            }
             for rule in &out.patched_rules {
                 m.patches
                     .get_or_create(&vec![("rule".into(), (*rule).into())])

@@ -51,6 +51,14 @@ pub struct Metrics {
     pub accept_errors: Counter,
     /// `winlint.io/ignore` exemptions used, by rule and namespace.
     pub exemptions: Family<Vec<(String, String)>, Counter>,
+    /// Warn mode: errors that would have denied an admitted object, by rule and namespace.
+    pub would_deny: Family<Vec<(String, String)>, Counter>,
+    /// TLS handshakes that failed, by reason (`unknown_ca`: the client does not trust the
+    /// serving certificate, as an API server with a stale caBundle; `other`).
+    pub tls_handshake_errors: Family<Vec<(String, String)>, Counter>,
+    /// 1 when a webhook configuration's caBundle does not verify the serving certificate (the
+    /// API server cannot call the webhook and fails open or closed), by configuration.
+    pub ca_bundle_mismatch: Family<Vec<(String, String)>, Gauge>,
 }
 
 impl Metrics {
@@ -166,6 +174,24 @@ impl Metrics {
             "Findings exempted by the winlint.io/ignore annotation, by rule and namespace",
             exemptions.clone(),
         );
+        let would_deny = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "would_deny",
+            "Warn mode: errors that would have denied an admitted object, by rule and namespace",
+            would_deny.clone(),
+        );
+        let tls_handshake_errors = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "tls_handshake_errors",
+            "Failed TLS handshakes by reason (unknown_ca: the client does not trust the serving certificate)",
+            tls_handshake_errors.clone(),
+        );
+        let ca_bundle_mismatch = Family::<Vec<(String, String)>, Gauge>::default();
+        registry.register(
+            "ca_bundle_mismatch",
+            "1 when the webhook configuration's caBundle does not verify the serving certificate",
+            ca_bundle_mismatch.clone(),
+        );
         Metrics {
             connections,
             connections_evicted,
@@ -173,6 +199,9 @@ impl Metrics {
             accept_errors,
             exemptions,
             registry,
+            would_deny,
+            tls_handshake_errors,
+            ca_bundle_mismatch,
             requests,
             latency,
             findings,
@@ -228,16 +257,22 @@ pub(super) fn metrics_router(state: Arc<AppState>) -> Router {
             "/readyz",
             get(|State(s): State<Arc<AppState>>| async move {
                 if !s.ready.load(Ordering::SeqCst) {
-                    (StatusCode::SERVICE_UNAVAILABLE, "shutting down")
+                    (StatusCode::SERVICE_UNAVAILABLE, "shutting down".to_string())
                 } else if !s.facts_settled() {
                     (
                         StatusCode::SERVICE_UNAVAILABLE,
-                        "waiting for the first sync of the cluster facts",
+                        "waiting for the first sync of the cluster facts".to_string(),
                     )
-                } else if s.evaluation().facts.synced.all() {
-                    (StatusCode::OK, "ready: live cluster facts")
                 } else {
-                    (StatusCode::OK, "ready: configured facts")
+                    let facts = if s.evaluation().facts.synced.all() {
+                        "ready: live cluster facts"
+                    } else {
+                        "ready: configured facts"
+                    };
+                    (
+                        StatusCode::OK,
+                        format!("{facts}{}", s.ca_bundle.readyz_detail()),
+                    )
                 }
             }),
         )

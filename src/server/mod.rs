@@ -38,9 +38,11 @@
 //! listener), `certs` (serving certificate and its reload), `state` (what handlers share),
 //! `facts` (the cluster watch).
 
+mod ca_bundle;
 mod certs;
 mod facts;
 mod handlers;
+mod handshake;
 mod limits;
 mod metrics;
 mod state;
@@ -163,6 +165,15 @@ pub struct ServeArgs {
     /// webhook is ready with the configured facts until they arrive (and says so).
     #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
     pub cluster_facts_timeout: f64,
+    /// Name of this webhook's own Mutating/ValidatingWebhookConfiguration: check that their
+    /// caBundle verifies the serving certificate (needs `get` on them; the chart and
+    /// `winlint manifests` grant it by resourceName). A mismatch is logged, counted in
+    /// `winlint_ca_bundle_mismatch` and named by /readyz.
+    #[arg(long, value_name = "NAME", env = "WINLINT_WEBHOOK_CONFIGURATION")]
+    pub webhook_configuration: Option<String>,
+    /// Seconds between checks of the caBundle (--webhook-configuration).
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", hide = true)]
+    pub ca_bundle_check_interval: f64,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -194,6 +205,8 @@ impl ServeArgs {
             shutdown_timeout: 25.0,
             cluster_facts: FactsMode::Off,
             cluster_facts_timeout: 30.0,
+            webhook_configuration: None,
+            ca_bundle_check_interval: 60.0,
             cluster: ClusterArgs::default(),
         }
     }
@@ -436,6 +449,7 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         max_body: args.max_body_bytes,
         min_body_rate: args.min_body_rate,
         request_timeout: secs(args.request_timeout),
+        ca_bundle: Default::default(),
     });
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     certs::spawn_reload(
@@ -448,6 +462,19 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
 
     if let Some(w) = &state.watch {
         follow_facts(&state, w, secs(args.cluster_facts_timeout), &shutdown_rx);
+    }
+    if let Some(name) = &args.webhook_configuration {
+        let client = crate::cluster::client(&args.cluster.client_source())
+            .await
+            .map_err(ServeError::Cluster)?;
+        ca_bundle::spawn(
+            name.clone(),
+            client,
+            args.tls_cert.clone(),
+            secs(args.ca_bundle_check_interval),
+            state.clone(),
+            shutdown_rx.clone(),
+        );
     }
 
     let router = webhook_router(state.clone());

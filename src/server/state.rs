@@ -43,6 +43,8 @@ pub struct AppState {
     /// The read-rate floor of a body, bytes per second.
     pub(super) min_body_rate: u64,
     pub(super) request_timeout: Duration,
+    /// What the caBundle check found (`--webhook-configuration`), for /readyz.
+    pub(super) ca_bundle: super::ca_bundle::Status,
 }
 
 impl AppState {

@@ -20,7 +20,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower::Service;
 
-use super::AppState;
+use super::{AppState, handshake};
 
 /// The open connections, oldest first (by accept order), for the cap.
 #[derive(Default)]
@@ -166,6 +166,7 @@ pub(super) async fn accept_loop(
         let watcher = graceful.watcher();
         let (h1, h2) = (h1.clone(), h2.clone());
         let router = router.clone();
+        let state = state.clone();
         let (handshake, header, idle) = (t.handshake, t.header, t.idle);
         tokio::spawn(async move {
             let _registered = registered;
@@ -177,11 +178,11 @@ pub(super) async fn accept_loop(
             let stream = match done {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => {
-                    tracing::debug!(uid = "", %peer, "TLS handshake failed: {e}");
+                    handshake::failed(&state.metrics, peer, handshake::reason(&e), &e.to_string());
                     return;
                 }
                 Err(_) => {
-                    tracing::debug!(uid = "", %peer, "TLS handshake timed out");
+                    handshake::failed(&state.metrics, peer, "timeout", "timed out");
                     return;
                 }
             };

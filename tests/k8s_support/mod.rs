@@ -799,6 +799,7 @@ impl Webhook {
     /// with a certificate from `winlint manifests --url https://127.0.0.1:PORT --cert-dir`, and
     /// apply that command's webhook configurations, renamed after this webhook and narrowed to
     /// namespaces labelled `WEBHOOK_LABEL=<id>` so that webhooks of parallel tests do not meet.
+    /// `{name}` in `extra_args` becomes the name of those configurations (`winlint-<id>`).
     /// Returns once the API server calls it.
     pub fn start(c: &Guard, config_yaml: Option<&str>, extra_args: &[&str]) -> Webhook {
         Self::start_with_policy(c, config_yaml, extra_args, "Fail")
@@ -856,7 +857,11 @@ impl Webhook {
                 .arg("--tls-key")
                 .arg(dir.join("tls.key"))
                 .args(["--log-format", "json"])
-                .args(extra_args);
+                .args(
+                    extra_args
+                        .iter()
+                        .map(|a| a.replace("{name}", &format!("winlint-{id}"))),
+                );
             // Live cluster facts only from the test API server (`--kubeconfig` in
             // `extra_args`), never from whatever cluster this machine's kubeconfig names.
             if !extra_args
@@ -901,6 +906,25 @@ impl Webhook {
             return wh;
         }
         panic!("winlint serve did not start: {last}");
+    }
+
+    /// [`Webhook::start`] watching the test API server with `kubeconfig` (the admin's when
+    /// `None`), metrics on a free port, plus `config` and `extra` flags.
+    pub fn watching(
+        c: &Guard,
+        kubeconfig: Option<&Path>,
+        config: Option<&str>,
+        extra: &[&str],
+    ) -> Webhook {
+        let kc = kubeconfig.unwrap_or(&c.kubeconfig).display().to_string();
+        let mut args = vec![
+            "--kubeconfig",
+            kc.as_str(),
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ];
+        args.extend(extra);
+        Webhook::start(c, config, &args)
     }
 
     fn register(&mut self, yaml: &str) {

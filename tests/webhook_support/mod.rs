@@ -259,3 +259,42 @@ pub fn client_pki(cn: &str) -> (String, String, String) {
     let cert = leaf.signed_by(&key, &issuer).unwrap();
     (ca_cert.pem(), cert.pem(), key.serialize_pem())
 }
+
+/// Cluster facts as the watch would give them: `namespaces` (name, labels) and one untainted
+/// ltsc2022 Windows node.
+pub fn facts(
+    namespaces: &[(&str, &[(&str, &str)])],
+) -> std::sync::Arc<winlint::cluster::ClusterFacts> {
+    use k8s_openapi::api::core::v1::{Namespace, Node};
+    let nss: Vec<Namespace> = namespaces
+        .iter()
+        .map(|(name, labels)| {
+            let labels: serde_json::Map<String, serde_json::Value> = labels
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect();
+            serde_json::from_value(
+                serde_json::json!({"metadata": {"name": name, "labels": labels}}),
+            )
+            .unwrap()
+        })
+        .collect();
+    // A mixed cluster: with no Linux node, a Windows pod needs no OS selector (WIN001).
+    let node = |name: &str, labels: serde_json::Value| -> Node {
+        serde_json::from_value(serde_json::json!({"metadata": {"name": name, "labels": labels}}))
+            .unwrap()
+    };
+    let nodes = [
+        node(
+            "w1",
+            serde_json::json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"}),
+        ),
+        node("l1", serde_json::json!({"kubernetes.io/os": "linux"})),
+    ];
+    std::sync::Arc::new(winlint::cluster::ClusterFacts::derive(
+        &nodes,
+        &[],
+        &nss,
+        None,
+    ))
+}

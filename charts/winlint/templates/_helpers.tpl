@@ -46,7 +46,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- $_ := set $cfg.target "kubernetesVersion" (printf "%s.%s" .Capabilities.KubeVersion.Major (trimSuffix "+" .Capabilities.KubeVersion.Minor)) -}}
 {{- end -}}
 {{- end -}}
-{{- $_ := set $cfg "webhook" (merge (dict "mutate" .Values.webhook.mutate) ($cfg.webhook | default dict)) -}}
+{{- $_ := set $cfg "webhook" (merge (dict "mutate" .Values.webhook.mutate "enforcement" (.Values.webhook.enforcement | default "deny")) ($cfg.webhook | default dict)) -}}
 {{- toYaml $cfg -}}
 {{- end -}}
 

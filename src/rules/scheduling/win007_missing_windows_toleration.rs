@@ -25,6 +25,8 @@ pub static WIN007: RuleMeta = RuleMeta {
 When the target says Windows nodes are tainted (`windowsTaints`, default `os=windows:NoSchedule`, the
 convention of the Kubernetes Windows user guide), checks that the pod or its RuntimeClass tolerates
 every such taint (an `operator: Exists` toleration with an empty key tolerates everything).
+The default taint is an assumption (neither configured nor read from the cluster): then the
+finding is a warning that says so. `--platform aks|eks|gke|generic` names the platform's taints.
 
 ## Why is this bad?
 A pod that does not tolerate the taint of the only nodes that can run it stays Pending.
@@ -131,11 +133,13 @@ pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Fin
         description: format!("add toleration for {}", names.join(", ")),
         ops: fix_ops,
     });
-    if p.facts == placement::NodeFacts::Configured {
-        // Offline the taint is the target's assumption (the user guide's convention).
+    if p.facts == placement::NodeFacts::Configured && eval.target.taints_assumed() {
+        // Neither configured nor observed: an assumption (the user guide's convention), which
+        // never makes an error.
         f.message.push_str(
-            "; if your Windows nodes carry no taint (AKS and EKS add none by default), lint with --windows-taint none (windowsTaints: [] in the configuration), or read the nodes with --cluster",
+            "; winlint assumed this taint, the Kubernetes user guide's convention (AKS and EKS add none): name the platform (--platform aks|eks|gke|generic), the taints (--windows-taint) or read the nodes (--cluster)",
         );
+        f = f.severity(Severity::Warning);
     }
     if let Some(note) = p.unobserved_note() {
         f.message.push_str(note);
