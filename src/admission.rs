@@ -676,6 +676,7 @@ impl Webhook {
             patched_rules: Vec::new(),
             error: None,
             exempted: Vec::new(),
+            would_deny: Vec::new(),
         };
         let response = self.on_error(base_response(&out.uid), &mut out, why.to_string());
         out.body = serde_json::to_vec(&json!({
