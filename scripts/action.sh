@@ -4,15 +4,21 @@
 #
 #   action.sh key       cache key of the winlint build: OS, arch, the Action's ref and a hash
 #                       of its sources (a branch ref moves; the hash says when to rebuild)
-#   action.sh install   cargo install winlint from the Action's own checkout into
-#                       $WINLINT_ROOT, unless a cached build is already there
+#   action.sh install   into $WINLINT_ROOT, unless a cached one is already there: the release
+#                       binary of the Action's ref (a tag v<version of the checkout>) from
+#                       $INPUT_RELEASE_BASE_URL/<tag>/, verified against the release's
+#                       SHA256SUMS; otherwise (a branch or commit ref, a platform with no
+#                       release binary, no release at that URL) cargo install from the
+#                       Action's own checkout. A checksum mismatch fails: never a fallback.
 #   action.sh run       lint $INPUT_PATHS with $INPUT_ARGS: annotations (-o github) or the text
 #                       report, optionally SARIF into $INPUT_SARIF_FILE; outputs exit-code,
 #                       summary and sarif-file; a step summary; exits with winlint's status
 #
 # Environment (GitHub sets the first four): GITHUB_ACTION_PATH, GITHUB_OUTPUT,
 # GITHUB_STEP_SUMMARY, RUNNER_OS/RUNNER_ARCH; ACTION_REF (github.action_ref); WINLINT_ROOT
-# (install root); WINLINT_BIN (a winlint to use instead of $WINLINT_ROOT/bin/winlint); INPUT_*
+# (install root); INPUT_RELEASE_BASE_URL (where releases are downloaded from: the GitHub
+# releases of winlint/winlint by default; a mirror, or a loopback server in tests/dist.rs);
+# WINLINT_BIN (a winlint to use instead of $WINLINT_ROOT/bin/winlint); INPUT_*
 # (the Action's inputs: PATHS and ARGS are split on whitespace, without globbing).
 set -euo pipefail
 
@@ -43,12 +49,63 @@ cmd_install() {
     echo "winlint from the cache: $("$bin" --version)"
     return 0
   fi
+  local fetched=0
+  fetch_release "$bin" || fetched=$?
+  case "$fetched" in
+    0) "$bin" --version; return 0 ;;
+    1) ;;
+    *) return "$fetched" ;;
+  esac
   if ! command -v cargo >/dev/null 2>&1; then
     echo "::error title=winlint action::cargo not found; add a Rust toolchain step (e.g. dtolnay/rust-toolchain@stable) before this Action"
     return 2
   fi
   cargo install --locked --path "$action_path" --root "$root"
   "$bin" --version
+}
+
+# The release binary of this Action's ref into $1. Returns 0 when installed, 1 when there is no
+# release binary to use (build instead), 2 when the download does not match its checksum.
+fetch_release() {
+  local dest=$1 version tag triple base
+  version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_path/Cargo.toml" | head -n 1)
+  tag="v$version"
+  # Only a ref naming this checkout's release has that release's binary; a branch or a commit
+  # may hold other sources under the same version, so it is built.
+  if [ "${ACTION_REF:-}" != "$tag" ]; then
+    echo "winlint: ref '${ACTION_REF:-}' is not the release tag $tag: building from source"
+    return 1
+  fi
+  case "${RUNNER_OS:-$(uname -s)}/${RUNNER_ARCH:-$(uname -m)}" in
+    Linux/X64 | Linux/x86_64) triple=x86_64-unknown-linux-musl ;;
+    Linux/ARM64 | Linux/aarch64) triple=aarch64-unknown-linux-musl ;;
+    *)
+      echo "winlint: no release binary for ${RUNNER_OS:-}/${RUNNER_ARCH:-}: building from source"
+      return 1
+      ;;
+  esac
+  base="${INPUT_RELEASE_BASE_URL:-https://github.com/winlint/winlint/releases/download}"
+  local tmp
+  tmp=$(mktemp -d)
+  local url="${base%/}/$tag"
+  if ! curl -fsSL --retry 3 -o "$tmp/SHA256SUMS" "$url/SHA256SUMS" ||
+    ! curl -fsSL --retry 3 -o "$tmp/winlint-$triple" "$url/winlint-$triple"; then
+    rm -rf "$tmp"
+    echo "winlint: could not download $url/winlint-$triple: building from source"
+    return 1
+  fi
+  local want got
+  want=$(awk -v f="winlint-$triple" '$2 == f || $2 == "*" f { print $1 }' "$tmp/SHA256SUMS")
+  got=$(sha256sum "$tmp/winlint-$triple" | cut -d' ' -f1)
+  if [ -z "$want" ] || [ "$want" != "$got" ]; then
+    rm -rf "$tmp"
+    echo "::error title=winlint action::winlint-$triple from $url does not match its SHA256SUMS (want '${want}', got $got)"
+    return 2
+  fi
+  mkdir -p "$(dirname "$dest")"
+  install -m 0755 "$tmp/winlint-$triple" "$dest"
+  rm -rf "$tmp"
+  echo "winlint: release binary $url/winlint-$triple (sha256 $got)"
 }
 
 cmd_run() {
