@@ -24,6 +24,8 @@ set -euo pipefail
 
 action_path="${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}"
 root="${WINLINT_ROOT:-$HOME/.winlint-action}"
+# shellcheck source=scripts/release-binary.sh
+. "$(dirname "$0")/release-binary.sh"
 
 # `name=value` to $GITHUB_OUTPUT (a single line: values here have no newline).
 output() {
@@ -64,48 +66,18 @@ cmd_install() {
   "$bin" --version
 }
 
-# The release binary of this Action's ref into $1. Returns 0 when installed, 1 when there is no
-# release binary to use (build instead), 2 when the download does not match its checksum.
+# The release binary of this Action's ref into $1 (0 installed, 1 build instead, 2 stop).
 fetch_release() {
-  local dest=$1 version tag triple base
-  version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_path/Cargo.toml" | head -n 1)
-  tag="v$version"
+  local tag
+  tag="v$(crate_version "$action_path")"
   # Only a ref naming this checkout's release has that release's binary; a branch or a commit
   # may hold other sources under the same version, so it is built.
   if [ "${ACTION_REF:-}" != "$tag" ]; then
     echo "winlint: ref '${ACTION_REF:-}' is not the release tag $tag: building from source"
     return 1
   fi
-  case "${RUNNER_OS:-$(uname -s)}/${RUNNER_ARCH:-$(uname -m)}" in
-    Linux/X64 | Linux/x86_64) triple=x86_64-unknown-linux-musl ;;
-    Linux/ARM64 | Linux/aarch64) triple=aarch64-unknown-linux-musl ;;
-    *)
-      echo "winlint: no release binary for ${RUNNER_OS:-}/${RUNNER_ARCH:-}: building from source"
-      return 1
-      ;;
-  esac
-  base="${INPUT_RELEASE_BASE_URL:-https://github.com/winlint/winlint/releases/download}"
-  local tmp
-  tmp=$(mktemp -d)
-  local url="${base%/}/$tag"
-  if ! curl -fsSL --retry 3 -o "$tmp/SHA256SUMS" "$url/SHA256SUMS" ||
-    ! curl -fsSL --retry 3 -o "$tmp/winlint-$triple" "$url/winlint-$triple"; then
-    rm -rf "$tmp"
-    echo "winlint: could not download $url/winlint-$triple: building from source"
-    return 1
-  fi
-  local want got
-  want=$(awk -v f="winlint-$triple" '$2 == f || $2 == "*" f { print $1 }' "$tmp/SHA256SUMS")
-  got=$(sha256sum "$tmp/winlint-$triple" | cut -d' ' -f1)
-  if [ -z "$want" ] || [ "$want" != "$got" ]; then
-    rm -rf "$tmp"
-    echo "::error title=winlint action::winlint-$triple from $url does not match its SHA256SUMS (want '${want}', got $got)"
-    return 2
-  fi
-  mkdir -p "$(dirname "$dest")"
-  install -m 0755 "$tmp/winlint-$triple" "$dest"
-  rm -rf "$tmp"
-  echo "winlint: release binary $url/winlint-$triple (sha256 $got)"
+  release_binary "$1" "${INPUT_RELEASE_BASE_URL:-https://github.com/winlint/winlint/releases/download}" "$tag" ||
+    { local s=$?; [ "$s" = 1 ] && echo "winlint: building from source"; return "$s"; }
 }
 
 cmd_run() {

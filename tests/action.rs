@@ -271,7 +271,7 @@ fn install_downloads_the_release_binary_of_its_tag_and_verifies_it() {
     assert_eq!(a.status, 2, "{}\n{}", a.stdout, a.stderr);
     assert!(
         a.stdout.contains(
-            "::error title=winlint action::winlint-x86_64-unknown-linux-musl from http://127.0.0.1:"
+            "::error title=winlint::winlint-x86_64-unknown-linux-musl from http://127.0.0.1:"
         ) && a.stdout.contains("does not match its SHA256SUMS"),
         "{}",
         a.stdout
