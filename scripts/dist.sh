@@ -10,7 +10,8 @@
 #                                 per architecture, FROM scratch, the binary as /winlint, user
 #                                 65532, entrypoint /winlint (pushed with `skopeo copy --all`)
 #
-#   scripts/dist.sh [OUT]         OUT defaults to target/dist; it is emptied first
+#   scripts/dist.sh [OUT]         OUT defaults to target/artefacts; it is emptied first (never
+#                                 target/dist: that is cargo's directory of the dist profile)
 #
 # Environment: WINLINT_DIST_ARCHS (default "x86_64 aarch64"), MATURIN (default `maturin`),
 # WINLINT_DIST_WHEELS=0 to skip the wheels, SOURCE_DATE_EPOCH (default: the last commit's time;
@@ -21,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out="${1:-target/dist}"
+out="${1:-target/artefacts}"
 archs="${WINLINT_DIST_ARCHS:-x86_64 aarch64}"
 maturin="${MATURIN:-maturin}"
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
@@ -69,6 +70,12 @@ run_for() {
   fi
 }
 
+case "$(cd "$(dirname "$out")" 2>/dev/null && pwd)/$(basename "$out")" in
+  "$PWD/target/dist" | "$PWD/target/release" | "$PWD/target/debug" | "$PWD" | /)
+    echo "dist.sh: $out is not an output directory of its own" >&2
+    exit 2
+    ;;
+esac
 rm -rf "$out"
 mkdir -p "$out"
 

@@ -3,7 +3,7 @@
 //! user, entrypoint and its own binary run), the image pushed to a registry on 127.0.0.1 and read
 //! back, and the GitHub Action installing the release binary from a loopback server.
 //!
-//! The artefacts are built once by `.ci/run` (`scripts/dist.sh target/dist`, a few minutes of
+//! The artefacts are built once by `.ci/run` (`scripts/dist.sh target/artefacts`, a few minutes of
 //! release builds) and named by `WINLINT_DIST_DIR`. Without it, or without a tool a test needs
 //! (python3, skopeo, docker-registry, qemu-aarch64-static for the arm64 binary), the test says
 //! why and passes, except under `CI=true`, where it fails.
