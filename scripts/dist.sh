@@ -27,7 +27,9 @@ archs="${WINLINT_DIST_ARCHS:-x86_64 aarch64}"
 maturin="${MATURIN:-maturin}"
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}"
+# Not exported: build scripts (cc) watch SOURCE_DATE_EPOCH, and a new value each commit would
+# rebuild every crate with C in it and all that depends on them.
+epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}"
 [ -n "$version" ] || { echo "dist.sh: no version in Cargo.toml" >&2; exit 1; }
 
 triple() { echo "$1-unknown-linux-musl"; }
@@ -118,7 +120,7 @@ fi
 echo "== OCI image layout ($out/oci, tag $version)"
 oci="$out/oci"
 mkdir -p "$oci/blobs/sha256"
-created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+created=$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)
 
 # Stores a file as a blob; prints "<digest> <size>".
 blob() {
@@ -141,10 +143,10 @@ for arch in $archs; do
   root="$tmp/$a/root"
   mkdir -p "$root"
   install -m 0755 "$out/winlint-$t" "$root/winlint"
-  touch -d "@$SOURCE_DATE_EPOCH" "$root/winlint"
+  touch -d "@$epoch" "$root/winlint"
   # One layer: the binary, owned by root (the non-root user runs it, cannot change it).
   tar --format=ustar --sort=name --owner=0 --group=0 --numeric-owner \
-    --mtime="@$SOURCE_DATE_EPOCH" -C "$root" -cf "$tmp/$a/layer.tar" winlint
+    --mtime="@$epoch" -C "$root" -cf "$tmp/$a/layer.tar" winlint
   diff_id=$(sha256sum "$tmp/$a/layer.tar" | cut -d' ' -f1)
   gzip -n -9 < "$tmp/$a/layer.tar" > "$tmp/$a/layer.tar.gz"
   read -r layer_digest layer_size < <(blob "$tmp/$a/layer.tar.gz")
