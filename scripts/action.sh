@@ -4,20 +4,28 @@
 #
 #   action.sh key       cache key of the winlint build: OS, arch, the Action's ref and a hash
 #                       of its sources (a branch ref moves; the hash says when to rebuild)
-#   action.sh install   cargo install winlint from the Action's own checkout into
-#                       $WINLINT_ROOT, unless a cached build is already there
+#   action.sh install   into $WINLINT_ROOT, unless a cached one is already there: the release
+#                       binary of the Action's ref (a tag v<version of the checkout>) from
+#                       $INPUT_RELEASE_BASE_URL/<tag>/, verified against the release's
+#                       SHA256SUMS; otherwise (a branch or commit ref, a platform with no
+#                       release binary, no release at that URL) cargo install from the
+#                       Action's own checkout. A checksum mismatch fails: never a fallback.
 #   action.sh run       lint $INPUT_PATHS with $INPUT_ARGS: annotations (-o github) or the text
 #                       report, optionally SARIF into $INPUT_SARIF_FILE; outputs exit-code,
 #                       summary and sarif-file; a step summary; exits with winlint's status
 #
 # Environment (GitHub sets the first four): GITHUB_ACTION_PATH, GITHUB_OUTPUT,
 # GITHUB_STEP_SUMMARY, RUNNER_OS/RUNNER_ARCH; ACTION_REF (github.action_ref); WINLINT_ROOT
-# (install root); WINLINT_BIN (a winlint to use instead of $WINLINT_ROOT/bin/winlint); INPUT_*
+# (install root); INPUT_RELEASE_BASE_URL (where releases are downloaded from: the GitHub
+# releases of winlint/winlint by default; a mirror, or a loopback server in tests/dist.rs);
+# WINLINT_BIN (a winlint to use instead of $WINLINT_ROOT/bin/winlint); INPUT_*
 # (the Action's inputs: PATHS and ARGS are split on whitespace, without globbing).
 set -euo pipefail
 
 action_path="${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}"
 root="${WINLINT_ROOT:-$HOME/.winlint-action}"
+# shellcheck source=scripts/release-binary.sh
+. "$(dirname "$0")/release-binary.sh"
 
 # `name=value` to $GITHUB_OUTPUT (a single line: values here have no newline).
 output() {
@@ -43,12 +51,33 @@ cmd_install() {
     echo "winlint from the cache: $("$bin" --version)"
     return 0
   fi
+  local fetched=0
+  fetch_release "$bin" || fetched=$?
+  case "$fetched" in
+    0) "$bin" --version; return 0 ;;
+    1) ;;
+    *) return "$fetched" ;;
+  esac
   if ! command -v cargo >/dev/null 2>&1; then
     echo "::error title=winlint action::cargo not found; add a Rust toolchain step (e.g. dtolnay/rust-toolchain@stable) before this Action"
     return 2
   fi
   cargo install --locked --path "$action_path" --root "$root"
   "$bin" --version
+}
+
+# The release binary of this Action's ref into $1 (0 installed, 1 build instead, 2 stop).
+fetch_release() {
+  local tag
+  tag="v$(crate_version "$action_path")"
+  # Only a ref naming this checkout's release has that release's binary; a branch or a commit
+  # may hold other sources under the same version, so it is built.
+  if [ "${ACTION_REF:-}" != "$tag" ]; then
+    echo "winlint: ref '${ACTION_REF:-}' is not the release tag $tag: building from source"
+    return 1
+  fi
+  release_binary "$1" "${INPUT_RELEASE_BASE_URL:-https://github.com/winlint/winlint/releases/download}" "$tag" ||
+    { local s=$?; [ "$s" = 1 ] && echo "winlint: building from source"; return "$s"; }
 }
 
 cmd_run() {

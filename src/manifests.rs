@@ -27,7 +27,7 @@ use std::io::Write;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
-use crate::model::labels::{EXEMPT_NAMESPACE_LABEL, OS_LABEL};
+use crate::model::labels::{ARCH_LABEL, EXEMPT_NAMESPACE_LABEL, OS_LABEL};
 use crate::server::FactsMode;
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -207,6 +207,9 @@ pub const NAME: &str = "winlint";
 /// Port of the webhook container (HTTPS) and of its metrics/health listener (HTTP).
 pub const WEBHOOK_PORT: u16 = 8443;
 pub const METRICS_PORT: u16 = 9090;
+/// The architectures of the published image (`kubernetes.io/arch` names): the ones
+/// scripts/dist.sh builds; the Deployment's pods are placed only on nodes of these.
+pub const IMAGE_ARCHITECTURES: [&str; 2] = ["amd64", "arm64"];
 
 /// The namespaceSelector of both webhooks: not kube-system, not winlint's own namespace, not
 /// namespaces labelled `winlint.io/ignore=true`.
@@ -348,9 +351,14 @@ pub fn in_cluster(
                "spec": {"selector": labels, "ports": [
                    {"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"},
                    {"name": "metrics", "port": METRICS_PORT, "targetPort": "metrics", "protocol": "TCP"}]}}),
-        json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": meta(NAME),
-               "spec": {"minAvailable": 1, "selector": {"matchLabels": labels}}}),
     ]);
+    // minAvailable 1 over a single replica forbids its eviction and stalls every node drain.
+    if args.replicas > 1 {
+        out.push(
+            json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": meta(NAME),
+                   "spec": {"minAvailable": 1, "selector": {"matchLabels": labels}}}),
+        );
+    }
     let ca = b64(&tls.ca_pem);
     out.extend(
         webhook_configurations(ns, &args.failure_policy, |path| {
@@ -405,7 +413,12 @@ fn deployment(args: &ManifestsArgs, labels: &Value) -> Value {
                     // The live cluster facts read the API server with the ServiceAccount.
                     "automountServiceAccountToken": facts,
                     "nodeSelector": {OS_LABEL: "linux"},
-                    "affinity": {"podAntiAffinity": {
+                    // Only where the image has a binary (scripts/dist.sh builds these).
+                    "affinity": {"nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": ARCH_LABEL, "operator": "In",
+                                                   "values": IMAGE_ARCHITECTURES}]}]}},
+                        "podAntiAffinity": {
                         "preferredDuringSchedulingIgnoredDuringExecution": [{
                             "weight": 100,
                             "podAffinityTerm": {

@@ -3,12 +3,14 @@
 //! winlint under test instead of a cargo-installed one.
 
 mod cli_support;
+mod http_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cli_support::{bin, root};
+use http_support::FileServer;
 use serde_json::Value;
 
 struct Action {
@@ -183,6 +185,117 @@ fn install_builds_from_the_action_checkout_once() {
         "{}",
         a.stdout
     );
+}
+
+/// A release as scripts/dist.sh lays it out, under `<dir>/<tag>/`: a stand-in binary for
+/// x86_64 and the SHA256SUMS of it (or of something else, when `tampered`).
+fn fake_release(dir: &Path, tag: &str, tampered: bool) {
+    let rel = dir.join(tag);
+    std::fs::create_dir_all(&rel).unwrap();
+    let name = "winlint-x86_64-unknown-linux-musl";
+    let body = "#!/bin/sh\necho winlint 9.9.9-released\n";
+    std::fs::write(rel.join(name), body).unwrap();
+    let sum = ring::digest::digest(
+        &ring::digest::SHA256,
+        if tampered {
+            b"other bytes"
+        } else {
+            body.as_bytes()
+        },
+    );
+    let hex: String = sum.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::write(
+        rel.join("SHA256SUMS"),
+        format!("0000  winlint-aarch64-unknown-linux-musl\n{hex}  {name}\n"),
+    )
+    .unwrap();
+}
+
+/// On its release tag the Action downloads the release binary and checks it against the
+/// release's SHA256SUMS; cargo is not run. A mismatch fails without falling back; a ref that is
+/// not the release tag, or a release without the binary, builds with cargo.
+#[test]
+fn install_downloads_the_release_binary_of_its_tag_and_verifies_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fakebin = fake_cargo(tmp.path());
+    let log = tmp.path().join("cargo.log");
+    let tag = format!("v{}", env!("CARGO_PKG_VERSION"));
+    let good = tmp.path().join("good");
+    fake_release(&good, &tag, false);
+    let bad = tmp.path().join("bad");
+    fake_release(&bad, &tag, true);
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let path = format!("{}:/usr/bin:/bin", fakebin.display());
+    let install = |dir: &Path, reference: &str, install_root: &str| {
+        let server = FileServer::start(dir);
+        let install_root = tmp.path().join(install_root);
+        let a = action(
+            "install",
+            &[
+                ("PATH", path.as_str()),
+                ("FAKE_CARGO_LOG", log.to_str().unwrap()),
+                ("WINLINT_ROOT", install_root.to_str().unwrap()),
+                ("ACTION_REF", reference),
+                ("INPUT_RELEASE_BASE_URL", server.base.as_str()),
+            ],
+            tmp.path(),
+        );
+        let bin = install_root.join("bin/winlint");
+        (a, server.requests(), bin)
+    };
+    let cargo_runs = || {
+        std::fs::read_to_string(&log)
+            .map(|l| l.lines().count())
+            .unwrap_or(0)
+    };
+
+    let (a, requests, bin) = install(&good, &tag, "good");
+    assert_eq!(a.status, 0, "{}\n{}", a.stdout, a.stderr);
+    assert!(a.stdout.contains("winlint 9.9.9-released"), "{}", a.stdout);
+    assert_eq!(
+        requests,
+        [
+            format!("/{tag}/SHA256SUMS"),
+            format!("/{tag}/winlint-x86_64-unknown-linux-musl")
+        ]
+    );
+    assert!(bin.exists());
+    assert_eq!(
+        cargo_runs(),
+        0,
+        "cargo ran although the release binary was there"
+    );
+
+    let (a, _, bin) = install(&bad, &tag, "bad");
+    assert_eq!(a.status, 2, "{}\n{}", a.stdout, a.stderr);
+    assert!(
+        a.stdout.contains(
+            "::error title=winlint::winlint-x86_64-unknown-linux-musl from http://127.0.0.1:"
+        ) && a.stdout.contains("does not match its SHA256SUMS"),
+        "{}",
+        a.stdout
+    );
+    assert!(
+        !bin.exists(),
+        "a binary that fails its checksum is not installed"
+    );
+    assert_eq!(
+        cargo_runs(),
+        0,
+        "a checksum mismatch never falls back to a build"
+    );
+
+    let (a, requests, _) = install(&good, "main", "branch");
+    assert_eq!(a.status, 0, "{}\n{}", a.stdout, a.stderr);
+    assert!(a.stdout.contains("is not the release tag"), "{}", a.stdout);
+    assert!(requests.is_empty(), "{requests:?}");
+    assert_eq!(cargo_runs(), 1);
+
+    let (a, _, _) = install(&empty, &tag, "missing");
+    assert_eq!(a.status, 0, "{}\n{}", a.stdout, a.stderr);
+    assert!(a.stdout.contains("could not download"), "{}", a.stdout);
+    assert_eq!(cargo_runs(), 2);
 }
 
 #[test]

@@ -759,3 +759,169 @@ fn request_timeout_follows_the_webhook_timeout() {
         );
     }
 }
+
+/// The PodDisruptionBudget is rendered only when it cannot block a node drain: with one replica
+/// and minAvailable 1 it would forbid the only eviction (drains and cluster upgrades stall).
+#[test]
+fn the_pdb_never_blocks_a_drain() {
+    let Some(helm) = helm() else {
+        eprintln!("helm not installed: PodDisruptionBudget checks skipped");
+        return;
+    };
+    let pdb = |sets: &[&str]| -> Option<Value> {
+        helm_template(&helm, sets)
+            .into_iter()
+            .find(|d| d["kind"] == "PodDisruptionBudget")
+            .map(|d| {
+                typed::<k8s_openapi::api::policy::v1::PodDisruptionBudget>(&d);
+                d["spec"].clone()
+            })
+    };
+    let spec = pdb(&[]).expect("2 replicas: a PodDisruptionBudget");
+    assert_eq!(spec["minAvailable"], 1);
+    assert!(
+        pdb(&["replicaCount=1"]).is_none(),
+        "1 replica, minAvailable 1"
+    );
+    assert!(pdb(&["replicaCount=3", "podDisruptionBudget.minAvailable=3"]).is_none());
+    let spec = pdb(&["replicaCount=1", "podDisruptionBudget.maxUnavailable=1"])
+        .expect("maxUnavailable always lets one go");
+    assert_eq!(spec["maxUnavailable"], 1);
+    assert!(spec.get("minAvailable").is_none(), "{spec}");
+    assert!(pdb(&["podDisruptionBudget.enabled=false"]).is_none());
+    // maxUnavailable 0 would block every drain: the schema refuses it.
+    let bad = std::process::Command::new(&helm)
+        .args([
+            "template",
+            "x",
+            "--set",
+            "podDisruptionBudget.maxUnavailable=0",
+        ])
+        .arg(chart())
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+}
+
+/// The architectures `scripts/dist.sh` builds by default, as kubernetes.io/arch names.
+fn dist_architectures() -> Vec<String> {
+    let script =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/dist.sh"))
+            .unwrap();
+    let line = script
+        .lines()
+        .find_map(|l| l.strip_prefix("archs=\"${WINLINT_DIST_ARCHS:-"))
+        .expect("dist.sh sets archs");
+    line.trim_end_matches("}\"")
+        .split_whitespace()
+        .map(|a| match a {
+            "x86_64" => "amd64".to_string(),
+            "aarch64" => "arm64".to_string(),
+            other => panic!("unknown architecture {other}"),
+        })
+        .collect()
+}
+
+/// Replicas go only to Linux nodes of an architecture the image has: by default the ones the
+/// release builds, values-driven, and a user's own nodeAffinity replaces the rule.
+#[test]
+fn pods_are_placed_on_the_architectures_of_the_image() {
+    assert_eq!(dist_architectures(), ["amd64", "arm64"]);
+    assert_eq!(
+        values()["image"]["architectures"],
+        json!(dist_architectures())
+    );
+    let Some(helm) = helm() else {
+        eprintln!("helm not installed: placement checks skipped");
+        return;
+    };
+    let pod = |sets: &[&str]| {
+        let docs = helm_template(&helm, sets);
+        let d = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+        let dep: k8s_openapi::api::apps::v1::Deployment = typed(d);
+        dep.spec.unwrap().template.spec.unwrap()
+    };
+    let arch_values = |p: &k8s_openapi::api::core::v1::PodSpec| -> Option<Vec<String>> {
+        let terms = p
+            .affinity
+            .as_ref()?
+            .node_affinity
+            .as_ref()?
+            .required_during_scheduling_ignored_during_execution
+            .as_ref()?
+            .node_selector_terms
+            .clone();
+        assert_eq!(terms.len(), 1);
+        let e = &terms[0].match_expressions.as_ref().unwrap()[0];
+        assert_eq!(
+            (e.key.as_str(), e.operator.as_str()),
+            ("kubernetes.io/arch", "In")
+        );
+        e.values.clone()
+    };
+    let p = pod(&[]);
+    assert_eq!(
+        p.node_selector.as_ref().unwrap()["kubernetes.io/os"],
+        "linux"
+    );
+    assert_eq!(arch_values(&p), Some(dist_architectures()));
+    assert!(p.affinity.unwrap().pod_anti_affinity.is_some());
+    let p = pod(&["image.architectures={arm64}"]);
+    assert_eq!(arch_values(&p), Some(vec!["arm64".to_string()]));
+    // A user's affinity without nodeAffinity keeps the rule; with one, theirs is used.
+    let p = pod(&["affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution=null"]);
+    assert_eq!(arch_values(&p), Some(dist_architectures()));
+    let p = pod(&[
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=pool",
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists",
+    ]);
+    let terms = p
+        .affinity
+        .unwrap()
+        .node_affinity
+        .unwrap()
+        .required_during_scheduling_ignored_during_execution
+        .unwrap()
+        .node_selector_terms;
+    assert_eq!(terms[0].match_expressions.as_ref().unwrap()[0].key, "pool");
+    // An architecture the release does not build is refused.
+    let bad = std::process::Command::new(&helm)
+        .args(["template", "x", "--set", "image.architectures={s390x}"])
+        .arg(chart())
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+}
+
+/// The image the chart and `winlint manifests` deploy is the one the release publishes:
+/// ghcr.io/winlint/winlint tagged with the crate's version (scripts/dist.sh tags the OCI index
+/// with it; release.yml pushes it there).
+#[test]
+fn the_image_reference_is_what_the_release_publishes() {
+    let version = env!("CARGO_PKG_VERSION");
+    let c = yaml_docs(&read("Chart.yaml")).remove(0);
+    assert_eq!(c["appVersion"], version, "Chart.yaml appVersion");
+    assert_eq!(values()["image"]["repository"], "ghcr.io/winlint/winlint");
+    assert_eq!(values()["image"]["tag"], "", "the tag follows appVersion");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_winlint"))
+        .args(["manifests", "--namespace", "winlint-system"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let docs = yaml_docs(&String::from_utf8(out.stdout).unwrap());
+    let dep = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let image = &dep["spec"]["template"]["spec"]["containers"][0]["image"];
+    assert_eq!(image, &json!(format!("ghcr.io/winlint/winlint:{version}")));
+    let release = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/workflows/release.yml"),
+    )
+    .unwrap();
+    assert!(
+        release.contains("IMAGE: ghcr.io/winlint/winlint"),
+        "release.yml"
+    );
+    let dist =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/dist.sh"))
+            .unwrap();
+    assert!(dist.contains("\"org.opencontainers.image.ref.name\":\"$version\""));
+}

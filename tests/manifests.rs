@@ -188,7 +188,23 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
     assert_eq!(pod.service_account_name.as_deref(), Some("winlint"));
     assert_eq!(pod.automount_service_account_token, Some(true));
     assert_eq!(pod.node_selector.unwrap()["kubernetes.io/os"], "linux");
-    assert!(pod.affinity.unwrap().pod_anti_affinity.is_some());
+    let affinity = pod.affinity.unwrap();
+    assert!(affinity.pod_anti_affinity.is_some());
+    // Only nodes whose architecture the image has.
+    let arch = &affinity
+        .node_affinity
+        .unwrap()
+        .required_during_scheduling_ignored_during_execution
+        .unwrap()
+        .node_selector_terms[0]
+        .match_expressions
+        .clone()
+        .unwrap()[0];
+    assert_eq!(
+        (arch.key.as_str(), arch.operator.as_str()),
+        ("kubernetes.io/arch", "In")
+    );
+    assert_eq!(arch.values.clone().unwrap(), ["amd64", "arm64"]);
     let psc = pod.security_context.unwrap();
     assert_eq!(psc.run_as_non_root, Some(true));
     assert_eq!(psc.seccomp_profile.unwrap().type_, "RuntimeDefault");
@@ -316,6 +332,18 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
 }
 
 /// `--cluster-facts off`: no RBAC, no ServiceAccount token, and `serve --cluster-facts off`.
+/// One replica gets no PodDisruptionBudget: minAvailable 1 would forbid its eviction and stall
+/// every node drain.
+#[test]
+fn a_single_replica_gets_no_pdb() {
+    let mut args = ManifestsArgs::new();
+    args.replicas = 1;
+    let docs = yaml_docs(&render(&args).unwrap());
+    assert!(docs.iter().all(|d| d["kind"] != "PodDisruptionBudget"));
+    let dep: Deployment = typed(find(&docs, "Deployment"));
+    assert_eq!(dep.spec.unwrap().replicas, Some(1));
+}
+
 #[test]
 fn cluster_facts_off_drops_the_rbac() {
     let mut args = ManifestsArgs::new();

@@ -4,6 +4,8 @@
 pub const OS_LABEL: &str = "kubernetes.io/os";
 /// The OS label before Kubernetes 1.14 (removed from nodes in 1.18+ clusters).
 pub const BETA_OS_LABEL: &str = "beta.kubernetes.io/os";
+/// The architecture node label (`amd64`, `arm64`).
+pub const ARCH_LABEL: &str = "kubernetes.io/arch";
 /// The architecture label before Kubernetes 1.14.
 pub const BETA_ARCH_LABEL: &str = "beta.kubernetes.io/arch";
 /// Both OS labels, current first.

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# The release artefacts, built the one way CI checks them and the release workflow publishes them
+# (.github/workflows/release.yml only runs this script and uploads its output):
+#
+#   OUT/winlint-<triple>          static (musl), stripped Linux binaries, one per architecture
+#   OUT/SHA256SUMS                sha256sum of every file above and of the wheels (`sha256sum -c`)
+#   OUT/wheels/*.whl              Python wheels carrying the binary (maturin `bindings = "bin"`),
+#                                 tagged manylinux and musllinux: a static binary runs on both
+#   OUT/oci/                      an OCI image layout: the index tagged <version> lists one image
+#                                 per architecture, FROM scratch, the binary as /winlint, user
+#                                 65532, entrypoint /winlint (pushed with `skopeo copy --all`)
+#
+#   scripts/dist.sh [OUT]         OUT defaults to target/artefacts; it is emptied first (never
+#                                 target/dist: that is cargo's directory of the dist profile)
+#
+# Environment: WINLINT_DIST_ARCHS (default "x86_64 aarch64"), MATURIN (default `maturin`),
+# WINLINT_DIST_WHEELS=0 to skip the wheels, SOURCE_DATE_EPOCH (default: the last commit's time;
+# the image's timestamps, so two runs on one commit give the same digests).
+#
+# Cross builds (aarch64 on an x86_64 machine) need Debian's gcc-aarch64-linux-gnu: it compiles
+# ring's and mimalloc's C for the musl target and links, with Rust's self-contained musl crt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out="${1:-target/artefacts}"
+archs="${WINLINT_DIST_ARCHS:-x86_64 aarch64}"
+maturin="${MATURIN:-maturin}"
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+# Not exported: build scripts (cc) watch SOURCE_DATE_EPOCH, and a new value each commit would
+# rebuild every crate with C in it and all that depends on them.
+epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}"
+[ -n "$version" ] || { echo "dist.sh: no version in Cargo.toml" >&2; exit 1; }
+
+triple() { echo "$1-unknown-linux-musl"; }
+# The architecture's name in OCI/Go (the image index) and in Kubernetes' kubernetes.io/arch.
+oci_arch() {
+  case "$1" in
+    x86_64) echo amd64 ;;
+    aarch64) echo arm64 ;;
+    *) echo "dist.sh: unknown architecture $1" >&2; return 1 ;;
+  esac
+}
+
+# Cargo's environment for one target: the C compiler and linker of a cross build.
+cross_env() {
+  local arch=$1 host
+  host=$(uname -m)
+  if [ "$arch" = "$host" ]; then
+    return 0
+  fi
+  local gcc="$arch-linux-gnu-gcc"
+  command -v "$gcc" >/dev/null || {
+    echo "dist.sh: $gcc not found (Debian: apt-get install gcc-${arch/_/-}-linux-gnu)" >&2
+    return 1
+  }
+  local t=${arch}_unknown_linux_musl
+  export "CC_$t=$gcc" "AR_$t=$arch-linux-gnu-ar"
+  export "CARGO_TARGET_${t^^}_LINKER=$gcc"
+}
+
+# Runs the binary for the architecture (natively, or with qemu-user when installed).
+run_for() {
+  local arch=$1
+  shift
+  if [ "$arch" = "$(uname -m)" ]; then
+    "$@"
+  elif command -v "qemu-$arch-static" >/dev/null; then
+    "qemu-$arch-static" "$@"
+  else
+    echo "(qemu-$arch-static not installed: $1 not run)"
+  fi
+}
+
+case "$(cd "$(dirname "$out")" 2>/dev/null && pwd)/$(basename "$out")" in
+  "$PWD/target/dist" | "$PWD/target/release" | "$PWD/target/debug" | "$PWD" | /)
+    echo "dist.sh: $out is not an output directory of its own" >&2
+    exit 2
+    ;;
+esac
+rm -rf "$out"
+mkdir -p "$out"
+
+echo "== binaries ($archs), cargo profile dist"
+for arch in $archs; do
+  t=$(triple "$arch")
+  (
+    cross_env "$arch"
+    cargo build --locked --profile dist --target "$t" --bin winlint
+  )
+  cp "target/$t/dist/winlint" "$out/winlint-$t"
+  file_type=$(file -b "$out/winlint-$t" 2>/dev/null || echo "?")
+  echo "$out/winlint-$t: $(stat -c %s "$out/winlint-$t") bytes; $file_type"
+  case "$file_type" in
+    *dynamically*) echo "dist.sh: $out/winlint-$t is not static" >&2; exit 1 ;;
+  esac
+  got=$(run_for "$arch" "$out/winlint-$t" --version)
+  echo "  --version: $got"
+  case "$got" in
+    "winlint $version" | "(qemu"*) ;;
+    *) echo "dist.sh: $out/winlint-$t --version says '$got', not 'winlint $version'" >&2; exit 1 ;;
+  esac
+done
+
+if [ "${WINLINT_DIST_WHEELS:-1}" != 0 ]; then
+  echo "== wheels (maturin, bindings = bin)"
+  mkdir -p "$out/wheels"
+  for arch in $archs; do
+    t=$(triple "$arch")
+    (
+      cross_env "$arch"
+      # Same target and profile as above: cargo finds the binary built and links nothing again.
+      "$maturin" build --locked --target "$t" --compatibility manylinux2014 musllinux_1_2 \
+        --out "$out/wheels" --quiet
+    )
+  done
+  ls -l "$out/wheels"
+fi
+
+echo "== OCI image layout ($out/oci, tag $version)"
+oci="$out/oci"
+mkdir -p "$oci/blobs/sha256"
+created=$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)
+
+# Stores a file as a blob; prints "<digest> <size>".
+blob() {
+  local d
+  d=$(sha256sum "$1" | cut -d' ' -f1)
+  cp "$1" "$oci/blobs/sha256/$d"
+  echo "sha256:$d $(stat -c %s "$1")"
+}
+
+labels=$(cat <<JSON
+{"org.opencontainers.image.title":"winlint","org.opencontainers.image.version":"$version","org.opencontainers.image.revision":"$revision","org.opencontainers.image.source":"https://github.com/winlint/winlint","org.opencontainers.image.licenses":"Apache-2.0","org.opencontainers.image.description":"Lint and admission-control Windows workloads in mixed Linux/Windows Kubernetes clusters"}
+JSON
+)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+entries=()
+for arch in $archs; do
+  t=$(triple "$arch")
+  a=$(oci_arch "$arch")
+  root="$tmp/$a/root"
+  mkdir -p "$root"
+  install -m 0755 "$out/winlint-$t" "$root/winlint"
+  touch -d "@$epoch" "$root/winlint"
+  # One layer: the binary, owned by root (the non-root user runs it, cannot change it).
+  tar --format=ustar --sort=name --owner=0 --group=0 --numeric-owner \
+    --mtime="@$epoch" -C "$root" -cf "$tmp/$a/layer.tar" winlint
+  diff_id=$(sha256sum "$tmp/$a/layer.tar" | cut -d' ' -f1)
+  gzip -n -9 < "$tmp/$a/layer.tar" > "$tmp/$a/layer.tar.gz"
+  read -r layer_digest layer_size < <(blob "$tmp/$a/layer.tar.gz")
+  variant=""
+  [ "$a" = arm64 ] && variant=',"variant":"v8"'
+  cat > "$tmp/$a/config.json" <<JSON
+{"created":"$created","architecture":"$a"$variant,"os":"linux","config":{"User":"65532:65532","Entrypoint":["/winlint"],"ExposedPorts":{"8443/tcp":{},"9090/tcp":{}},"Labels":$labels},"rootfs":{"type":"layers","diff_ids":["sha256:$diff_id"]},"history":[{"created":"$created","created_by":"scripts/dist.sh: /winlint from winlint-$t"}]}
+JSON
+  read -r config_digest config_size < <(blob "$tmp/$a/config.json")
+  cat > "$tmp/$a/manifest.json" <<JSON
+{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"$config_digest","size":$config_size},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"$layer_digest","size":$layer_size}],"annotations":$labels}
+JSON
+  read -r manifest_digest manifest_size < <(blob "$tmp/$a/manifest.json")
+  entries+=("{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"$manifest_digest\",\"size\":$manifest_size,\"platform\":{\"architecture\":\"$a\",\"os\":\"linux\"${variant}}}")
+done
+list=$(IFS=,; echo "${entries[*]}")
+cat > "$tmp/index.json" <<JSON
+{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[$list],"annotations":$labels}
+JSON
+read -r index_digest index_size < <(blob "$tmp/index.json")
+echo '{"imageLayoutVersion":"1.0.0"}' > "$oci/oci-layout"
+cat > "$oci/index.json" <<JSON
+{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.index.v1+json","digest":"$index_digest","size":$index_size,"annotations":{"org.opencontainers.image.ref.name":"$version"}}]}
+JSON
+echo "image index $index_digest ($(du -sb "$oci" | cut -f1) bytes in the layout)"
+
+echo "== $out/SHA256SUMS"
+(
+  cd "$out"
+  sha256sum winlint-* $( [ -d wheels ] && ls wheels/*.whl ) > SHA256SUMS
+  cat SHA256SUMS
+)

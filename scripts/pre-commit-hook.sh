@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# pre-commit's default `winlint` hook (.pre-commit-hooks.yaml, language: script): runs the release
+# binary of this checkout's version, so a repository using the hook needs no Rust. pre-commit
+# clones this repository at the hook's `rev` into its cache; on the first run the binary is
+# downloaded from WINLINT_RELEASE_BASE_URL/v<version>/ (GitHub releases by default), checked
+# against the release's SHA256SUMS and kept in that clone, so later runs are offline.
+#
+# Where there is no release binary (macOS, Windows, a version not released yet) it builds the
+# checkout with cargo when cargo is installed, into the same place; otherwise it says what to use
+# instead. A binary that fails its checksum stops the hook. The `rev` should be a release tag:
+# the binary is the release of the version the checkout declares (`winlint-cargo` builds the
+# exact commit).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/release-binary.sh
+. "$here/scripts/release-binary.sh"
+version=$(crate_version "$here")
+bin="$here/.winlint-hook/winlint-$version"
+
+if ! [ -x "$bin" ]; then
+  status=0
+  release_binary "$bin" "${WINLINT_RELEASE_BASE_URL:-https://github.com/winlint/winlint/releases/download}" \
+    "v$version" >&2 || status=$?
+  if [ "$status" = 2 ]; then
+    exit 2
+  elif [ "$status" = 1 ]; then
+    if ! command -v cargo >/dev/null 2>&1; then
+      echo "winlint: no release binary of v$version for this machine and no cargo to build it:" \
+        "install winlint (pip install winlint==$version, or cargo) and use the hook" \
+        "winlint-system, or install Rust" >&2
+      exit 2
+    fi
+    echo "winlint: building v$version with cargo (once)" >&2
+    cargo install --locked --quiet --path "$here" --root "$here/.winlint-hook/cargo" >&2
+    mkdir -p "$(dirname "$bin")"
+    mv "$here/.winlint-hook/cargo/bin/winlint" "$bin"
+  fi
+fi
+exec "$bin" "$@"

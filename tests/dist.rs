@@ -1,0 +1,618 @@
+//! The release artefacts of `scripts/dist.sh`, checked as a user gets them: the static binaries
+//! and their SHA256SUMS, the wheel installed into a fresh venv, the OCI image (its platforms,
+//! user, entrypoint and its own binary run), the image pushed to a registry on 127.0.0.1 and read
+//! back, and the GitHub Action installing the release binary from a loopback server.
+//!
+//! The artefacts are built once by `.ci/run` (`scripts/dist.sh target/artefacts`, a few minutes of
+//! release builds) and named by `WINLINT_DIST_DIR`. Without it, or without a tool a test needs
+//! (python3, skopeo, docker-registry, qemu-aarch64-static for the arm64 binary), the test says
+//! why and passes, except under `CI=true`, where it fails.
+
+mod cli_support;
+mod http_support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cli_support::root;
+use http_support::FileServer;
+use serde_json::Value;
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Skips (a message, `None`) or, under CI=true, fails.
+fn unavailable<T>(why: &str) -> Option<T> {
+    assert!(
+        !ci(),
+        "CI=true and a release-artefact test cannot run: {why}"
+    );
+    eprintln!("skipped: {why}");
+    None
+}
+
+/// The output directory of scripts/dist.sh.
+fn dist() -> Option<PathBuf> {
+    match std::env::var_os("WINLINT_DIST_DIR") {
+        Some(d) if Path::new(&d).join("SHA256SUMS").exists() => Some(PathBuf::from(d)),
+        Some(d) => unavailable(&format!("no SHA256SUMS in WINLINT_DIST_DIR={d:?}")),
+        None => unavailable("WINLINT_DIST_DIR is not set (run scripts/dist.sh, as .ci/run does)"),
+    }
+}
+
+/// A tool on PATH, or a skip.
+fn tool(name: &str) -> Option<String> {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if found {
+        Some(name.to_string())
+    } else {
+        unavailable(&format!("{name} is not installed (.ci/run installs it)"))
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    ring::digest::digest(&ring::digest::SHA256, bytes)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn run(cmd: &mut Command) -> std::process::Output {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn stdout(cmd: &mut Command) -> String {
+    String::from_utf8(run(cmd).stdout)
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// (architecture as in the target triple, as in OCI and kubernetes.io/arch)
+const ARCHS: [(&str, &str); 2] = [("x86_64", "amd64"), ("aarch64", "arm64")];
+
+/// The architectures the dist output must have: `WINLINT_DIST_ARCHS` as given to dist.sh, by
+/// default both.
+fn expected_archs() -> BTreeSet<String> {
+    std::env::var("WINLINT_DIST_ARCHS")
+        .unwrap_or_else(|_| "x86_64 aarch64".into())
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+fn oci_arch(arch: &str) -> &'static str {
+    ARCHS.iter().find(|(a, _)| *a == arch).unwrap().1
+}
+
+/// The binaries SHA256SUMS lists: (arch, path).
+fn binaries(dist: &Path) -> Vec<(String, PathBuf)> {
+    sums(dist)
+        .into_iter()
+        .filter_map(|(_, name)| {
+            let arch = name
+                .strip_prefix("winlint-")?
+                .strip_suffix("-unknown-linux-musl")?
+                .to_string();
+            Some((arch, dist.join(name)))
+        })
+        .collect()
+}
+
+fn sums(dist: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(dist.join("SHA256SUMS"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (sum, name) = l.split_once("  ").expect("sha256sum format");
+            (sum.to_string(), name.to_string())
+        })
+        .collect()
+}
+
+/// What an ELF header and its section names say: machine, static (no PT_INTERP), stripped (no
+/// .symtab, no .debug_*).
+struct Elf {
+    machine: u16,
+    interpreter: bool,
+    symbols_or_debug: Vec<String>,
+}
+
+fn elf(bytes: &[u8]) -> Elf {
+    assert_eq!(&bytes[..4], b"\x7fELF");
+    assert_eq!(bytes[4], 2, "64-bit");
+    assert_eq!(bytes[5], 1, "little-endian");
+    let u16_at = |o: usize| u16::from_le_bytes(bytes[o..o + 2].try_into().unwrap());
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap()) as usize;
+    let (phoff, shoff) = (u64_at(0x20), u64_at(0x28));
+    let (phentsize, phnum) = (u16_at(0x36) as usize, u16_at(0x38) as usize);
+    let (shentsize, shnum, shstrndx) = (
+        u16_at(0x3a) as usize,
+        u16_at(0x3c) as usize,
+        u16_at(0x3e) as usize,
+    );
+    let interpreter = (0..phnum).any(|i| u32_at(phoff + i * phentsize) == 3);
+    let strtab = u64_at(shoff + shstrndx * shentsize + 0x18);
+    let mut symbols_or_debug = Vec::new();
+    for i in 0..shnum {
+        let name_off = strtab + u32_at(shoff + i * shentsize) as usize;
+        let end = bytes[name_off..].iter().position(|&b| b == 0).unwrap();
+        let name = String::from_utf8_lossy(&bytes[name_off..name_off + end]).into_owned();
+        if name == ".symtab" || name.starts_with(".debug") {
+            symbols_or_debug.push(name);
+        }
+    }
+    Elf {
+        machine: u16_at(0x12),
+        interpreter,
+        symbols_or_debug,
+    }
+}
+
+/// `winlint --version` of a binary of this architecture (qemu-user for a foreign one).
+fn version_of(arch: &str, bin: &Path) -> Option<String> {
+    let mut cmd = if arch == std::env::consts::ARCH {
+        Command::new(bin)
+    } else {
+        let qemu = tool(&format!("qemu-{arch}-static"))?;
+        let mut c = Command::new(qemu);
+        c.arg(bin);
+        c
+    };
+    Some(stdout(cmd.arg("--version")))
+}
+
+#[test]
+fn binaries_are_static_stripped_summed_and_run() {
+    let Some(dist) = dist() else { return };
+    let bins = binaries(&dist);
+    let archs: BTreeSet<String> = bins.iter().map(|(a, _)| a.clone()).collect();
+    assert_eq!(archs, expected_archs(), "{bins:?}");
+    for (sum, name) in sums(&dist) {
+        let bytes = std::fs::read(dist.join(&name)).unwrap();
+        assert_eq!(sha256_hex(&bytes), sum, "{name}: SHA256SUMS");
+    }
+    for (arch, bin) in &bins {
+        let bytes = std::fs::read(bin).unwrap();
+        let e = elf(&bytes);
+        let want = match arch.as_str() {
+            "x86_64" => 62,
+            "aarch64" => 183,
+            other => panic!("{other}"),
+        };
+        assert_eq!(e.machine, want, "{}: ELF machine", bin.display());
+        assert!(!e.interpreter, "{}: dynamically linked", bin.display());
+        assert!(
+            e.symbols_or_debug.is_empty(),
+            "{}: not stripped: {:?}",
+            bin.display(),
+            e.symbols_or_debug
+        );
+        eprintln!("{}: {} bytes", bin.display(), bytes.len());
+        if let Some(v) = version_of(arch, bin) {
+            assert_eq!(v, format!("winlint {VERSION}"), "{}", bin.display());
+        }
+    }
+}
+
+/// The wheel for this machine, installed into a fresh venv from the file alone (no index, so
+/// nothing is built): `winlint` is on the venv's PATH, says its version and lints.
+#[test]
+fn the_wheel_installs_into_a_fresh_venv_and_lints() {
+    let Some(dist) = dist() else { return };
+    let Some(python) = tool("python3") else {
+        return;
+    };
+    let wheels: Vec<PathBuf> = std::fs::read_dir(dist.join("wheels"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    for arch in expected_archs() {
+        let w = wheels
+            .iter()
+            .find(|w| w.to_string_lossy().ends_with(&format!("{arch}.whl")))
+            .unwrap_or_else(|| panic!("no {arch} wheel in {wheels:?}"));
+        let name = w.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with(&format!("winlint-{VERSION}-py3-none-")),
+            "{name}"
+        );
+        // A static binary runs on glibc and musl systems alike: both tags.
+        assert!(
+            name.contains(&format!("manylinux2014_{arch}"))
+                && name.contains(&format!("musllinux_1_2_{arch}")),
+            "{name}"
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let venv = tmp.path().join("venv");
+    run(Command::new(&python).args(["-m", "venv"]).arg(&venv));
+    let wheel = wheels
+        .iter()
+        .find(|w| {
+            w.to_string_lossy()
+                .ends_with(&format!("{}.whl", std::env::consts::ARCH))
+        })
+        .unwrap();
+    let started = Instant::now();
+    run(Command::new(venv.join("bin/pip"))
+        .args([
+            "install",
+            "--no-index",
+            "--disable-pip-version-check",
+            "--quiet",
+        ])
+        .arg(wheel));
+    eprintln!(
+        "pip install {} into a fresh venv: {:.1} s",
+        wheel.display(),
+        started.elapsed().as_secs_f64()
+    );
+    let winlint = venv.join("bin/winlint");
+    assert_eq!(
+        stdout(Command::new(&winlint).arg("--version")),
+        format!("winlint {VERSION}")
+    );
+    let lint = |file: &str| {
+        Command::new(&winlint)
+            .args(["--color", "never", file])
+            .current_dir(root())
+            .output()
+            .unwrap()
+    };
+    let bad = lint("testdata/rules/WIN001/windows-image-only/input.yaml");
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stdout).contains("WIN001"));
+    assert_eq!(
+        lint("testdata/examples/windows-good.yaml").status.code(),
+        Some(0)
+    );
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn blob(layout: &Path, digest: &str) -> Vec<u8> {
+    let hex = digest.strip_prefix("sha256:").unwrap();
+    let bytes = std::fs::read(layout.join("blobs/sha256").join(hex)).unwrap();
+    assert_eq!(sha256_hex(&bytes), hex, "blob {digest}");
+    bytes
+}
+
+/// The image of one platform in an OCI layout: its config, and the files of its layer.
+struct Image {
+    platform: String,
+    config: Value,
+    files: tempfile::TempDir,
+}
+
+/// Reads the image index tagged `tag` in an OCI layout, and every image in it.
+fn images(layout: &Path, tag: &str) -> Vec<Image> {
+    let top = read_json(&layout.join("index.json"));
+    let entry = top["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["annotations"]["org.opencontainers.image.ref.name"] == tag)
+        .unwrap_or_else(|| panic!("no {tag} in {top}"));
+    let index: Value =
+        serde_json::from_slice(&blob(layout, entry["digest"].as_str().unwrap())).unwrap();
+    assert_eq!(
+        index["mediaType"],
+        "application/vnd.oci.image.index.v1+json"
+    );
+    let mut out = Vec::new();
+    for m in index["manifests"].as_array().unwrap() {
+        let p = &m["platform"];
+        assert_eq!(p["os"], "linux");
+        let manifest: Value =
+            serde_json::from_slice(&blob(layout, m["digest"].as_str().unwrap())).unwrap();
+        let config: Value = serde_json::from_slice(&blob(
+            layout,
+            manifest["config"]["digest"].as_str().unwrap(),
+        ))
+        .unwrap();
+        assert_eq!(config["architecture"], p["architecture"]);
+        let layers = manifest["layers"].as_array().unwrap();
+        assert_eq!(layers.len(), 1, "one layer: the binary");
+        let gz = blob(layout, layers[0]["digest"].as_str().unwrap());
+        let files = tempfile::tempdir().unwrap();
+        std::fs::write(files.path().join("layer.tar.gz"), &gz).unwrap();
+        run(Command::new("gzip")
+            .args(["-dk", "layer.tar.gz"])
+            .current_dir(files.path()));
+        let tar = std::fs::read(files.path().join("layer.tar")).unwrap();
+        assert_eq!(
+            config["rootfs"]["diff_ids"][0],
+            format!("sha256:{}", sha256_hex(&tar)),
+            "diff_id"
+        );
+        let listing = stdout(
+            Command::new("tar")
+                .args(["-tvf", "layer.tar"])
+                .current_dir(files.path()),
+        );
+        assert!(
+            listing.starts_with("-rwxr-xr-x 0/0") && listing.ends_with(" winlint"),
+            "{listing}"
+        );
+        std::fs::create_dir(files.path().join("rootfs")).unwrap();
+        run(Command::new("tar")
+            .args(["-xf", "layer.tar", "-C", "rootfs"])
+            .current_dir(files.path()));
+        out.push(Image {
+            platform: p["architecture"].as_str().unwrap().to_string(),
+            config,
+            files,
+        });
+    }
+    out
+}
+
+/// The image: one per architecture of the binaries, FROM scratch with the binary alone as
+/// /winlint (the very binary of the release), non-root, entrypoint /winlint, labelled.
+#[test]
+fn the_image_has_every_platform_a_non_root_user_and_its_own_binary_runs() {
+    let Some(dist) = dist() else { return };
+    let images = images(&dist.join("oci"), VERSION);
+    let platforms: BTreeSet<&str> = images.iter().map(|i| i.platform.as_str()).collect();
+    let want: BTreeSet<&str> = expected_archs().iter().map(|a| oci_arch(a)).collect();
+    assert_eq!(platforms, want);
+    for (arch, bin) in binaries(&dist) {
+        let image = images
+            .iter()
+            .find(|i| i.platform == oci_arch(&arch))
+            .unwrap();
+        let c = &image.config["config"];
+        assert_eq!(c["User"], "65532:65532");
+        assert_eq!(c["Entrypoint"], serde_json::json!(["/winlint"]));
+        assert!(c.get("Cmd").is_none_or(Value::is_null), "{c}");
+        assert_eq!(c["Labels"]["org.opencontainers.image.version"], VERSION);
+        assert_eq!(
+            c["Labels"]["org.opencontainers.image.source"],
+            "https://github.com/winlint/winlint"
+        );
+        let own = image.files.path().join("rootfs/winlint");
+        assert_eq!(
+            std::fs::read(&own).unwrap(),
+            std::fs::read(&bin).unwrap(),
+            "{arch}: the image's /winlint is the release binary"
+        );
+        if let Some(v) = version_of(&arch, &own) {
+            assert_eq!(v, format!("winlint {VERSION}"));
+        }
+    }
+}
+
+/// `docker-registry` (Debian's distribution registry) on 127.0.0.1, storing in a temp dir;
+/// killed when dropped.
+struct Registry {
+    child: std::process::Child,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Registry {
+    fn start(bin: &str) -> Registry {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let config = dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
+                dir.path().join("data").display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new(bin)
+            .arg("serve")
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the registry did not listen on {addr}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Registry {
+            child,
+            addr,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Pushed with skopeo (as release.yml pushes to ghcr.io) to a registry on 127.0.0.1 and read
+/// back: the manifest list names every platform, and a pull of the amd64 image gives the
+/// release binary.
+#[test]
+fn the_image_is_pushed_to_a_registry_and_read_back() {
+    let Some(dist) = dist() else { return };
+    let (Some(skopeo), Some(registry)) = (tool("skopeo"), tool("docker-registry")) else {
+        return;
+    };
+    let registry = Registry::start(&registry);
+    let reference = format!("docker://{}/winlint/winlint:{VERSION}", registry.addr);
+    let started = Instant::now();
+    run(Command::new(&skopeo)
+        .args(["copy", "--quiet", "--all", "--dest-tls-verify=false"])
+        .arg(format!("oci:{}:{VERSION}", dist.join("oci").display()))
+        .arg(&reference));
+    eprintln!(
+        "skopeo copy --all (push): {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let raw: Value = serde_json::from_str(&stdout(
+        Command::new(&skopeo)
+            .args(["inspect", "--raw", "--tls-verify=false"])
+            .arg(&reference),
+    ))
+    .unwrap();
+    assert_eq!(raw["mediaType"], "application/vnd.oci.image.index.v1+json");
+    let platforms: BTreeSet<String> = raw["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{}/{}",
+                m["platform"]["os"].as_str().unwrap(),
+                m["platform"]["architecture"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let want: BTreeSet<String> = expected_archs()
+        .iter()
+        .map(|a| format!("linux/{}", oci_arch(a)))
+        .collect();
+    assert_eq!(platforms, want);
+    // What the user's runtime does: pull the image of its platform.
+    let pulled = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    run(Command::new(&skopeo)
+        .args([
+            "copy",
+            "--quiet",
+            "--src-tls-verify=false",
+            "--override-arch",
+            "amd64",
+        ])
+        .arg(&reference)
+        .arg(format!("oci:{}:{VERSION}", pulled.path().display())));
+    eprintln!(
+        "skopeo copy (pull of linux/amd64 from 127.0.0.1): {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let config = read_json(&pulled.path().join("index.json"));
+    let manifest = &config["manifests"][0];
+    let manifest: Value =
+        serde_json::from_slice(&blob(pulled.path(), manifest["digest"].as_str().unwrap())).unwrap();
+    let layer = &manifest["layers"][0];
+    eprintln!(
+        "image linux/amd64: {} bytes compressed",
+        layer["size"].as_u64().unwrap()
+    );
+    let config: Value = serde_json::from_slice(&blob(
+        pulled.path(),
+        manifest["config"]["digest"].as_str().unwrap(),
+    ))
+    .unwrap();
+    assert_eq!(config["config"]["User"], "65532:65532");
+    assert_eq!(config["architecture"], "amd64");
+}
+
+/// The Action on its release tag, against a loopback server that serves this dist output as a
+/// GitHub release (`<base>/v<version>/…`): it downloads the binary for this machine, checks it
+/// against SHA256SUMS, never runs cargo, and the installed binary lints.
+#[test]
+fn the_action_installs_the_release_binary_from_the_dist_output() {
+    let Some(dist) = dist() else { return };
+    if std::env::consts::ARCH != "x86_64" && std::env::consts::ARCH != "aarch64" {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let releases = tmp.path().join("releases");
+    std::fs::create_dir(&releases).unwrap();
+    std::os::unix::fs::symlink(
+        std::fs::canonicalize(&dist).unwrap(),
+        releases.join(format!("v{VERSION}")),
+    )
+    .unwrap();
+    let server = FileServer::start(&releases);
+    let install_root = tmp.path().join("install");
+    let action = |sub: &str| {
+        Command::new("bash")
+            .arg(root().join("scripts/action.sh"))
+            .arg(sub)
+            .current_dir(root())
+            .env("GITHUB_ACTION_PATH", root())
+            // No cargo: /usr/bin and /bin only.
+            .env("PATH", "/usr/bin:/bin")
+            .env("RUNNER_OS", "Linux")
+            .env(
+                "RUNNER_ARCH",
+                if std::env::consts::ARCH == "x86_64" {
+                    "X64"
+                } else {
+                    "ARM64"
+                },
+            )
+            .env("ACTION_REF", format!("v{VERSION}"))
+            .env("INPUT_RELEASE_BASE_URL", &server.base)
+            .env("WINLINT_ROOT", &install_root)
+            .env(
+                "INPUT_PATHS",
+                "testdata/rules/WIN001/windows-image-only/input.yaml",
+            )
+            .env("INPUT_ANNOTATIONS", "true")
+            .env_remove("WINLINT_BIN")
+            .output()
+            .unwrap()
+    };
+    let out = action("install");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("winlint: release binary http://127.0.0.1:"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("winlint {VERSION}")), "{text}");
+    let triple = format!("{}-unknown-linux-musl", std::env::consts::ARCH);
+    assert_eq!(
+        std::fs::read(install_root.join("bin/winlint")).unwrap(),
+        std::fs::read(dist.join(format!("winlint-{triple}"))).unwrap()
+    );
+    let out = action("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("title=WIN001"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
