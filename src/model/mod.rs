@@ -12,6 +12,7 @@ pub mod context;
 pub mod eval;
 pub mod finding;
 pub mod image;
+pub mod image_facts;
 pub mod known_images;
 pub mod labels;
 pub mod meta;
