@@ -84,8 +84,10 @@ impl Keyring {
         }
         if let Some(h) = obj.get("credHelpers").and_then(Value::as_object) {
             for (host, prog) in h {
-                ring.helpers
-                    .push(format!("credHelpers {host}: {}", prog.as_str().unwrap_or("?")));
+                ring.helpers.push(format!(
+                    "credHelpers {host}: {}",
+                    prog.as_str().unwrap_or("?")
+                ));
             }
         }
         // `.dockercfg` is the `auths` map itself.
@@ -129,7 +131,11 @@ impl Keyring {
 }
 
 fn credential_of(entry: &Value) -> Result<Option<Credential>, String> {
-    if let Some(a) = entry.get("auth").and_then(Value::as_str).filter(|a| !a.is_empty()) {
+    if let Some(a) = entry
+        .get("auth")
+        .and_then(Value::as_str)
+        .filter(|a| !a.is_empty())
+    {
         let raw = base64::engine::general_purpose::STANDARD
             .decode(a.trim())
             .map_err(|e| format!("`auth` is not base64: {e}"))?;
@@ -233,7 +239,10 @@ mod tests {
                 scope: Some("repository:library/nginx:pull".into()),
             })
         );
-        assert_eq!(parse_challenge(r#"Basic realm="r""#), Some(Challenge::Basic));
+        assert_eq!(
+            parse_challenge(r#"Basic realm="r""#),
+            Some(Challenge::Basic)
+        );
         assert_eq!(parse_challenge("Negotiate"), None);
         assert_eq!(parse_challenge("Bearer service=x"), None);
     }

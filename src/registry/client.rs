@@ -243,7 +243,10 @@ impl RegistryClient {
             .ok_or_else(|| LookupError::Auth("token answer without a token".into()))?;
         // The spec's default lifetime is 60 s; keep a margin.
         let secs = v.get("expires_in").and_then(Value::as_u64).unwrap_or(60);
-        Ok((token.into(), Duration::from_secs(secs.saturating_sub(5).max(1))))
+        Ok((
+            token.into(),
+            Duration::from_secs(secs.saturating_sub(5).max(1)),
+        ))
     }
 }
 
@@ -272,10 +275,7 @@ fn check(resp: &Response, what: &str) -> Result<(), LookupError> {
 }
 
 fn reference_of(r: &ImageRef) -> &str {
-    r.digest
-        .as_deref()
-        .or(r.tag.as_deref())
-        .unwrap_or("latest")
+    r.digest.as_deref().or(r.tag.as_deref()).unwrap_or("latest")
 }
 
 /// The API base of a registry: Docker Hub's API host; plain HTTP for loopback registries (as
@@ -285,11 +285,17 @@ pub fn base_url(registry: &str) -> String {
         return "https://registry-1.docker.io".into();
     }
     let host = registry.rsplit_once(':').map_or(registry, |(h, p)| {
-        if p.bytes().all(|b| b.is_ascii_digit()) { h } else { registry }
+        if p.bytes().all(|b| b.is_ascii_digit()) {
+            h
+        } else {
+            registry
+        }
     });
     let loopback = host == "localhost"
         || host == "[::1]"
-        || host.parse::<std::net::Ipv4Addr>().is_ok_and(|a| a.is_loopback());
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|a| a.is_loopback());
     let scheme = if loopback { "http" } else { "https" };
     format!("{scheme}://{registry}")
 }

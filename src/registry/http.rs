@@ -77,7 +77,9 @@ pub struct Http {
 
 impl std::fmt::Debug for Http {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Http").field("limits", &self.limits).finish()
+        f.debug_struct("Http")
+            .field("limits", &self.limits)
+            .finish()
     }
 }
 
@@ -99,10 +101,7 @@ impl Http {
                     .with_no_client_auth(),
             ),
         };
-        let https = builder
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(tcp);
+        let https = builder.https_or_http().enable_http1().wrap_connector(tcp);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
             .build(https);

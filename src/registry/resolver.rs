@@ -194,14 +194,17 @@ impl Resolver {
         }
         let m = &self.inner.metrics;
         let start = Instant::now();
-        let out = tokio::time::timeout(self.inner.settings.lookup_timeout, self.fetch(reference, &r))
-            .await
-            .unwrap_or_else(|_| {
-                Err(LookupError::Http(super::http::HttpError::Timeout(
-                    self.inner.settings.lookup_timeout,
-                    "the whole lookup",
-                )))
-            });
+        let out = tokio::time::timeout(
+            self.inner.settings.lookup_timeout,
+            self.fetch(reference, &r),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(LookupError::Http(super::http::HttpError::Timeout(
+                self.inner.settings.lookup_timeout,
+                "the whole lookup",
+            )))
+        });
         m.observe(&r.registry, start.elapsed(), out.as_ref().err());
         let mut st = self.state();
         match &out {
@@ -209,8 +212,10 @@ impl Resolver {
                 st.backoff.remove(&r.registry);
                 st.failed.remove(reference);
                 if r.digest.is_none() {
-                    st.tags
-                        .insert(reference.to_string(), (facts.digest.clone(), Instant::now()));
+                    st.tags.insert(
+                        reference.to_string(),
+                        (facts.digest.clone(), Instant::now()),
+                    );
                     bound(&mut st.tags, self.inner.settings.capacity, |(_, at)| *at);
                 }
                 if !from_memory {
@@ -282,7 +287,10 @@ impl Resolver {
                 return Some((e.0.clone(), true));
             }
         }
-        let f = Arc::new(super::disk::read(self.inner.settings.disk.as_deref()?, digest)?);
+        let f = Arc::new(super::disk::read(
+            self.inner.settings.disk.as_deref()?,
+            digest,
+        )?);
         Some((f, false))
     }
 
