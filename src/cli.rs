@@ -2,6 +2,7 @@
 //! `manifests`. A live cluster (`--cluster`, `audit`) is [`cluster`]'s.
 
 mod cluster;
+mod registry;
 
 use std::collections::BTreeSet;
 use std::io::{IsTerminal, Read, Write};
@@ -241,6 +242,8 @@ struct LintArgs {
     cluster: bool,
     #[command(flatten)]
     cluster_args: crate::cluster::ClusterArgs,
+    #[command(flatten)]
+    registry: registry::RegistryArgs,
 }
 
 /// Entry point; returns the exit code.
@@ -438,6 +441,18 @@ fn context_values(text: &str) -> Vec<Value> {
         }
     }
     values
+}
+
+/// The image references of the pods in `text` (for `--registry`): the documents that name an
+/// image, parsed without source maps.
+fn image_references(text: &str, out: &mut BTreeSet<String>) {
+    for doc in document_texts(text).filter(|d| d.contains("image")) {
+        for v in source::load_bytes_values(doc.as_bytes()).unwrap_or_default() {
+            for (_, o) in objects(&v) {
+                crate::registry::source::image_references(o, out);
+            }
+        }
+    }
 }
 
 /// Expand the paths: directories recursively (sorted), `-` for stdin; charts and
@@ -1010,17 +1025,36 @@ fn lint(args: LintArgs) -> i32 {
     // are context for the pods. Only the documents that can hold one are parsed here, without
     // source maps. (A file that is not UTF-8 is an error in pass 2.)
     let mut cx = base_context;
+    let mut images = BTreeSet::new();
     for input in &inputs {
         let Ok(bytes) = input.read() else { continue };
         let Ok(text) = std::str::from_utf8(&bytes) else {
             continue;
         };
+        if args.registry.registry {
+            image_references(text, &mut images);
+        }
         if !may_hold_context(text) {
             continue;
         }
         for v in &context_values(text) {
             for (_, o) in objects(v) {
                 cx.add(o);
+            }
+        }
+    }
+    // --registry: the images' facts, looked up before pass 2 (rules never wait on a network).
+    if args.registry.registry {
+        match registry::image_facts(&args.registry, &images) {
+            Ok((facts, notes)) => {
+                for n in notes {
+                    eprintln!("winlint: {n}");
+                }
+                cx.images = Some(facts);
+            }
+            Err(e) => {
+                eprintln!("winlint: {e}");
+                return EXIT_USAGE;
             }
         }
     }

@@ -466,6 +466,8 @@ pub struct AppState {
     bytes_kib: u32,
     max_body_kib: u32,
     request_timeout: Duration,
+    /// `registry.mode` background or sync: the image facts (issue 18, `crate::registry::serve`).
+    images: Option<crate::registry::serve::ServeImages>,
 }
 
 impl AppState {
@@ -482,7 +484,8 @@ impl AppState {
     /// holds every namespace): call it off the request path.
     pub fn apply_facts(&self, facts: Arc<ClusterFacts>) {
         let eff = Effective::new(&self.config, &facts);
-        let webhook = Webhook::with_context(Arc::unwrap_or_clone(eff.config), eff.context);
+        let context = with_images(eff.context, self.images.as_ref());
+        let webhook = Webhook::with_context(Arc::unwrap_or_clone(eff.config), context);
         let new = Arc::new(Evaluation { webhook, facts });
         let old = {
             let mut cur = self.evaluation.write().unwrap_or_else(|e| e.into_inner());
@@ -558,6 +561,17 @@ impl AppState {
 
 /// What an evaluation state judges with, for the log: where the facts come from and the
 /// target they give.
+/// The context with the registry's facts, when `registry.mode` is not off.
+fn with_images(
+    context: Arc<crate::model::Context>,
+    images: Option<&crate::registry::serve::ServeImages>,
+) -> Arc<crate::model::Context> {
+    let Some(images) = images else { return context };
+    let mut cx = Arc::unwrap_or_clone(context);
+    cx.images = Some(images.source());
+    Arc::new(cx)
+}
+
 fn facts_summary(e: &Evaluation) -> String {
     let t = &e.webhook.config.target;
     let list = |v: Vec<String>| {
@@ -742,8 +756,14 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
     };
     let metrics_addr = metrics_listener.as_ref().and_then(|l| l.local_addr().ok());
     let watch = start_watch(&args).await?;
+    let mut metrics = Metrics::new();
+    let images =
+        crate::registry::serve::ServeImages::new(&config.policy.registry, &mut metrics.registry);
     let initial = Evaluation {
-        webhook: Webhook::new(config.clone()),
+        webhook: Webhook::with_context(
+            config.clone(),
+            with_images(Arc::default(), images.as_ref()),
+        ),
         facts: Arc::new(ClusterFacts::empty()),
     };
     tracing::info!(uid = "", "evaluating with {}", facts_summary(&initial));
@@ -753,13 +773,14 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         facts_settled: AtomicBool::new(watch.is_none()),
         watch,
         counted_errors: Default::default(),
-        metrics: Metrics::new(),
+        metrics,
         ready: AtomicBool::new(true),
         limit: Semaphore::new(args.max_concurrency.max(1)),
         bytes: Semaphore::new(kib(args.max_inflight_bytes) as usize),
         bytes_kib: kib(args.max_inflight_bytes),
         max_body_kib: kib(args.max_body_bytes),
         request_timeout: secs(args.request_timeout),
+        images,
     });
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
 
@@ -1249,6 +1270,9 @@ async fn admit(
         }
     };
     let started = Instant::now();
+    if let Some(images) = &state.images {
+        images.before_review(&body).await;
+    }
     let eval = state.evaluation();
     let result = if body.len() > BLOCKING_THRESHOLD {
         match tokio::task::spawn_blocking(move || eval.webhook.review(&body, endpoint)).await {

@@ -1,4 +1,5 @@
-//! Registry lookup metrics (`winlint_registry_*` on `serve`'s /metrics): lookups by registry and
+//! Registry lookup metrics (`winlint_registry_*` on `serve`'s /metrics: its registry adds the
+//! `winlint_` prefix): lookups by registry and
 //! outcome, cache hits, failures by registry and reason, lookup latency by registry.
 
 use std::time::Duration;
@@ -39,22 +40,22 @@ impl Default for RegistryMetrics {
 impl RegistryMetrics {
     pub fn register(&self, r: &mut Registry) {
         r.register(
-            "winlint_registry_lookups",
+            "registry_lookups",
             "Image lookups sent to a registry, by registry and outcome",
             self.lookups.clone(),
         );
         r.register(
-            "winlint_registry_cache_hits",
+            "registry_cache_hits",
             "Image facts answered from the cache",
             self.cache_hits.clone(),
         );
         r.register(
-            "winlint_registry_failures",
+            "registry_failures",
             "Failed image lookups, by registry and reason",
             self.failures.clone(),
         );
         r.register(
-            "winlint_registry_lookup_seconds",
+            "registry_lookup_seconds",
             "Time of one image lookup (all its requests), by registry",
             self.latency.clone(),
         );

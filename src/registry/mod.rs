@@ -15,6 +15,7 @@ pub mod disk;
 pub mod http;
 pub mod metrics;
 pub mod resolver;
+pub mod serve;
 pub mod source;
 
 pub use auth::{Credential, Keyring};
