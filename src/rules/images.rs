@@ -3,6 +3,7 @@
 //! container by the engine (`eval.images`).
 
 use super::Rule;
+use super::image_registry;
 use crate::model::Eval;
 use crate::model::classify::Source;
 use crate::model::image::ImageInfo;
@@ -397,6 +398,27 @@ fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         if is_host_process(site, c) {
             continue;
         }
+        if let Some(f) = image_registry::facts(eval, c) {
+            // The registry's list decides, the way containerd picks an entry.
+            if let Some(published) = image_registry::no_host_runs(&f, &hosts, iso) {
+                let mut msg = format!(
+                    "{} image {img}: registry: its Windows entries are built for {} ({}); containerd pulls and runs none of them on {}, which {} run: {}",
+                    c.label(),
+                    describe_builds(&published),
+                    image_registry::platforms(&f),
+                    describe_builds(&hosts),
+                    hb.who(),
+                    instead(i, &hosts)
+                );
+                let mut sev = Severity::Error;
+                if let Some(note) = p.unobserved_note() {
+                    msg.push_str(note);
+                    sev = Severity::Warning;
+                }
+                out.push(Finding::new(&WIN502, image_ptr(site, c), msg).severity(sev));
+            }
+            continue;
+        }
         let Some(problem) = mismatch(i, &hosts, iso) else {
             continue;
         };
@@ -544,6 +566,15 @@ tag next to it (`…:1.4.2@sha256:…`).
 };
 
 fn image_build_unknown(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    // With the registry's facts an image's builds are known, unless its Windows entries carry
+    // no os.version (pulled everywhere, unverifiable): those are said apart.
+    let unverifiable: Vec<(&ContainerRef, &str)> = images(eval)
+        .filter(|(c, ..)| !is_host_process(site, c))
+        .filter(|(c, ..)| {
+            image_registry::facts(eval, c).is_some_and(|f| image_registry::unverifiable(&f))
+        })
+        .map(|(c, img, _)| (c, img))
+        .collect();
     let unknown: Vec<(&ContainerRef, &str, &ImageInfo)> = images(eval)
         .filter(|(c, _, i)| {
             i.build.is_none()
@@ -551,8 +582,26 @@ fn image_build_unknown(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 && !i.linux
                 && !i.latest
                 && !is_host_process(site, c)
+                && image_registry::facts(eval, c).is_none()
         })
         .collect();
+    if unknown.is_empty()
+        && let Some(&(first, _)) = unverifiable.first()
+    {
+        let names: Vec<String> = unverifiable
+            .iter()
+            .map(|(c, img)| format!("{} image {img}", c.label()))
+            .collect();
+        return vec![Finding::new(
+            &WIN503,
+            image_ptr(site, first),
+            format!(
+                "registry: the Windows entries of {} carry no os.version, so every Windows node pulls them and winlint cannot check their build against the target nodes' {}; publish os.version in the manifest list (buildx and crane copy it from the base image)",
+                names.join(", "),
+                describe_builds(&host_builds(site, eval))
+            ),
+        )];
+    }
     let Some(&(first, _, _)) = unknown.first() else {
         return Vec::new();
     };
@@ -943,51 +992,81 @@ fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         .map(|s| s.to_string())
         .next()
         .unwrap_or_else(|| "mcr.microsoft.com/windows/nanoserver:ltsc2022".to_string());
-    images(eval)
-        .filter(|(_, _, i)| i.linux)
-        .map(|(c, img, i)| {
-            let ptr = image_ptr(site, c);
-            if let Some(Platforms::LinuxOnly(why)) = i.known {
-                // Certain: the table knows this tag has no Windows image.
-                let alternatives = known_alternatives(i, &hosts);
-                let mut f = Finding::new(
+    let mut out = Vec::new();
+    for (c, img, i) in images(eval) {
+        match image_registry::facts(eval, c) {
+            Some(f) if !f.has_windows() && !f.platforms.is_empty() => out.push(
+                Finding::new(
                     &WIN507,
-                    ptr.clone(),
+                    image_ptr(site, c),
                     format!(
-                        "{} uses {img}, which has no Windows image ({}): on a Windows node the pull fails with \"no matching manifest for windows/amd64\"; {}",
+                        "{} uses {img}: registry: it has no Windows entry ({}), so on a Windows node the pull fails with \"no matching manifest for windows/amd64\"; {}",
                         c.label(),
-                        why.why(),
+                        image_registry::platforms(&f),
                         instead(i, &hosts)
                     ),
                 )
-                .severity(Severity::Error);
-                if let [only] = alternatives.as_slice()
-                    && !only.or_later
-                    && eval.fix_possible(site)
-                {
-                    f = f.with_fix(Fix {
-                        safety: FixSafety::OptIn,
-                        description: format!("use {}", only.image),
-                        ops: vec![ops::replace(&ptr, json!(only.image))],
-                    });
-                }
-                return f;
-            }
-            let debug = if c.list == "ephemeralContainers" {
-                format!(" (kubectl debug --image={nanoserver})")
-            } else {
-                String::new()
-            };
-            Finding::new(
-                &WIN507,
-                ptr,
-                format!(
-                    "{} uses {img}, a Linux-only image, in a Windows pod: Windows nodes cannot run it (the pull finds no windows/amd64 image). Use a Windows image such as {nanoserver}{debug}",
-                    c.label()
-                ),
-            )
-        })
-        .collect()
+                .severity(Severity::Error),
+            ),
+            Some(_) => {}
+            None if i.linux => out.push(linux_by_name(site, eval, c, img, i, &hosts, &nanoserver)),
+            None => {}
+        }
+    }
+    out
+}
+
+/// WIN507 from the image's name: the table's Linux-only tags (certain: error) and the
+/// heuristics for official Linux images (warning).
+fn linux_by_name(
+    site: &PodSite,
+    eval: &Eval,
+    c: &ContainerRef,
+    img: &str,
+    i: &ImageInfo,
+    hosts: &[Build],
+    nanoserver: &str,
+) -> Finding {
+    let ptr = image_ptr(site, c);
+    if let Some(Platforms::LinuxOnly(why)) = i.known {
+        // Certain: the table knows this tag has no Windows image.
+        let alternatives = known_alternatives(i, hosts);
+        let mut f = Finding::new(
+            &WIN507,
+            ptr.clone(),
+            format!(
+                "{} uses {img}, which has no Windows image ({}): on a Windows node the pull fails with \"no matching manifest for windows/amd64\"; {}",
+                c.label(),
+                why.why(),
+                instead(i, hosts)
+            ),
+        )
+        .severity(Severity::Error);
+        if let [only] = alternatives.as_slice()
+            && !only.or_later
+            && eval.fix_possible(site)
+        {
+            f = f.with_fix(Fix {
+                safety: FixSafety::OptIn,
+                description: format!("use {}", only.image),
+                ops: vec![ops::replace(&ptr, json!(only.image))],
+            });
+        }
+        return f;
+    }
+    let debug = if c.list == "ephemeralContainers" {
+        format!(" (kubectl debug --image={nanoserver})")
+    } else {
+        String::new()
+    };
+    Finding::new(
+        &WIN507,
+        ptr,
+        format!(
+            "{} uses {img}, a Linux-only image, in a Windows pod: Windows nodes cannot run it (the pull finds no windows/amd64 image). Use a Windows image such as {nanoserver}{debug}",
+            c.label()
+        ),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1037,7 +1116,7 @@ nodes).
 fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let built: Vec<(&ContainerRef, &str, &ImageInfo, Build)> = images(eval)
         .filter(|(c, ..)| !is_host_process(site, c))
-        .filter_map(|(c, img, i)| Some((c, img, i, i.build?)))
+        .filter_map(|(c, img, i)| Some((c, img, i, image_registry::build_of(eval, c, i)?)))
         .collect();
     let mut builds: Vec<Build> = built.iter().map(|t| t.3).collect();
     builds.sort();
@@ -1049,7 +1128,13 @@ fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let newest = *builds.last().expect("two builds");
     let list = built
         .iter()
-        .map(|(c, img, _, b)| format!("{} {img} ({b})", c.label()))
+        .map(|(c, img, _, b)| {
+            let from = match image_registry::facts(eval, c) {
+                Some(_) => ", registry",
+                None => "",
+            };
+            format!("{} {img} ({b}{from})", c.label())
+        })
         .collect::<Vec<_>>()
         .join(", ");
     let (mut sev, mut msg) = match iso {

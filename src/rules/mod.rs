@@ -9,6 +9,7 @@ use crate::model::{Eval, Finding, PodSite, RuleMeta};
 pub mod env;
 pub mod hostprocess;
 pub mod identity;
+pub mod image_registry;
 pub mod images;
 pub mod kinds;
 pub mod legacy;
