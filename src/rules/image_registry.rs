@@ -184,7 +184,10 @@ mod tests {
         let f = run(&pod, &target(&[WS2022]), &cx, "WIN507");
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
-        assert!(f[0].message.contains("registry: it has no Windows entry (linux/amd64)"));
+        assert!(
+            f[0].message
+                .contains("registry: it has no Windows entry (linux/amd64)")
+        );
         // The registry also clears a name the heuristics call Linux-only.
         let pod = set(winok(), "/spec/containers/0/image", json!("nginx:1.27"));
         assert_eq!(run(&pod, &cfg(), &Context::default(), "WIN507").len(), 1);
@@ -211,11 +214,19 @@ mod tests {
 
     #[test]
     fn registry_builds_feed_win508() {
-        let pod = set(winok(), "/spec/initContainers", json!([{"name": "init", "image": APP}]));
+        let pod = set(
+            winok(),
+            "/spec/initContainers",
+            json!([{"name": "init", "image": APP}]),
+        );
         let cx = context(&[(APP, false, vec![platform("windows", Some("10.0.17763.1"))])]);
         // servercore:ltsc2022 beside a single 1809 image: no node runs both.
         let f = run(&pod, &target(&[WS2022]), &cx, "WIN508");
         assert_eq!(f.len(), 1);
-        assert!(f[0].message.contains("(10.0.17763, registry)"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("(10.0.17763, registry)"),
+            "{}",
+            f[0].message
+        );
     }
 }

@@ -401,8 +401,13 @@ fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         if let Some(f) = image_registry::facts(eval, c) {
             // The registry's list decides, the way containerd picks an entry.
             if let Some(published) = image_registry::no_host_runs(&f, &hosts, iso) {
+                let what = if f.list {
+                    "its Windows entries are built for"
+                } else {
+                    "it is a single image built for"
+                };
                 let mut msg = format!(
-                    "{} image {img}: registry: its Windows entries are built for {} ({}); containerd pulls and runs none of them on {}, which {} run: {}",
+                    "{} image {img}: registry: {what} {} ({}); containerd pulls and runs none of them on {}, which {} run: {}",
                     c.label(),
                     describe_builds(&published),
                     image_registry::platforms(&f),
