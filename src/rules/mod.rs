@@ -6,45 +6,209 @@
 
 use crate::model::{Eval, Finding, PodSite, RuleMeta};
 
-pub mod env;
-pub mod hostprocess;
-pub mod identity;
-pub mod image_registry;
-pub mod images;
-pub mod kinds;
-pub mod legacy;
-pub mod resources;
-pub mod scheduling;
-pub mod security;
-pub mod volumes;
-
 /// A rule's check function.
 pub type CheckFn = for<'a> fn(&PodSite<'a>, &Eval<'a>) -> Vec<Finding>;
 
 /// A registered rule: metadata plus the function that checks a pod site.
+#[derive(Clone, Copy)]
 pub struct Rule {
     pub meta: &'static RuleMeta,
     pub check: CheckFn,
 }
 
-/// Every rule, in ID order. The single registry the CLI, the webhook and the docs read.
+// The rule modules: one folder per family (`common.rs`, what several of its rules share; one
+// file per rule, ending in the rule's `pub const RULE`).
+pub mod scheduling {
+    //! WIN0xx: OS identification and scheduling.
+    pub mod common;
+    pub mod win001_missing_os_selector;
+    pub mod win002_deprecated_beta_os_label;
+    pub mod win003_missing_spec_os;
+    pub mod win004_os_signal_conflict;
+    pub mod win005_missing_windows_build_selector;
+    pub mod win006_windows_build_selector_mismatch;
+    pub mod win007_missing_windows_toleration;
+    pub mod win008_mixed_os_images;
+    pub mod win009_runtimeclass_selector_conflict;
+    pub mod win010_selects_no_node;
+}
+
+pub mod security {
+    //! WIN1xx: Linux security settings on Windows pods, Pod Security, fields newer than the target.
+    pub mod common;
+    pub mod win101_pod_securitycontext_linux_only;
+    pub mod win102_host_namespaces;
+    pub mod win103_container_securitycontext_linux_only;
+    pub mod win104_windowsoptions_on_linux_pod;
+    pub mod win107_psa_restricted_windows;
+    pub mod win109_field_newer_than_target;
+}
+
+pub mod hostprocess {
+    //! WIN2xx: HostProcess containers and host networking.
+    pub mod common;
+    pub mod win201_hostprocess_requires_hostnetwork;
+    pub mod win202_hostprocess_mixed;
+    pub mod win203_hostprocess_unavailable;
+    pub mod win204_hostprocess_runasnonroot;
+    pub mod win205_hostprocess_user;
+    pub mod win206_hostprocess_pipe_or_socket_mount;
+    pub mod win207_hostprocess_needs_privileged_pss;
+    pub mod win208_hostnetwork_without_hostprocess;
+    pub mod win209_dns_clusterfirstwithhostnet;
+}
+
+pub mod volumes {
+    //! WIN3xx: volumes and mounts.
+    pub mod common;
+    pub mod win301_unsupported_volume_type;
+    pub mod win302_configmap_secret_volume_legacy;
+    pub mod win303_emptydir_memory;
+    pub mod win304_mount_propagation;
+    pub mod win305_volume_devices;
+    pub mod win306_subpath;
+    pub mod win307_file_mode_ignored;
+    pub mod win308_mountpath_not_windows_style;
+    pub mod win309_mountpath_case_collision;
+    pub mod win310_unc_path;
+    pub mod win311_named_pipe_mismatch;
+    pub mod win312_linux_hostpath;
+    pub mod win313_termination_message_file;
+    pub mod win314_secret_volume_cleartext;
+}
+
+pub mod identity {
+    //! Who the containers run as: `runAsUserName`, gMSA, `runAsNonRoot` with an administrator.
+    pub mod common;
+    pub mod win105_runasusername_invalid;
+    pub mod win106_gmsa_spec_invalid;
+    pub mod win108_gmsa_webhook_required;
+    pub mod win409_runasnonroot_admin;
+}
+
+pub mod env {
+    //! WIN403–WIN405: environment variable names and `envFrom`.
+    pub mod common;
+    pub mod win403_env_name_invalid;
+    pub mod win404_envfrom_prefix_or_keys;
+    pub mod win405_env_case_collision;
+}
+
+pub mod resources {
+    //! WIN406–WIN408, WIN412: resources on Windows.
+    pub mod common;
+    pub mod win406_resources_ignored_legacy;
+    pub mod win407_hugepages;
+    pub mod win408_memory_request_limit;
+    pub mod win412_pod_level_resources;
+}
+
+pub mod legacy {
+    //! WIN401, WIN402, WIN410, WIN411: limits of legacy platforms.
+    pub mod common;
+    pub mod win401_multi_container_ws2016;
+    pub mod win402_hyperv_annotation;
+    pub mod win410_udp_userspace_proxy;
+    pub mod win411_termination_grace_docker;
+}
+
+pub mod images {
+    //! WIN5xx: container images against the target's Windows builds.
+    pub mod common;
+    pub mod image_registry;
+    pub mod win501_image_untagged_or_latest;
+    pub mod win502_image_build_incompatible;
+    pub mod win503_image_build_unknown;
+    pub mod win504_legacy_dockerhub_microsoft;
+    pub mod win505_tag_case;
+    pub mod win506_eol_windows_build;
+    pub mod win507_linux_image_in_windows_pod;
+    pub mod win508_pod_mixed_windows_builds;
+}
+
+pub mod kinds {
+    //! WIN6xx: workload kinds.
+    pub mod common;
+    pub mod win601_statefulset_legacy;
+    pub mod win602_hpa_legacy;
+    pub mod win603_os_unpinned_daemonset;
+    pub mod win604_api_version_not_served;
+}
+
+/// The registry: every rule, in ID order (`registry_is_the_catalogue` checks the order). The single
+/// list the CLI, the webhook and the docs read.
+static RULES: &[Rule] = &[
+    scheduling::win001_missing_os_selector::RULE,
+    scheduling::win002_deprecated_beta_os_label::RULE,
+    scheduling::win003_missing_spec_os::RULE,
+    scheduling::win004_os_signal_conflict::RULE,
+    scheduling::win005_missing_windows_build_selector::RULE,
+    scheduling::win006_windows_build_selector_mismatch::RULE,
+    scheduling::win007_missing_windows_toleration::RULE,
+    scheduling::win008_mixed_os_images::RULE,
+    scheduling::win009_runtimeclass_selector_conflict::RULE,
+    scheduling::win010_selects_no_node::RULE,
+    security::win101_pod_securitycontext_linux_only::RULE,
+    security::win102_host_namespaces::RULE,
+    security::win103_container_securitycontext_linux_only::RULE,
+    security::win104_windowsoptions_on_linux_pod::RULE,
+    identity::win105_runasusername_invalid::RULE,
+    identity::win106_gmsa_spec_invalid::RULE,
+    security::win107_psa_restricted_windows::RULE,
+    identity::win108_gmsa_webhook_required::RULE,
+    security::win109_field_newer_than_target::RULE,
+    hostprocess::win201_hostprocess_requires_hostnetwork::RULE,
+    hostprocess::win202_hostprocess_mixed::RULE,
+    hostprocess::win203_hostprocess_unavailable::RULE,
+    hostprocess::win204_hostprocess_runasnonroot::RULE,
+    hostprocess::win205_hostprocess_user::RULE,
+    hostprocess::win206_hostprocess_pipe_or_socket_mount::RULE,
+    hostprocess::win207_hostprocess_needs_privileged_pss::RULE,
+    hostprocess::win208_hostnetwork_without_hostprocess::RULE,
+    hostprocess::win209_dns_clusterfirstwithhostnet::RULE,
+    volumes::win301_unsupported_volume_type::RULE,
+    volumes::win302_configmap_secret_volume_legacy::RULE,
+    volumes::win303_emptydir_memory::RULE,
+    volumes::win304_mount_propagation::RULE,
+    volumes::win305_volume_devices::RULE,
+    volumes::win306_subpath::RULE,
+    volumes::win307_file_mode_ignored::RULE,
+    volumes::win308_mountpath_not_windows_style::RULE,
+    volumes::win309_mountpath_case_collision::RULE,
+    volumes::win310_unc_path::RULE,
+    volumes::win311_named_pipe_mismatch::RULE,
+    volumes::win312_linux_hostpath::RULE,
+    volumes::win313_termination_message_file::RULE,
+    volumes::win314_secret_volume_cleartext::RULE,
+    legacy::win401_multi_container_ws2016::RULE,
+    legacy::win402_hyperv_annotation::RULE,
+    env::win403_env_name_invalid::RULE,
+    env::win404_envfrom_prefix_or_keys::RULE,
+    env::win405_env_case_collision::RULE,
+    resources::win406_resources_ignored_legacy::RULE,
+    resources::win407_hugepages::RULE,
+    resources::win408_memory_request_limit::RULE,
+    identity::win409_runasnonroot_admin::RULE,
+    legacy::win410_udp_userspace_proxy::RULE,
+    legacy::win411_termination_grace_docker::RULE,
+    resources::win412_pod_level_resources::RULE,
+    images::win501_image_untagged_or_latest::RULE,
+    images::win502_image_build_incompatible::RULE,
+    images::win503_image_build_unknown::RULE,
+    images::win504_legacy_dockerhub_microsoft::RULE,
+    images::win505_tag_case::RULE,
+    images::win506_eol_windows_build::RULE,
+    images::win507_linux_image_in_windows_pod::RULE,
+    images::win508_pod_mixed_windows_builds::RULE,
+    kinds::win601_statefulset_legacy::RULE,
+    kinds::win602_hpa_legacy::RULE,
+    kinds::win603_os_unpinned_daemonset::RULE,
+    kinds::win604_api_version_not_served::RULE,
+];
+
+/// Every rule, in ID order.
 pub fn all() -> &'static [Rule] {
-    static ALL: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
-    ALL.get_or_init(|| {
-        let mut v: Vec<Rule> = Vec::new();
-        v.extend(scheduling::rules());
-        v.extend(security::rules());
-        v.extend(hostprocess::rules());
-        v.extend(volumes::rules());
-        v.extend(identity::rules());
-        v.extend(env::rules());
-        v.extend(resources::rules());
-        v.extend(legacy::rules());
-        v.extend(images::rules());
-        v.extend(kinds::rules());
-        v.sort_by_key(|r| r.meta.id);
-        v
-    })
+    RULES
 }
 
 /// Rules that are off unless the configuration enables them (`rules: {WIN308: on}` in

@@ -1,5 +1,5 @@
 //! What the image rules ask of the registry's facts (issue 18), in one place: WIN502, WIN503,
-//! WIN507 and WIN508 (images.rs) and WIN005 (scheduling.rs) use the facts when the front end
+//! WIN507 and WIN508 (this family) and WIN005 (scheduling) use the facts when the front end
 //! has them (`--registry`, `serve` with `registry.mode`) and the image-name heuristics when it
 //! does not; their messages say which (`registry:` vs the name).
 

@@ -1,0 +1,156 @@
+//! WIN106 `gmsa-spec-invalid`.
+
+use crate::model::Eval;
+use crate::model::api_fields::{self};
+use crate::model::meta::{Mutation, RuleOs};
+use crate::model::pod::{self};
+use crate::model::workload::PodSite;
+use crate::model::{Finding, RuleMeta, Severity};
+use crate::rules::Rule;
+use crate::rules::identity::common::dns1123_subdomain_errors;
+use crate::rules::identity::common::gmsa_available;
+use crate::rules::identity::common::sets;
+use crate::rules::identity::common::windows_options;
+use serde_json::{Value, json};
+
+/// WIN106 in the registry.
+pub const RULE: Rule = Rule {
+    meta: &WIN106,
+    check: gmsa_spec_invalid,
+};
+
+/// `maxGMSACredentialSpecLengthInKiB` of VAL.
+pub const MAX_GMSA_CREDENTIAL_SPEC_LENGTH_KIB: usize = 64;
+
+/// `maxGMSACredentialSpecLength` of VAL (bytes).
+pub const MAX_GMSA_CREDENTIAL_SPEC_LENGTH: usize = MAX_GMSA_CREDENTIAL_SPEC_LENGTH_KIB * 1024;
+
+pub static WIN106: RuleMeta = RuleMeta {
+    id: "WIN106",
+    name: "gmsa-spec-invalid",
+    severity: Severity::Error,
+    summary: "Invalid GMSA credential spec name or content",
+    docs: r#"## What it does
+Validates the GMSA fields of every `windowsOptions` as the API server does:
+`gmsaCredentialSpecName` must be a DNS-1123 subdomain (it names a `GMSACredentialSpec` custom
+resource), and an inlined `gmsaCredentialSpec` must not be empty nor 64 KiB or more. (What a valid
+reference still needs is WIN108.)
+
+## Why is this bad?
+An invalid name or spec makes the API server reject the pod.
+
+## Example
+```yaml
+securityContext:
+  windowsOptions:
+    gmsaCredentialSpecName: WebApp1_CredSpec   # upper case and '_' are not DNS-1123
+```
+
+## Fix
+Name the credential spec resource in lower case (`webapp1-credspec`).
+"#,
+    fix: None,
+    source: "VAL",
+    applies: "K>=1.16 (1.14 with WindowsGMSA)",
+    os: RuleOs::Windows,
+    context: &[],
+    mutation: Mutation::DEFAULT,
+};
+
+pub(crate) fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    if !gmsa_available(eval) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (p, w) in windows_options(site, |w| {
+        sets("gmsaCredentialSpecName")(w) || sets("gmsaCredentialSpec")(w)
+    }) {
+        let spec = w.get("gmsaCredentialSpec").and_then(Value::as_str);
+        if let Some(name) = w.get("gmsaCredentialSpecName").and_then(Value::as_str) {
+            let np = format!("{p}/gmsaCredentialSpecName");
+            let errs = dns1123_subdomain_errors(name);
+            if !errs.is_empty() {
+                let path = pod::dotted(&np);
+                let quoted: Vec<String> = errs
+                    .iter()
+                    .map(|e| api_fields::invalid(&path, &json!(name), e))
+                    .collect();
+                out.push(Finding::new(
+                    &WIN106,
+                    np.clone(),
+                    format!(
+                        "{path} {name:?} is rejected by the API server ({}); it names a GMSACredentialSpec resource, use a lower-case name such as {:?}",
+                        quoted.join(", "),
+                        name.to_ascii_lowercase().replace('_', "-")
+                    ),
+                ));
+            }
+        }
+        if let Some(s) = spec {
+            let sp = format!("{p}/gmsaCredentialSpec");
+            let path = pod::dotted(&sp);
+            let err = if s.is_empty() {
+                Some(api_fields::invalid(
+                    &path,
+                    &json!(""),
+                    "gmsaCredentialSpec cannot be an empty string",
+                ))
+            } else if s.len() > MAX_GMSA_CREDENTIAL_SPEC_LENGTH {
+                Some(format!(
+                    "gmsaCredentialSpec size must be under {MAX_GMSA_CREDENTIAL_SPEC_LENGTH_KIB} KiB"
+                ))
+            } else {
+                None
+            };
+            if let Some(err) = err {
+                out.push(Finding::new(
+                    &WIN106,
+                    sp.clone(),
+                    format!(
+                        "{path} ({} bytes) is rejected by the API server ({err}); let the windows-gmsa webhook inline the spec from gmsaCredentialSpecName",
+                        s.len()
+                    ),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    use crate::rules::testutil::{cfg, only, set, winok};
+
+    #[test]
+    fn win106_gmsa() {
+        let name = "/spec/securityContext/windowsOptions/gmsaCredentialSpecName";
+        let pod = set(winok(), name, json!("WebApp1_CredSpec"));
+        let f = &only(&pod, &cfg(), "WIN106")[0];
+        assert_eq!(f.pointer, name);
+        assert_eq!(f.severity, Severity::Error);
+        assert!(f.message.contains("RFC 1123 subdomain"), "{}", f.message);
+        // A valid name is not WIN106's concern (WIN108 says what it needs).
+        let pod = set(winok(), name, json!("webapp1-credspec"));
+        assert!(only(&pod, &cfg(), "WIN106").is_empty());
+        // Empty and oversized specs.
+        let spec = "/spec/containers/0/securityContext/windowsOptions/gmsaCredentialSpec";
+        let pod = set(winok(), spec, json!(""));
+        let f = &only(&pod, &cfg(), "WIN106")[0];
+        assert_eq!(f.pointer, spec);
+        assert!(
+            f.message
+                .contains("gmsaCredentialSpec cannot be an empty string")
+        );
+        let pod = set(winok(), spec, json!("x".repeat(64 * 1024 + 1)));
+        assert!(
+            only(&pod, &cfg(), "WIN106")[0]
+                .message
+                .contains("gmsaCredentialSpec size must be under 64 KiB")
+        );
+        let pod = set(winok(), spec, json!("x".repeat(64 * 1024)));
+        assert!(only(&pod, &cfg(), "WIN106").is_empty());
+    }
+}

@@ -1,0 +1,213 @@
+//! WIN001 `missing-os-selector`.
+
+use crate::model::Eval;
+use crate::model::classify::{self, Os};
+use crate::model::labels::{OS_LABELS, WINDOWS_ONLY_NODE_LABELS};
+use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::workload::PodSite;
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity};
+use crate::rules::Rule;
+use crate::rules::scheduling::common::node_selector_ops;
+use crate::rules::scheduling::common::selector_ptr;
+
+/// WIN001 in the registry.
+pub const RULE: Rule = Rule {
+    meta: &WIN001,
+    check: missing_os_selector,
+};
+
+pub static WIN001: RuleMeta = RuleMeta {
+    id: "WIN001",
+    name: "missing-os-selector",
+    severity: Severity::Error,
+    summary: "Windows pod without a hard OS pin (nodeSelector kubernetes.io/os=windows, required affinity or RuntimeClass)",
+    docs: r#"## What it does
+Checks that a Windows pod is pinned to Windows nodes: `spec.nodeSelector["kubernetes.io/os"]: windows`
+(or the legacy `beta.kubernetes.io/os`), a required node affinity whose **every** term requires
+`kubernetes.io/os In [windows]`, or a RuntimeClass whose `scheduling.nodeSelector` supplies it.
+
+## Why is this bad?
+The scheduler ignores `spec.os` and image names. Without an OS pin a Windows pod can land on a Linux
+node, where it fails with `ErrImagePull` ("no matching manifest for linux/amd64") or
+`PodOSNotSupported`, and stays stuck.
+
+## Example
+```yaml
+spec:
+  containers:
+  - name: web
+    image: mcr.microsoft.com/windows/servercore:ltsc2022
+```
+
+## Fix
+Safe: add `nodeSelector: {kubernetes.io/os: windows}` (`beta.kubernetes.io/os` before Kubernetes 1.14).
+The webhook applies the same fix as mutation M1.
+"#,
+    fix: Some(FixSafety::Safe),
+    source: "K-UG, KEP116, seed",
+    applies: "all",
+    os: RuleOs::Windows,
+    context: &[Fact::Nodes],
+    mutation: Mutation::placing("nodeSelector"),
+};
+
+pub(crate) fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    let p = eval.placement(site);
+    let key = eval.target.os_label_key();
+    let mut severity = Severity::Error;
+    let mut msg = if p.observed() {
+        // The cluster's nodes say where the pod can land: a selector on any label that only
+        // Windows nodes carry, or taints on every other node, keep it off them.
+        let others = p.other_fitting();
+        if others.is_empty() {
+            return Vec::new();
+        }
+        let n: usize = others.iter().map(|g| g.count()).sum();
+        format!(
+            "Windows pod has no OS node selector ({}); the scheduler can place it on {n} node{} that {} not Windows ({}). Add nodeSelector {key}: windows",
+            eval.class.reason(),
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "is" } else { "are" },
+            others[0].describe()
+        )
+    } else if classify::has_os_pin(site, eval.context, Os::Windows)
+        || OS_LABELS.iter().any(|k| {
+            site.node_selector(k)
+                .is_some_and(|v| v.eq_ignore_ascii_case("windows"))
+        })
+    {
+        // (A value in the wrong case pins the pod to no node at all: WIN010.)
+        return Vec::new();
+    } else if let Some((label, value)) = windows_only_selector(site) {
+        severity = Severity::Warning;
+        format!(
+            "the pod is kept on Windows nodes only by nodeSelector {label}: {value}, a label only Windows nodes carry; add nodeSelector {key}: windows as well, which every Kubernetes node has and every tool reads"
+        )
+    } else {
+        format!(
+            "Windows pod has no OS node selector ({}); the scheduler may place it on a Linux node. Add nodeSelector {key}: windows",
+            eval.class.reason()
+        )
+    };
+    if classify::affinity_os(site.spec).is_some() {
+        msg.push_str(
+            " (the required node affinity does not pin every term to windows: terms are ORed)",
+        );
+    }
+    if let Some(note) = p.unobserved_note() {
+        msg.push_str(note);
+        severity = Severity::Warning;
+    }
+    let mut f = Finding::new(&WIN001, selector_ptr(site), msg).severity(severity);
+    // Never overwrite a conflicting OS key (that is WIN004's business).
+    if OS_LABELS.iter().all(|k| site.node_selector(k).is_none()) {
+        f = f.with_fix(Fix {
+            safety: FixSafety::Safe,
+            description: format!("add nodeSelector {key}=windows"),
+            ops: node_selector_ops(site, key, "windows"),
+        });
+    }
+    vec![f]
+}
+
+/// A `nodeSelector` entry on a label only Windows nodes carry ([`WINDOWS_ONLY_NODE_LABELS`]).
+pub(crate) fn windows_only_selector<'a>(site: &PodSite<'a>) -> Option<(&'static str, &'a str)> {
+    WINDOWS_ONLY_NODE_LABELS.iter().find_map(|(label, prefix)| {
+        site.node_selector(label)
+            .filter(|v| v.starts_with(prefix))
+            .map(|v| (*label, v))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use crate::model::Severity;
+    use crate::rules::scheduling::common::tests::linux;
+    use crate::rules::testutil::{cfg, findings, group, ids, observed, only, set, unset, winok};
+    use serde_json::json;
+
+    #[test]
+    fn win001_fix_creates_selector() {
+        let pod = unset(winok(), "/spec/nodeSelector");
+        let fs = findings(&pod, &cfg());
+        let f = fs.iter().find(|f| f.rule.id == "WIN001").expect("WIN001");
+        assert_eq!(f.pointer, "/spec");
+        let mut fixed = pod.clone();
+        json_patch::patch(&mut fixed, &f.fix.as_ref().unwrap().ops).unwrap();
+        assert_eq!(fixed["spec"]["nodeSelector"]["kubernetes.io/os"], "windows");
+        assert!(ids(&fixed, &cfg()).is_empty());
+    }
+
+    #[test]
+    fn win001_legacy_key_before_1_14() {
+        let mut c = cfg();
+        c.target.kubernetes = crate::model::KubeVersion::new(1, 12);
+        let pod = unset(winok(), "/spec/nodeSelector");
+        let fs = findings(&pod, &c);
+        let f = fs.iter().find(|f| f.rule.id == "WIN001").unwrap();
+        let mut fixed = pod.clone();
+        json_patch::patch(&mut fixed, &f.fix.as_ref().unwrap().ops).unwrap();
+        assert_eq!(
+            fixed["spec"]["nodeSelector"]["beta.kubernetes.io/os"],
+            "windows"
+        );
+    }
+
+    #[test]
+    fn win001_affinity_terms_must_all_pin() {
+        let term = |os: &str| json!({"matchExpressions":[{"key":"kubernetes.io/os","operator":"In","values":[os]}]});
+        let aff = |terms: Value| json!({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":terms}}});
+        let pod = set(
+            unset(winok(), "/spec/nodeSelector"),
+            "/spec/affinity",
+            aff(json!([term("windows")])),
+        );
+        assert!(!ids(&pod, &cfg()).contains(&"WIN001"));
+        let pod = set(
+            unset(winok(), "/spec/nodeSelector"),
+            "/spec/affinity",
+            aff(json!([term("windows"), term("linux")])),
+        );
+        assert!(ids(&pod, &cfg()).contains(&"WIN001"));
+    }
+
+    #[test]
+    fn win001_asks_whether_the_pod_can_land_on_another_os() {
+        let pod = unset(winok(), "/spec/nodeSelector");
+        let win = group(
+            "w",
+            "windows",
+            "10.0.20348",
+            &["os=windows:NoSchedule"],
+            &[("agentpool", "win")],
+            2,
+        );
+        let c = observed(cfg(), vec![win.clone(), linux()]);
+        let f = only(&pod, &c, "WIN001");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message
+                .contains("can place it on 3 nodes that are not Windows (linux"),
+            "{}",
+            f[0].message
+        );
+        // A selector on a label only the Windows nodes carry pins it.
+        let pool = set(
+            pod.clone(),
+            "/spec/nodeSelector",
+            json!({"agentpool": "win"}),
+        );
+        assert!(only(&pool, &c, "WIN001").is_empty());
+        // Linux nodes tainted against it (RKE1 taints its Linux nodes): it cannot land there.
+        let c = observed(
+            cfg(),
+            vec![
+                win,
+                group("l", "linux", "", &["cattle.io/os=linux:NoSchedule"], &[], 3),
+            ],
+        );
+        assert!(only(&pod, &c, "WIN001").is_empty());
+    }
+}

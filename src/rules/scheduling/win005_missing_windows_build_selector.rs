@@ -1,0 +1,252 @@
+//! WIN005 `missing-windows-build-selector`.
+
+use crate::model::Eval;
+use crate::model::labels::BUILD_LABEL;
+use crate::model::meta::{Fact, Mutation, RuleOs};
+use crate::model::windows::{self, Build};
+use crate::model::workload::PodSite;
+use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
+use crate::rules::Rule;
+use crate::rules::scheduling::common::node_selector_ops;
+use crate::rules::scheduling::common::selector_ptr;
+use serde_json::{Value, json};
+
+/// WIN005 in the registry.
+pub const RULE: Rule = Rule {
+    meta: &WIN005,
+    check: missing_windows_build_selector,
+};
+
+/// The single Windows build all (init) containers derive, if they agree and every one is known.
+pub fn single_build(eval: &Eval) -> Option<Build> {
+    let mut build = None;
+    for (c, info) in &eval.images {
+        if c.list == "ephemeralContainers" {
+            continue;
+        }
+        let b = crate::rules::images::image_registry::build_of(eval, c, info)?;
+        if build.is_some_and(|x| x != b) {
+            return None;
+        }
+        build = Some(b);
+    }
+    build
+}
+
+pub(crate) fn has_build_pin(site: &PodSite) -> bool {
+    if site.node_selector(BUILD_LABEL).is_some() {
+        return true;
+    }
+    site.get(
+        "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms",
+    )
+    .and_then(Value::as_array)
+    .is_some_and(|terms| {
+        !terms.is_empty()
+            && terms.iter().all(|t| {
+                t.get("matchExpressions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|es| {
+                        es.iter()
+                            .any(|e| e.get("key").and_then(Value::as_str) == Some(BUILD_LABEL))
+                    })
+            })
+    })
+}
+
+pub static WIN005: RuleMeta = RuleMeta {
+    id: "WIN005",
+    name: "missing-windows-build-selector",
+    severity: Severity::Warning,
+    summary: "Pod images derive one Windows build but the pod is not pinned to node.kubernetes.io/windows-build in a cluster with several builds",
+    docs: r#"## What it does
+When the cluster runs Windows nodes of more than one build (`target.clusterMixedBuilds`, or several
+`windowsBuilds`), checks that a pod whose images derive a single Windows build selects the nodes of a
+compatible build via the `node.kubernetes.io/windows-build` label (set by the kubelet since 1.17).
+
+## Why is this bad?
+Under process isolation the image build must match the host build. Without the pin the scheduler
+may pick a node of another build and the container fails to start ("The container operating system
+does not match the host operating system").
+
+## Example
+```yaml
+spec:
+  nodeSelector: {kubernetes.io/os: windows}
+  containers:
+  - name: web
+    image: mcr.microsoft.com/windows/servercore:ltsc2019
+```
+
+## Fix
+Opt-in: add `nodeSelector: {node.kubernetes.io/windows-build: "10.0.17763"}`; where several target
+builds can run the image (a WS2022 image on WS2025 hosts) a required node affinity `In` list on every
+term instead. The webhook applies it as mutation M2 when the cluster has mixed builds.
+"#,
+    fix: Some(FixSafety::OptIn),
+    source: "K-UG, PR84472",
+    applies: "K>=1.17",
+    os: RuleOs::Windows,
+    context: &[Fact::RuntimeClasses, Fact::Nodes],
+    mutation: Mutation {
+        recorded_as: Some("windowsBuild"),
+        places_pod: true,
+        adds_spec_os: false,
+        opt_in_when: Some(|target| target.cluster_mixed_builds),
+    },
+};
+
+pub(crate) fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    // With the cluster's nodes known, the builds that matter are those of the Windows nodes
+    // this pod can select; offline, the target's.
+    let Some(host_builds) = eval.placement(site).host_builds(eval.target) else {
+        return Vec::new();
+    };
+    let mixed = if host_builds.observed {
+        host_builds.builds.len() > 1
+    } else {
+        eval.target.mixed_builds()
+    };
+    if !eval.target.kubernetes.at_least(1, 17)
+        || !mixed
+        || has_build_pin(site)
+        || crate::model::pod::is_host_process_pod(site)
+    {
+        return Vec::new();
+    }
+    if crate::model::classify::runtime_class_os(site, eval.context).is_some()
+        && site
+            .str("/runtimeClassName")
+            .and_then(|n| eval.context.runtime_classes.get(n))
+            .is_some_and(|rc| rc.node_selector.contains_key(BUILD_LABEL))
+    {
+        return Vec::new();
+    }
+    let Some(build) = single_build(eval) else {
+        return Vec::new();
+    };
+    let mut hosts = windows::compatible_hosts(
+        build,
+        &host_builds.builds,
+        crate::rules::images::common::isolation(site, eval),
+    );
+    if hosts.is_empty() {
+        // No node this pod can select runs the image: WIN502 reports it. Offline, pin to the
+        // image's own build; with the cluster's nodes known, a pin to a build that no node has
+        // would only make the pod select no node (and make the webhook drop its other fixes).
+        if host_builds.observed {
+            return Vec::new();
+        }
+        hosts.push(build);
+    }
+    let fix_ops = if hosts.len() == 1 {
+        node_selector_ops(site, BUILD_LABEL, &hosts[0].to_string())
+    } else {
+        affinity_in_ops(
+            site,
+            BUILD_LABEL,
+            &hosts.iter().map(|h| h.to_string()).collect::<Vec<_>>(),
+        )
+    };
+    let values = hosts
+        .iter()
+        .map(|h| h.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    vec![
+        Finding::new(
+            &WIN005,
+            selector_ptr(site),
+            format!(
+                "the pod's images are built for Windows {} ({build}) but nothing pins it to nodes of that build; add nodeSelector {BUILD_LABEL}: {values}",
+                build.token()
+            ),
+        )
+        .with_fix(Fix { safety: FixSafety::OptIn, description: format!("pin {BUILD_LABEL} to {values}"), ops: fix_ops }),
+    ]
+}
+
+/// Ops that add `key In values` to every required node-affinity term (terms are ORed), creating
+/// the affinity when absent.
+pub(crate) fn affinity_in_ops(
+    site: &PodSite,
+    key: &str,
+    values: &[String],
+) -> Vec<json_patch::PatchOperation> {
+    let expr = json!({"key": key, "operator": "In", "values": values});
+    let req = "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution";
+    if let Some(terms) = site
+        .get(&format!("{req}/nodeSelectorTerms"))
+        .and_then(Value::as_array)
+        .filter(|t| !t.is_empty())
+    {
+        return terms
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if t.get("matchExpressions").is_some_and(Value::is_array) {
+                    ops::add(
+                        &site.ptr(&format!("{req}/nodeSelectorTerms/{i}/matchExpressions/-")),
+                        expr.clone(),
+                    )
+                } else {
+                    ops::add(
+                        &site.ptr(&format!("{req}/nodeSelectorTerms/{i}/matchExpressions")),
+                        json!([expr.clone()]),
+                    )
+                }
+            })
+            .collect();
+    }
+    let required = json!({"nodeSelectorTerms": [{"matchExpressions": [expr]}]});
+    if site.get("/affinity/nodeAffinity").is_some() {
+        vec![ops::add(&site.ptr(req), required)]
+    } else if site.get("/affinity").is_some() {
+        vec![ops::add(
+            &site.ptr("/affinity/nodeAffinity"),
+            json!({"requiredDuringSchedulingIgnoredDuringExecution": required}),
+        )]
+    } else {
+        vec![ops::add(
+            &site.ptr("/affinity"),
+            json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}),
+        )]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    use serde_json::json;
+
+    use crate::rules::scheduling::common::tests::GKE;
+    use crate::rules::scheduling::common::tests::linux;
+    use crate::rules::testutil::{cfg, group, observed, only, set, winok};
+
+    #[test]
+    fn win005_does_not_pin_to_a_build_no_observed_node_runs() {
+        let mixed = vec![
+            group("a", "windows", "10.0.17763", &[GKE], &[], 1),
+            group("b", "windows", "10.0.20348", &[GKE], &[], 2),
+            linux(),
+        ];
+        let ws2025 = set(
+            winok(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/servercore:ltsc2025"),
+        );
+        // No node runs it: WIN502 says so; a pin to 10.0.26100 would select no node.
+        let c = observed(cfg(), mixed.clone());
+        assert!(only(&ws2025, &c, "WIN005").is_empty());
+        assert_eq!(only(&ws2025, &c, "WIN502").len(), 1);
+        // An image one group runs: pinned to that group's build.
+        let ws2019 = set(
+            winok(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/servercore:ltsc2019"),
+        );
+        let f = only(&ws2019, &c, "WIN005");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.ends_with(": 10.0.17763"), "{}", f[0].message);
+    }
+}

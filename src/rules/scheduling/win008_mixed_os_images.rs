@@ -1,0 +1,74 @@
+//! WIN008 `mixed-os-images`.
+
+use crate::model::Eval;
+use crate::model::classify::Source;
+use crate::model::meta::{Mutation, RuleOs};
+use crate::model::workload::PodSite;
+use crate::model::{Finding, RuleMeta, Severity};
+use crate::rules::Rule;
+
+/// WIN008 in the registry.
+pub const RULE: Rule = Rule {
+    meta: &WIN008,
+    check: mixed_os_images,
+};
+
+pub static WIN008: RuleMeta = RuleMeta {
+    id: "WIN008",
+    name: "mixed-os-images",
+    severity: Severity::Error,
+    summary: "Pod with no declared OS mixes Windows-only and Linux-only images",
+    docs: r#"## What it does
+Finds pods whose containers mix Windows-only images (`mcr.microsoft.com/windows/*`, `*-nanoserver-*`,
+…) with known Linux-only images (`busybox`, `alpine`, `nginx`, …).
+
+## Why is this bad?
+All containers of a pod run on one node, so one OS: "You may not deploy Windows and Linux containers in
+the same Pod". Whichever node the pod lands on, some of its containers cannot start.
+
+## Example
+```yaml
+spec:
+  containers:
+  - name: app
+    image: mcr.microsoft.com/windows/servercore:ltsc2022
+  - name: sidecar
+    image: busybox:1.36
+```
+
+## Fix
+Split the pod, or use images of one OS.
+"#,
+    fix: None,
+    source: "K-INTRO",
+    applies: "all",
+    os: RuleOs::Any,
+    context: &[],
+    mutation: Mutation::DEFAULT,
+};
+
+pub(crate) fn mixed_os_images(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    let declared = eval
+        .class
+        .declared_by(Source::OsField)
+        .or_else(|| eval.class.declared_by(Source::Selector));
+    if declared.is_some() {
+        return Vec::new();
+    }
+    let win = eval.images.iter().find(|(_, i)| i.windows);
+    let lin = eval.images.iter().find(|(_, i)| i.linux);
+    match (win, lin) {
+        (Some((wc, _)), Some((lc, _))) => vec![Finding::new(
+            &WIN008,
+            site.ptr(&format!("{}/image", lc.rel())),
+            format!(
+                "{} uses Linux image {} but {} uses Windows image {}; one pod runs on one OS. Split the pod or use images of one OS",
+                lc.label(),
+                lc.image().unwrap_or(""),
+                wc.label(),
+                wc.image().unwrap_or("")
+            ),
+        )],
+        _ => Vec::new(),
+    }
+}
