@@ -1044,19 +1044,9 @@ fn lint(args: LintArgs) -> i32 {
         }
     }
     // --registry: the images' facts, looked up before pass 2 (rules never wait on a network).
-    if args.registry.registry {
-        match registry::image_facts(&args.registry, &images) {
-            Ok((facts, notes)) => {
-                for n in notes {
-                    eprintln!("winlint: {n}");
-                }
-                cx.images = Some(facts);
-            }
-            Err(e) => {
-                eprintln!("winlint: {e}");
-                return EXIT_USAGE;
-            }
-        }
+    if let Err(e) = registry::attach(&args.registry, &images, &mut cx) {
+        eprintln!("winlint: {e}");
+        return EXIT_USAGE;
     }
 
     // Pass 2: one file at a time, in report order (findings sort by file name, then place):

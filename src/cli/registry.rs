@@ -67,3 +67,21 @@ pub fn image_facts(
     }
     Ok((Arc::new(facts), notes))
 }
+
+/// With `--registry`, look `references` up and hand the facts to `cx` (notes on stderr); an
+/// unusable `--registry-config` is the error.
+pub fn attach(
+    args: &RegistryArgs,
+    references: &BTreeSet<String>,
+    cx: &mut crate::model::Context,
+) -> Result<(), String> {
+    if !args.registry {
+        return Ok(());
+    }
+    let (facts, notes) = image_facts(args, references)?;
+    for n in notes {
+        eprintln!("winlint: {n}");
+    }
+    cx.images = Some(facts);
+    Ok(())
+}

@@ -203,6 +203,19 @@ mod tests {
     }
 
     #[test]
+    fn hyperv_pulls_a_list_by_the_host_build_but_runs_an_older_single_image() {
+        let pod = set(winok(), "/spec/containers/0/image", json!(APP));
+        let mut c = target(&[WS2022]);
+        c.target.isolation = crate::model::windows::Isolation::Hyperv;
+        let old = vec![platform("windows", Some("10.0.17763.1"))];
+        let list = context(&[(APP, true, old.clone())]);
+        let f = run(&pod, &c, &list, "WIN502");
+        assert_eq!(f.len(), 1, "a list of older builds does not pull");
+        let single = context(&[(APP, false, old)]);
+        assert!(run(&pod, &c, &single, "WIN502").is_empty());
+    }
+
+    #[test]
     fn entries_without_os_version_are_unverifiable_info() {
         let pod = set(winok(), "/spec/containers/0/image", json!(APP));
         let cx = context(&[(APP, true, vec![platform("windows", None)])]);
