@@ -26,11 +26,8 @@ fn review(uid: &str, image: &str) -> Vec<u8> {
     .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn background_facts_deny_a_1809_image_on_ltsc2022_nodes_once_known() {
-    if tools().is_none() {
-        return;
-    }
+/// A registry holding `app:old` (a single 1809 image) and `app:multi` (1809 + 20348).
+fn registry_with_images() -> (Registry, Layout) {
     let reg = Registry::start(None);
     let mut l = Layout::new();
     let w1809 = registry_support::Plat {
@@ -52,7 +49,15 @@ async fn background_facts_deny_a_1809_image_on_ltsc2022_nodes_once_known() {
     l.tag(&multi, "multi");
     reg.push(l.dir.path(), "old", "app", false);
     reg.push(l.dir.path(), "multi", "app", false);
+    (reg, l)
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_facts_deny_a_1809_image_on_ltsc2022_nodes_once_known() {
+    if tools().is_none() {
+        return;
+    }
+    let (reg, _layout) = registry_with_images();
     let c = certs();
     let cfg = c.dir.path().join("winlint.yaml");
     std::fs::write(
@@ -122,4 +127,45 @@ async fn background_facts_deny_a_1809_image_on_ltsc2022_nodes_once_known() {
     assert!(text.contains("winlint_registry_lookups_total"), "{text}");
     assert!(text.contains("winlint_registry_cache_hits_total"), "{text}");
     server.shutdown();
+}
+
+/// `sync`: the first request waits (within the budget) and is judged by the fact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_mode_judges_the_first_request_by_the_fact() {
+    if tools().is_none() {
+        return;
+    }
+    let (reg, _layout) = registry_with_images();
+    let c = certs();
+    let cfg = c.dir.path().join("winlint.yaml");
+    std::fs::write(
+        &cfg,
+        "target:\n  windowsBuilds: [ltsc2022]\nregistry:\n  mode: sync\n  syncBudgetMs: 1000\n",
+    )
+    .unwrap();
+    let mut a = args(&c);
+    a.config = Some(cfg);
+    let server = start(a).await;
+    let mut client = Client::connect(server.addr, &c.tls.ca_pem, false).await;
+    let old = format!("{}/app:old", reg.host);
+    let (_, body) = client.post("/validate", review("s0", &old)).await.unwrap();
+    let v = parse_review(&body, "s0");
+    assert_eq!(v["response"]["allowed"], false, "{v}");
+    let multi = format!("{}/app:multi", reg.host);
+    let (_, body) = client
+        .post("/validate", review("s1", &multi))
+        .await
+        .unwrap();
+    assert_eq!(parse_review(&body, "s1")["response"]["allowed"], true);
+    server.shutdown();
+}
+
+#[test]
+fn a_sync_budget_over_one_second_is_refused() {
+    let e = winlint::config::Config::from_yaml(
+        "registry:\n  mode: sync\n  syncBudgetMs: 5000\n",
+        "w.yaml",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("at most 1000"), "{e}");
 }

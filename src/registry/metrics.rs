@@ -46,7 +46,7 @@ impl RegistryMetrics {
         );
         r.register(
             "registry_cache_hits",
-            "Image facts answered from the cache",
+            "Image fact reads answered from the cache (serve: every rule's read of a request)",
             self.cache_hits.clone(),
         );
         r.register(
