@@ -70,6 +70,12 @@ where they cannot run. HostProcess containers are skipped: they have no build
 requirement. When the reference has both a tag and a digest the runtime uses the digest, so the
 finding is a warning.
 
+With `--registry` (CLI) or `registry.mode` (webhook) the image's manifest list decides instead of
+its name: an error when containerd would pull and run none of its Windows entries on the nodes
+(below 10.0.20348 the builds must be equal; from 20348 a node runs images from the previous LTSC
+up to its own build; under Hyper-V a list is still picked by the node's build, while a single
+older image runs). The message then says `registry:`.
+
 ## Why is this bad?
 The container cannot start on any node: containerd fails with "The container operating system
 does not match the host operating system", and the pod loops in `CreateContainerError` or

@@ -44,6 +44,10 @@ Not reported: images known to be multi-OS manifest lists, which containerd resol
 unsuffixed tags of Docker official images such as `golang`, …); `:latest` and untagged images
 (WIN501); known Linux-only images (WIN507); HostProcess containers (no build requirement).
 
+With `--registry` (CLI) or `registry.mode` (webhook) an image whose registry lists its Windows
+builds is not reported; one whose Windows entries carry no `os.version` is (`registry:`): every
+Windows node pulls it, and its build cannot be checked.
+
 ## Why is this bad?
 winlint, the webhook's `windows-build` pin and the scheduler cannot match such an image to nodes.
 A Windows image that is not a manifest list runs only on nodes of the build it was built on, so

@@ -52,6 +52,10 @@ Kubernetes e2e test images `registry.k8s.io/e2e-test-images/*`, `gcr.io/kubernet
 so an image not on these lists is never called Linux-only. A pod whose OS is not declared (no
 `spec.os`, no OS selector) and that also has a Windows image is reported by WIN008 instead.
 
+With `--registry` (CLI) or `registry.mode` (webhook) the registry decides whatever the name: an
+image whose manifest has no Windows entry is an error (`registry:`), and a name these lists call
+Linux-only is not reported when its registry lists a Windows entry.
+
 ## Why is this bad?
 The container cannot start on a Windows node: the pull finds no `windows/amd64` image ("no matching
 manifest for windows/amd64 10.0.20348 in the manifest list entries"). The usual sources are

@@ -37,6 +37,9 @@ are a warning: the node must run the newest of them. Ephemeral containers count 
 pod already running on a node of the other containers' build. When a build comes from the tag of a
 tag+digest reference, the finding is a warning.
 
+With `--registry` (CLI) or `registry.mode` (webhook) an image's build is the one its registry
+publishes when it publishes exactly one (a list of several builds runs on each of them).
+
 ## Why is this bad?
 A pod runs on one node. With `servercore:ltsc2019` beside `nanoserver:ltsc2022`, every node fails
 one of the containers ("The container operating system does not match the host operating system"),
