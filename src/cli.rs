@@ -4,6 +4,7 @@
 mod cluster;
 mod input;
 mod write;
+mod registry;
 
 use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};
@@ -279,6 +280,8 @@ struct LintArgs {
     /// outside a named file's directory).
     #[arg(long)]
     fix_follow_symlinks: bool,
+    #[command(flatten)]
+    registry: registry::RegistryArgs,
 }
 
 /// Entry point; returns the exit code.
@@ -479,6 +482,18 @@ fn context_values(text: &str) -> Vec<Value> {
         }
     }
     values
+}
+
+/// The image references of the pods in `text` (for `--registry`): the documents that name an
+/// image, parsed without source maps.
+fn image_references(text: &str, out: &mut BTreeSet<String>) {
+    for doc in document_texts(text).filter(|d| d.contains("image")) {
+        for v in source::load_bytes_values(doc.as_bytes()).unwrap_or_default() {
+            for (_, o) in objects(&v) {
+                crate::registry::source::image_references(o, out);
+            }
+        }
+    }
 }
 
 /// Expand the paths: directories recursively (sorted), `-` for stdin; charts and
@@ -1084,6 +1099,7 @@ fn lint(args: LintArgs) -> i32 {
     // are context for the pods. Only the documents that can hold one are parsed here, without
     // source maps. (A file that is not UTF-8 is an error in pass 2.)
     let mut cx = base_context;
+    let mut images = BTreeSet::new();
     for input in &inputs {
         let Ok(bytes) = input.read(args.max_input_bytes) else {
             continue;
@@ -1091,6 +1107,9 @@ fn lint(args: LintArgs) -> i32 {
         let Ok(text) = std::str::from_utf8(&bytes) else {
             continue;
         };
+        if args.registry.registry {
+            image_references(text, &mut images);
+        }
         if !may_hold_context(text) {
             continue;
         }
@@ -1099,6 +1118,11 @@ fn lint(args: LintArgs) -> i32 {
                 cx.add(o);
             }
         }
+    }
+    // --registry: the images' facts, looked up before pass 2 (rules never wait on a network).
+    if let Err(e) = registry::attach(&args.registry, &images, &mut cx) {
+        eprintln!("winlint: {e}");
+        return EXIT_USAGE;
     }
 
     // Pass 2: one file at a time, in report order (findings sort by file name, then place):

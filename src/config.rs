@@ -136,6 +136,8 @@ pub struct Policy {
     pub exemptions: ExemptionPolicy,
     /// Deny, or only warn, what the rules would deny (`webhook.enforcement`).
     pub enforcement: Enforcement,
+    /// `registry:`: how `serve` looks images up (issue 18).
+    pub registry: RegistryFile,
 }
 
 /// `exemptions:` in `winlint.yaml`: what an administrator lets pod authors exempt with the
@@ -190,6 +192,35 @@ impl ExemptionPolicy {
     }
 }
 
+/// `registry.mode`: `serve` never looks images up (`off`, the default), looks them up behind
+/// the requests (`background`: a request that meets an unknown image is judged by its name and
+/// queues a lookup), or waits for them up to `syncBudgetMs` per request (`sync`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RegistryMode {
+    #[default]
+    Off,
+    Background,
+    Sync,
+}
+
+/// The `registry:` section of `winlint.yaml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct RegistryFile {
+    pub mode: RegistryMode,
+    /// `sync`: the most one request waits for lookups, in milliseconds (default 500, at most
+    /// 1000: mutating webhooks run in sequence).
+    pub sync_budget_ms: Option<u64>,
+    /// How long a tag's digest is trusted, in seconds (default 600).
+    pub tag_ttl_seconds: Option<u64>,
+    /// Image digests kept in memory (default 4096).
+    pub cache_entries: Option<usize>,
+}
+
+/// The longest `registry.syncBudgetMs` accepted.
+pub const MAX_SYNC_BUDGET_MS: u64 = 1000;
+
 /// The whole configuration: target plus policy.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -230,6 +261,7 @@ pub struct ConfigFile {
     pub mutation: MutationPolicy,
     pub webhook: WebhookFile,
     pub exemptions: ExemptionsFile,
+    pub registry: RegistryFile,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -276,6 +308,8 @@ const BUILD_HINT: &str =
 /// A configuration (file or flags) that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    #[error("registry.syncBudgetMs {0}: at most 1000 (a webhook in the request path)")]
+    SyncBudget(u64),
     #[error("unknown rule {0:?} (see `winlint rules`)")]
     UnknownRule(String),
     #[error("target.kubernetesVersion {0:?}: expected e.g. \"1.34\"")]
@@ -460,6 +494,15 @@ impl Config {
         if let Some(e) = f.webhook.enforcement {
             self.policy.enforcement = e;
         }
+        if f.registry
+            .sync_budget_ms
+            .is_some_and(|b| b > MAX_SYNC_BUDGET_MS)
+        {
+            return Err(ConfigError::SyncBudget(
+                f.registry.sync_budget_ms.unwrap_or(0),
+            ));
+        }
+        self.policy.registry = f.registry.clone();
         Ok(())
     }
 

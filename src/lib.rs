@@ -21,6 +21,7 @@ pub mod engine;
 pub mod manifests;
 pub mod model;
 pub mod process;
+pub mod registry;
 pub mod render;
 pub mod report;
 pub mod rules;

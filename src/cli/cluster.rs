@@ -61,6 +61,8 @@ pub struct AuditArgs {
     /// Colour: auto (terminal and NO_COLOR unset), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
+    #[command(flatten)]
+    registry: super::registry::RegistryArgs,
 }
 
 /// The configuration and context with a cluster's facts, and what the report says of them.
@@ -179,13 +181,27 @@ pub fn audit(args: AuditArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let Read { target, inventory } = match read(&args, &cfg) {
+    let Read {
+        mut target,
+        inventory,
+    } = match read(&args, &cfg) {
         Ok(r) => r,
         Err(line) => {
             eprintln!("winlint: {line}");
             return EXIT_USAGE;
         }
     };
+    // --registry: the running workloads' images, looked up before linting.
+    if args.registry.registry {
+        let mut images = BTreeSet::new();
+        for o in &inventory.objects {
+            crate::registry::source::image_references(&o.object, &mut images);
+        }
+        if let Err(e) = super::registry::attach(&args.registry, &images, &mut target.context) {
+            eprintln!("winlint: {e}");
+            return EXIT_USAGE;
+        }
+    }
     let errors: Vec<InputError> = inventory.skipped.iter().map(|(_, e)| skipped(e)).collect();
     let mut sink = Sink::new(match args.output {
         AuditFormat::Text => Format::Text,

@@ -2,9 +2,11 @@
 //! Secret keys, namespace labels, HorizontalPodAutoscaler targets.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::image_facts::ImageFacts;
 use super::nodes::RuntimeClassFacts;
 use super::workload::Lookup;
 
@@ -20,9 +22,30 @@ pub struct Context {
     pub namespaces: HashMap<String, BTreeMap<String, String>>,
     /// (namespace, kind, name) of workloads a HorizontalPodAutoscaler scales → the HPA's name.
     pub hpa_targets: HashMap<(String, String, String), String>,
+    /// What a registry said about the images (issue 18); `None` offline, where rules read the
+    /// image names only.
+    pub images: Option<Arc<dyn ImageFactsSource>>,
+}
+
+/// Image facts known to the front end, by the reference as written in the pod. `get` reads
+/// memory only (the CLI resolved its images before linting; `serve` reads its cache and, on a
+/// miss, queues a lookup with a non-blocking send): a rule never waits for a registry.
+pub trait ImageFactsSource: Send + Sync + std::fmt::Debug {
+    fn get(&self, reference: &str) -> Option<Arc<ImageFacts>>;
+}
+
+impl ImageFactsSource for super::image_facts::ImageFactsMap {
+    fn get(&self, reference: &str) -> Option<Arc<ImageFacts>> {
+        BTreeMap::get(self, reference).cloned()
+    }
 }
 
 impl Context {
+    /// The registry's facts for `reference`, when the front end has them.
+    pub fn image_facts(&self, reference: &str) -> Option<Arc<ImageFacts>> {
+        self.images.as_ref()?.get(reference)
+    }
+
     /// Record the context objects among `objects` (RuntimeClass, ConfigMap, Secret, Namespace).
     /// Objects that do not deserialize as their kind are ignored here (the linter reports
     /// nothing about non-pod kinds).

@@ -13,6 +13,7 @@ pub mod date;
 pub mod eval;
 pub mod finding;
 pub mod image;
+pub mod image_facts;
 pub mod known_images;
 pub mod labels;
 pub mod meta;

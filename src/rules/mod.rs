@@ -115,6 +115,7 @@ pub mod legacy {
 pub mod images {
     //! WIN5xx: container images against the target's Windows builds.
     pub mod common;
+    pub mod image_registry;
     pub mod win501_image_untagged_or_latest;
     pub mod win502_image_build_incompatible;
     pub mod win503_image_build_unknown;

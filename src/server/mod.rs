@@ -430,8 +430,14 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
     };
     let metrics_addr = metrics_listener.as_ref().and_then(|l| l.local_addr().ok());
     let watch = start_watch(&args).await?;
+    let mut metrics = Metrics::new();
+    let images =
+        crate::registry::serve::ServeImages::new(&config.policy.registry, &mut metrics.registry);
     let initial = Evaluation {
-        webhook: Webhook::new(config.clone()),
+        webhook: Webhook::with_context(
+            config.clone(),
+            state::with_images(Arc::default(), images.as_ref()),
+        ),
         facts: Arc::new(ClusterFacts::empty()),
     };
     tracing::info!(uid = "", "evaluating with {}", facts_summary(&initial));
@@ -441,7 +447,7 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         facts_settled: AtomicBool::new(watch.is_none()),
         watch,
         counted_errors: Default::default(),
-        metrics: Metrics::new(),
+        metrics,
         ready: AtomicBool::new(true),
         limit: Arc::new(Semaphore::new(args.max_concurrency.max(1))),
         bytes: Semaphore::new(args.max_inflight_bytes.min(Semaphore::MAX_PERMITS)),
@@ -450,6 +456,7 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         min_body_rate: args.min_body_rate,
         request_timeout: secs(args.request_timeout),
         ca_bundle: Default::default(),
+        images,
     });
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     certs::spawn_reload(

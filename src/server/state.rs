@@ -45,6 +45,8 @@ pub struct AppState {
     pub(super) request_timeout: Duration,
     /// What the caBundle check found (`--webhook-configuration`), for /readyz.
     pub(super) ca_bundle: super::ca_bundle::Status,
+    /// `registry.mode` background or sync: the image facts (issue 18, `crate::registry::serve`).
+    pub(super) images: Option<crate::registry::serve::ServeImages>,
 }
 
 impl AppState {
@@ -61,7 +63,8 @@ impl AppState {
     /// holds every namespace): call it off the request path.
     pub fn apply_facts(&self, facts: Arc<ClusterFacts>) {
         let eff = Effective::new(&self.config, &facts);
-        let webhook = Webhook::with_context(Arc::unwrap_or_clone(eff.config), eff.context);
+        let context = with_images(eff.context, self.images.as_ref());
+        let webhook = Webhook::with_context(Arc::unwrap_or_clone(eff.config), context);
         let new = Arc::new(Evaluation { webhook, facts });
         let old = {
             let mut cur = self.evaluation.write().unwrap_or_else(|e| e.into_inner());
@@ -133,6 +136,17 @@ impl AppState {
             }
         }
     }
+}
+
+/// The context with the registry's facts, when `registry.mode` is not off.
+pub(super) fn with_images(
+    context: Arc<crate::model::Context>,
+    images: Option<&crate::registry::serve::ServeImages>,
+) -> Arc<crate::model::Context> {
+    let Some(images) = images else { return context };
+    let mut cx = Arc::unwrap_or_clone(context);
+    cx.images = Some(images.source());
+    Arc::new(cx)
 }
 
 /// What an evaluation state judges with, for the log: where the facts come from and the

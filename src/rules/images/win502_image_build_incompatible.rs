@@ -19,6 +19,7 @@ use crate::rules::images::common::instead;
 use crate::rules::images::common::known_alternatives;
 use crate::rules::images::common::mismatch;
 use crate::rules::images::common::today;
+use crate::rules::images::image_registry;
 
 /// WIN502 in the registry.
 pub const RULE: Rule = Rule {
@@ -68,6 +69,12 @@ where they cannot run. HostProcess containers are skipped: they have no build
 requirement. When the reference has both a tag and a digest the runtime uses the digest, so the
 finding is a warning.
 
+With `--registry` (CLI) or `registry.mode` (webhook) the image's manifest list decides instead of
+its name: an error when containerd would pull and run none of its Windows entries on the nodes
+(below 10.0.20348 the builds must be equal; from 20348 a node runs images from the previous LTSC
+up to its own build; under Hyper-V a list is still picked by the node's build, while a single
+older image runs). The message then says `registry:`.
+
 ## Why is this bad?
 The container cannot start on any node: containerd fails with "The container operating system
 does not match the host operating system", and the pod loops in `CreateContainerError` or
@@ -111,6 +118,32 @@ pub(crate) fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Findi
     let mut out = Vec::new();
     for (c, img, i) in images(eval) {
         if is_host_process(site, c) {
+            continue;
+        }
+        if let Some(f) = image_registry::facts(eval, c) {
+            // The registry's list decides, the way containerd picks an entry.
+            if let Some(published) = image_registry::no_host_runs(&f, &hosts, iso) {
+                let what = if f.list {
+                    "its Windows entries are built for"
+                } else {
+                    "it is a single image built for"
+                };
+                let mut msg = format!(
+                    "{} image {img}: registry: {what} {} ({}); containerd pulls and runs none of them on {}, which {} run: {}",
+                    c.label(),
+                    describe_builds(&published),
+                    image_registry::platforms(&f),
+                    describe_builds(&hosts),
+                    hb.who(),
+                    instead(i, &hosts)
+                );
+                let mut sev = Severity::Error;
+                if let Some(note) = p.unobserved_note() {
+                    msg.push_str(note);
+                    sev = Severity::Warning;
+                }
+                out.push(Finding::new(&WIN502, image_ptr(site, c), msg).severity(sev));
+            }
             continue;
         }
         let Some(problem) = mismatch(i, &hosts, iso) else {

@@ -13,6 +13,7 @@ use crate::rules::images::common::image_builds;
 use crate::rules::images::common::image_ptr;
 use crate::rules::images::common::images;
 use crate::rules::images::common::known_alternatives;
+use crate::rules::images::image_registry;
 
 /// WIN503 in the registry.
 pub const RULE: Rule = Rule {
@@ -42,6 +43,10 @@ Not reported: images known to be multi-OS manifest lists, which containerd resol
 unsuffixed tags of Docker official images such as `golang`, …); `:latest` and untagged images
 (WIN501); known Linux-only images (WIN507); HostProcess containers (no build requirement).
 
+With `--registry` (CLI) or `registry.mode` (webhook) an image whose registry lists its Windows
+builds is not reported; one whose Windows entries carry no `os.version` is (`registry:`): every
+Windows node pulls it, and its build cannot be checked.
+
 ## Why is this bad?
 winlint, the webhook's `windows-build` pin and the scheduler cannot match such an image to nodes.
 A Windows image that is not a manifest list runs only on nodes of the build it was built on, so
@@ -70,6 +75,15 @@ tag next to it (`…:1.4.2@sha256:…`).
 };
 
 pub(crate) fn image_build_unknown(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    // With the registry's facts an image's builds are known, unless its Windows entries carry
+    // no os.version (pulled everywhere, unverifiable): those are said apart.
+    let unverifiable: Vec<(&ContainerRef, &str)> = images(eval)
+        .filter(|(c, ..)| !is_host_process(site, c))
+        .filter(|(c, ..)| {
+            image_registry::facts(eval, c).is_some_and(|f| image_registry::unverifiable(&f))
+        })
+        .map(|(c, img, _)| (c, img))
+        .collect();
     let unknown: Vec<(&ContainerRef, &str, &ImageInfo)> = images(eval)
         .filter(|(c, _, i)| {
             i.build.is_none()
@@ -77,8 +91,26 @@ pub(crate) fn image_build_unknown(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                 && !i.linux
                 && !i.latest
                 && !is_host_process(site, c)
+                && image_registry::facts(eval, c).is_none()
         })
         .collect();
+    if unknown.is_empty()
+        && let Some(&(first, _)) = unverifiable.first()
+    {
+        let names: Vec<String> = unverifiable
+            .iter()
+            .map(|(c, img)| format!("{} image {img}", c.label()))
+            .collect();
+        return vec![Finding::new(
+            &WIN503,
+            image_ptr(site, first),
+            format!(
+                "registry: the Windows entries of {} carry no os.version, so every Windows node pulls them and winlint cannot check their build against the target nodes' {}; publish os.version in the manifest list (buildx and crane copy it from the base image)",
+                names.join(", "),
+                describe_builds(&eval.host_builds(site))
+            ),
+        )];
+    }
     let Some(&(first, _, _)) = unknown.first() else {
         return Vec::new();
     };

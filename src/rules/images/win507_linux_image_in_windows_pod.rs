@@ -2,8 +2,11 @@
 
 use crate::model::Eval;
 use crate::model::classify::Source;
+use crate::model::image::ImageInfo;
 use crate::model::known_images::{self, Platforms};
 use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::windows::Build;
+use crate::model::workload::ContainerRef;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 use crate::rules::Rule;
@@ -12,6 +15,7 @@ use crate::rules::images::common::image_ptr;
 use crate::rules::images::common::images;
 use crate::rules::images::common::instead;
 use crate::rules::images::common::known_alternatives;
+use crate::rules::images::image_registry;
 use serde_json::json;
 
 /// WIN507 in the registry.
@@ -46,6 +50,10 @@ other repositories publish Windows images under such names (`e2eteam/nginx:1.14-
 Kubernetes e2e test images `registry.k8s.io/e2e-test-images/*`, `gcr.io/kubernetes-e2e-test-images/*`),
 so an image not on these lists is never called Linux-only. A pod whose OS is not declared (no
 `spec.os`, no OS selector) and that also has a Windows image is reported by WIN008 instead.
+
+With `--registry` (CLI) or `registry.mode` (webhook) the registry decides whatever the name: an
+image whose manifest has no Windows entry is an error (`registry:`), and a name these lists call
+Linux-only is not reported when its registry lists a Windows entry.
 
 ## Why is this bad?
 The container cannot start on a Windows node: the pull finds no `windows/amd64` image ("no matching
@@ -92,51 +100,81 @@ pub(crate) fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Fin
         .map(|s| s.to_string())
         .next()
         .unwrap_or_else(|| "mcr.microsoft.com/windows/nanoserver:ltsc2022".to_string());
-    images(eval)
-        .filter(|(_, _, i)| i.linux)
-        .map(|(c, img, i)| {
-            let ptr = image_ptr(site, c);
-            if let Some(Platforms::LinuxOnly(why)) = i.known {
-                // Certain: the table knows this tag has no Windows image.
-                let alternatives = known_alternatives(i, &hosts);
-                let mut f = Finding::new(
+    let mut out = Vec::new();
+    for (c, img, i) in images(eval) {
+        match image_registry::facts(eval, c) {
+            Some(f) if !f.has_windows() && !f.platforms.is_empty() => out.push(
+                Finding::new(
                     &WIN507,
-                    ptr.clone(),
+                    image_ptr(site, c),
                     format!(
-                        "{} uses {img}, which has no Windows image ({}): on a Windows node the pull fails with \"no matching manifest for windows/amd64\"; {}",
+                        "{} uses {img}: registry: it has no Windows entry ({}), so on a Windows node the pull fails with \"no matching manifest for windows/amd64\"; {}",
                         c.label(),
-                        why.why(),
+                        image_registry::platforms(&f),
                         instead(i, &hosts)
                     ),
                 )
-                .severity(Severity::Error);
-                if let [only] = alternatives.as_slice()
-                    && !only.or_later
-                    && eval.fix_possible(site)
-                {
-                    f = f.with_fix(Fix {
-                        safety: FixSafety::OptIn,
-                        description: format!("use {}", only.image),
-                        ops: vec![ops::replace(&ptr, json!(only.image))],
-                    });
-                }
-                return f;
-            }
-            let debug = if c.list == "ephemeralContainers" {
-                format!(" (kubectl debug --image={nanoserver})")
-            } else {
-                String::new()
-            };
-            Finding::new(
-                &WIN507,
-                ptr,
-                format!(
-                    "{} uses {img}, a Linux-only image, in a Windows pod: Windows nodes cannot run it (the pull finds no windows/amd64 image). Use a Windows image such as {nanoserver}{debug}",
-                    c.label()
-                ),
-            )
-        })
-        .collect()
+                .severity(Severity::Error),
+            ),
+            Some(_) => {}
+            None if i.linux => out.push(linux_by_name(site, eval, c, img, i, &hosts, &nanoserver)),
+            None => {}
+        }
+    }
+    out
+}
+
+/// WIN507 from the image's name: the table's Linux-only tags (certain: error) and the
+/// heuristics for official Linux images (warning).
+fn linux_by_name(
+    site: &PodSite,
+    eval: &Eval,
+    c: &ContainerRef,
+    img: &str,
+    i: &ImageInfo,
+    hosts: &[Build],
+    nanoserver: &str,
+) -> Finding {
+    let ptr = image_ptr(site, c);
+    if let Some(Platforms::LinuxOnly(why)) = i.known {
+        // Certain: the table knows this tag has no Windows image.
+        let alternatives = known_alternatives(i, hosts);
+        let mut f = Finding::new(
+            &WIN507,
+            ptr.clone(),
+            format!(
+                "{} uses {img}, which has no Windows image ({}): on a Windows node the pull fails with \"no matching manifest for windows/amd64\"; {}",
+                c.label(),
+                why.why(),
+                instead(i, hosts)
+            ),
+        )
+        .severity(Severity::Error);
+        if let [only] = alternatives.as_slice()
+            && !only.or_later
+            && eval.fix_possible(site)
+        {
+            f = f.with_fix(Fix {
+                safety: FixSafety::OptIn,
+                description: format!("use {}", only.image),
+                ops: vec![ops::replace(&ptr, json!(only.image))],
+            });
+        }
+        return f;
+    }
+    let debug = if c.list == "ephemeralContainers" {
+        format!(" (kubectl debug --image={nanoserver})")
+    } else {
+        String::new()
+    };
+    Finding::new(
+        &WIN507,
+        ptr,
+        format!(
+            "{} uses {img}, a Linux-only image, in a Windows pod: Windows nodes cannot run it (the pull finds no windows/amd64 image). Use a Windows image such as {nanoserver}{debug}",
+            c.label()
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::images::common::image_ptr;
 use crate::rules::images::common::images;
+use crate::rules::images::image_registry;
 
 /// WIN508 in the registry.
 pub const RULE: Rule = Rule {
@@ -33,6 +34,9 @@ beside Windows Server 2025 ones on a 2025 host). Under Hyper-V isolation any two
 are a warning: the node must run the newest of them. Ephemeral containers count because they join a
 pod already running on a node of the other containers' build. When a build comes from the tag of a
 tag+digest reference, the finding is a warning.
+
+With `--registry` (CLI) or `registry.mode` (webhook) an image's build is the one its registry
+publishes when it publishes exactly one (a list of several builds runs on each of them).
 
 ## Why is this bad?
 A pod runs on one node. With `servercore:ltsc2019` beside `nanoserver:ltsc2022`, every node fails
@@ -64,7 +68,7 @@ nodes).
 pub(crate) fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let built: Vec<(&ContainerRef, &str, &ImageInfo, Build)> = images(eval)
         .filter(|(c, ..)| !is_host_process(site, c))
-        .filter_map(|(c, img, i)| Some((c, img, i, i.build?)))
+        .filter_map(|(c, img, i)| Some((c, img, i, image_registry::build_of(eval, c, i)?)))
         .collect();
     let mut builds: Vec<Build> = built.iter().map(|t| t.3).collect();
     builds.sort();
@@ -76,7 +80,13 @@ pub(crate) fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Findi
     let newest = *builds.last().expect("two builds");
     let list = built
         .iter()
-        .map(|(c, img, _, b)| format!("{} {img} ({b})", c.label()))
+        .map(|(c, img, _, b)| {
+            let from = match image_registry::facts(eval, c) {
+                Some(_) => ", registry",
+                None => "",
+            };
+            format!("{} {img} ({b}{from})", c.label())
+        })
         .collect::<Vec<_>>()
         .join(", ");
     let (mut sev, mut msg) = match iso {

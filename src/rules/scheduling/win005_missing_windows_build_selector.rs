@@ -24,7 +24,7 @@ pub fn single_build(eval: &Eval) -> Option<Build> {
         if c.list == "ephemeralContainers" {
             continue;
         }
-        let b = info.build?;
+        let b = crate::rules::images::image_registry::build_of(eval, c, info)?;
         if build.is_some_and(|x| x != b) {
             return None;
         }

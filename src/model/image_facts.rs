@@ -1,0 +1,396 @@
+//! What a registry says about an image (issue 18): its digest and the platforms it is published
+//! for, and whether a Windows host pulls and runs it, decided the way containerd decides.
+//!
+//! Pure: the bytes come from `crate::registry` (the CLI's `--registry`, `serve`'s background
+//! resolver); rules read the facts through [`Context::image_facts`](super::Context) and never
+//! wait for a network.
+//!
+//! The matcher follows containerd's `platforms/platform_windows_compat.go` (also hcsshim's
+//! `osversion`): only major.minor.build are compared; below build 20348 the build must be equal;
+//! from 20348 on, a host runs images from the previous LTSC up to its own build (a Windows Server
+//! 2025 host runs `ltsc2022` images). An entry without `os.version` matches every Windows host.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::windows::{Build, Isolation};
+
+/// The media types a manifest GET accepts: OCI and Docker, lists and single manifests (MCR serves
+/// Docker media types; a registry answers with what it has among these).
+pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+pub const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+pub const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
+pub const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
+
+/// One platform an image is published for (an index entry, or the config of a single manifest).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Platform {
+    pub os: String,
+    pub architecture: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// `10.0.20348.2340` as published (`os.version`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_version: Option<String>,
+    /// `os.features` (`win32k`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub os_features: Vec<String>,
+}
+
+impl Platform {
+    pub fn is_windows(&self) -> bool {
+        self.os.eq_ignore_ascii_case("windows")
+    }
+    /// The Windows build of `os.version` (`10.0.20348.2340` → 20348); `None` when absent or
+    /// not `10.0.N`.
+    pub fn build(&self) -> Option<Build> {
+        windows_version(self.os_version.as_deref()?).map(|(_, _, b)| Build(b))
+    }
+}
+
+/// What the registry says about one image reference.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageFacts {
+    /// `sha256:…` of the manifest (or index) the reference names.
+    pub digest: String,
+    /// The reference names a list (index or manifest list): the pull picks an entry by platform.
+    pub list: bool,
+    /// The platforms, attestation entries left out.
+    pub platforms: Vec<Platform>,
+}
+
+/// What a Windows host of some build does with an image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostVerdict {
+    /// The pull picks an entry of this build, and the host runs it.
+    Runs(Build),
+    /// An entry without `os.version`: pulled everywhere, its build unverifiable.
+    Unverifiable,
+    /// No Windows entry at all: the pull fails (`no matching manifest for windows/amd64`).
+    NoWindows,
+    /// Windows entries exist but none this host pulls or runs; the builds published.
+    NoMatch,
+}
+
+impl ImageFacts {
+    pub fn windows(&self) -> impl Iterator<Item = &Platform> {
+        self.platforms.iter().filter(|p| p.is_windows())
+    }
+    pub fn has_windows(&self) -> bool {
+        self.windows().next().is_some()
+    }
+    pub fn has_linux(&self) -> bool {
+        self.platforms
+            .iter()
+            .any(|p| p.os.eq_ignore_ascii_case("linux"))
+    }
+    /// The Windows builds published, ascending, without duplicates.
+    pub fn windows_builds(&self) -> Vec<Build> {
+        let mut b: Vec<Build> = self.windows().filter_map(Platform::build).collect();
+        b.sort();
+        b.dedup();
+        b
+    }
+
+    /// Does a Windows host of `host` build pull and run this image? `relaxed`: the node's
+    /// runtime applies the LTSC window (containerd 1.6.23+/1.7.7+); older runtimes match exactly.
+    /// Under Hyper-V isolation the pull still picks an entry by the host's build (so a list of
+    /// only older builds fails to pull), but a single manifest of an older build runs.
+    pub fn on_host(&self, host: Build, isolation: Isolation, relaxed: bool) -> HostVerdict {
+        let mut entries = self.windows().peekable();
+        if entries.peek().is_none() {
+            return HostVerdict::NoWindows;
+        }
+        let mut unverifiable = false;
+        let mut best: Option<Build> = None;
+        for p in entries {
+            let Some(image) = p.build() else {
+                // containerd: an empty os.version matches; an unparsable one does not.
+                unverifiable |= p.os_version.as_deref().is_none_or(str::is_empty);
+                continue;
+            };
+            let pulls = host_runs(host, image, relaxed)
+                || (!self.list && isolation == Isolation::Hyperv && image <= host);
+            if pulls && best.is_none_or(|b| image > b) {
+                best = Some(image);
+            }
+        }
+        match (best, unverifiable) {
+            (Some(b), _) => HostVerdict::Runs(b),
+            (None, true) => HostVerdict::Unverifiable,
+            (None, false) => HostVerdict::NoMatch,
+        }
+    }
+}
+
+/// containerd's `getWindowsOSVersion`: `10.0.20348.2340` → (10, 0, 20348); `None` for fewer than
+/// three parts or a part out of range (containerd then compares a zero version, which matches
+/// nothing).
+pub fn windows_version(s: &str) -> Option<(u8, u8, u32)> {
+    let mut it = s.split('.');
+    let major = it.next()?.parse::<u8>().ok()?;
+    let minor = it.next()?.parse::<u8>().ok()?;
+    let build = it.next()?.parse::<u16>().ok()?;
+    Some((major, minor, u32::from(build)))
+}
+
+/// The LTSC releases with a stable ABI, ascending (containerd `compatLTSCReleases`).
+const COMPAT_LTSC: [u32; 2] = [20348, 26100];
+
+/// containerd's `checkWindowsHostAndContainerCompat` on the build (major.minor is 10.0 for every
+/// build here). `relaxed = false` is the exact match of runtimes before the LTSC window.
+pub fn host_runs(host: Build, image: Build, relaxed: bool) -> bool {
+    if host.0 < COMPAT_LTSC[0] || !relaxed {
+        return host == image;
+    }
+    let floor = COMPAT_LTSC
+        .iter()
+        .rev()
+        .find(|&&l| host.0 > l)
+        .copied()
+        .unwrap_or(COMPAT_LTSC[0]);
+    floor <= image.0 && image.0 <= host.0
+}
+
+/// A manifest document as the registry sent it: a list whose entries are platforms, or a single
+/// manifest whose config digest must be fetched to learn its platform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Manifest {
+    List(Vec<Platform>),
+    /// The config blob's digest and size.
+    Single {
+        config: String,
+        size: u64,
+    },
+}
+
+/// Why a manifest or config could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("not JSON: {0}")]
+    Json(String),
+    #[error("unsupported media type {0:?}")]
+    MediaType(String),
+    #[error("{0}")]
+    Shape(&'static str),
+}
+
+/// Read a manifest (OCI index, Docker manifest list, OCI or Docker manifest). `content_type` is
+/// the response's; a document's own `mediaType` wins when present. Attestation entries
+/// (`vnd.docker.reference.type: attestation-manifest`, `unknown/unknown`) are skipped.
+pub fn parse_manifest(bytes: &[u8], content_type: Option<&str>) -> Result<Manifest, ParseError> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
+    let media = v
+        .get("mediaType")
+        .and_then(Value::as_str)
+        .or(content_type.map(|c| c.split(';').next().unwrap_or(c).trim()))
+        .unwrap_or("");
+    // An OCI index may omit mediaType; `manifests` tells it apart from a manifest (`config`).
+    let is_list = media == OCI_INDEX
+        || media == DOCKER_LIST
+        || (v.get("manifests").is_some() && v.get("config").is_none());
+    if is_list {
+        let entries = v
+            .get("manifests")
+            .and_then(Value::as_array)
+            .ok_or(ParseError::Shape("a list without `manifests`"))?;
+        let mut out = Vec::new();
+        for e in entries {
+            let attestation = e
+                .pointer("/annotations/vnd.docker.reference.type")
+                .and_then(Value::as_str)
+                == Some("attestation-manifest");
+            let Some(p) = e.get("platform") else { continue };
+            let platform = platform_of(p);
+            if attestation || platform.os == "unknown" {
+                continue;
+            }
+            out.push(platform);
+        }
+        return Ok(Manifest::List(out));
+    }
+    if media == OCI_MANIFEST || media == DOCKER_MANIFEST || v.get("config").is_some() {
+        let config = v
+            .pointer("/config/digest")
+            .and_then(Value::as_str)
+            .ok_or(ParseError::Shape("a manifest without `config.digest`"))?;
+        let size = v
+            .pointer("/config/size")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        return Ok(Manifest::Single {
+            config: config.to_string(),
+            size,
+        });
+    }
+    Err(ParseError::MediaType(media.to_string()))
+}
+
+/// The platform of an image config blob (`os`, `architecture`, `variant`, `os.version`,
+/// `os.features` at the top level).
+pub fn parse_config(bytes: &[u8]) -> Result<Platform, ParseError> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
+    if !v.is_object() {
+        return Err(ParseError::Shape("an image config that is not an object"));
+    }
+    Ok(platform_of(&v))
+}
+
+fn platform_of(p: &Value) -> Platform {
+    let s = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
+    Platform {
+        os: s("os").unwrap_or_default(),
+        architecture: s("architecture").unwrap_or_default(),
+        variant: s("variant").filter(|v| !v.is_empty()),
+        os_version: s("os.version").filter(|v| !v.is_empty()),
+        os_features: p
+            .get("os.features")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// Image facts by image reference as written in the pod, for one evaluation: what the front end
+/// knew when it started (the CLI resolved them first; `serve` read its cache).
+pub type ImageFactsMap = BTreeMap<String, Arc<ImageFacts>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::windows::{V23H2, WS2019, WS2022, WS2025};
+    use serde_json::json;
+
+    const WIN11_22H2: Build = Build(22621);
+
+    /// containerd/platforms `Test_PlatformCompat`, vector for vector.
+    #[test]
+    fn containerd_platform_compat_vectors() {
+        let cases = [
+            (WS2019, WS2019, true),
+            (WS2019, WS2022, false),
+            (WS2022, WS2019, false),
+            (WS2022, WS2022, true),
+            (WIN11_22H2, WS2019, false),
+            (WIN11_22H2, WS2022, true),
+            (V23H2, WS2019, false),
+            (V23H2, WS2022, true),
+            (WS2025, WS2022, true),
+            (WS2022, WS2025, false),
+            (WS2022, WIN11_22H2, false),
+            (WS2025, WIN11_22H2, true),
+        ];
+        for (host, image, runs) in cases {
+            assert_eq!(
+                host_runs(host, image, true),
+                runs,
+                "host {host:?} image {image:?}"
+            );
+        }
+        // Before the LTSC window the match is exact.
+        assert!(!host_runs(WS2025, WS2022, false));
+        assert!(host_runs(WS2025, WS2025, false));
+    }
+
+    #[test]
+    fn os_version_parts_like_containerd() {
+        assert_eq!(windows_version("10.0.20348.2340"), Some((10, 0, 20348)));
+        assert_eq!(windows_version("10.0.17763"), Some((10, 0, 17763)));
+        assert_eq!(windows_version("10.0"), None);
+        assert_eq!(windows_version("10.0.99999"), None, "a build beyond u16");
+    }
+
+    fn facts(list: bool, entries: &[(&str, Option<&str>)]) -> ImageFacts {
+        ImageFacts {
+            digest: "sha256:00".into(),
+            list,
+            platforms: entries
+                .iter()
+                .map(|(os, v)| Platform {
+                    os: os.to_string(),
+                    architecture: "amd64".into(),
+                    variant: None,
+                    os_version: v.map(str::to_string),
+                    os_features: vec![],
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn verdicts_per_host() {
+        let p = Isolation::Process;
+        let multi = facts(
+            true,
+            &[
+                ("linux", None),
+                ("windows", Some("10.0.17763.5329")),
+                ("windows", Some("10.0.20348.2340")),
+            ],
+        );
+        assert_eq!(multi.on_host(WS2019, p, true), HostVerdict::Runs(WS2019));
+        assert_eq!(multi.on_host(WS2022, p, true), HostVerdict::Runs(WS2022));
+        assert_eq!(multi.on_host(WS2025, p, true), HostVerdict::Runs(WS2022));
+        assert_eq!(multi.on_host(WS2025, p, false), HostVerdict::NoMatch);
+        assert_eq!(multi.windows_builds(), vec![WS2019, WS2022]);
+        let linux = facts(true, &[("linux", None)]);
+        assert_eq!(linux.on_host(WS2022, p, true), HostVerdict::NoWindows);
+        let anywhere = facts(true, &[("windows", None)]);
+        assert_eq!(anywhere.on_host(WS2019, p, true), HostVerdict::Unverifiable);
+        // Hyper-V: a list of older builds does not pull; a single older manifest runs.
+        let old = facts(true, &[("windows", Some("10.0.17763.1"))]);
+        assert_eq!(
+            old.on_host(WS2022, Isolation::Hyperv, true),
+            HostVerdict::NoMatch
+        );
+        let single = facts(false, &[("windows", Some("10.0.17763.1"))]);
+        assert_eq!(
+            single.on_host(WS2022, Isolation::Hyperv, true),
+            HostVerdict::Runs(WS2019)
+        );
+    }
+
+    #[test]
+    fn attestations_are_skipped_and_single_manifests_name_their_config() {
+        let index = json!({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": [
+            {"mediaType": OCI_MANIFEST, "digest": "sha256:a", "size": 1,
+             "platform": {"os": "windows", "architecture": "amd64", "os.version": "10.0.20348.1",
+                          "os.features": ["win32k"]}},
+            {"mediaType": OCI_MANIFEST, "digest": "sha256:b", "size": 1,
+             "platform": {"os": "unknown", "architecture": "unknown"},
+             "annotations": {"vnd.docker.reference.type": "attestation-manifest"}}]});
+        let m = parse_manifest(index.to_string().as_bytes(), None).unwrap();
+        let Manifest::List(p) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].build(), Some(WS2022));
+        assert_eq!(p[0].os_features, vec!["win32k"]);
+        let single = json!({"schemaVersion": 2, "mediaType": DOCKER_MANIFEST,
+            "config": {"mediaType": "application/vnd.docker.container.image.v1+json",
+                       "digest": "sha256:c", "size": 9}, "layers": []});
+        assert_eq!(
+            parse_manifest(single.to_string().as_bytes(), None),
+            Ok(Manifest::Single {
+                config: "sha256:c".into(),
+                size: 9
+            })
+        );
+        assert!(matches!(
+            parse_manifest(b"{\"x\":", None),
+            Err(ParseError::Json(_))
+        ));
+        assert!(matches!(
+            parse_manifest(b"{\"schemaVersion\":1}", Some("text/plain")),
+            Err(ParseError::MediaType(_))
+        ));
+    }
+}

@@ -1,0 +1,333 @@
+//! One image lookup against the distribution API (`/v2/NAME/manifests/REF`, `/v2/NAME/blobs/D`):
+//! the manifest (a list gives the platforms), the config blob of a single manifest, and the
+//! auth dance a `401` starts (Basic from the keyring, or a Bearer token from the challenge's
+//! realm, cached per repository until it expires).
+//!
+//! Hand-written on hyper (see `http.rs`) rather than `oci-client`: the lookup needs four
+//! requests and a challenge parser, and the crate would add reqwest and oci-spec to a graph
+//! that already builds hyper, hyper-rustls and rustls for kube.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hyper::header::{self, HeaderName};
+use hyper::{Method, StatusCode};
+use serde_json::Value;
+
+use super::auth::{Challenge, Keyring, parse_challenge};
+use super::http::{Http, HttpError, Limits, Response};
+use crate::model::image::ImageRef;
+use crate::model::image_facts::{ImageFacts, Manifest, ParseError, parse_config, parse_manifest};
+
+/// Every manifest media type winlint reads (MCR serves the Docker ones); the test checks it
+/// names each constant of `image_facts`.
+const ACCEPT: &str = "application/vnd.oci.image.index.v1+json, \
+    application/vnd.docker.distribution.manifest.list.v2+json, \
+    application/vnd.oci.image.manifest.v1+json, \
+    application/vnd.docker.distribution.manifest.v2+json";
+
+/// Why a lookup gave no facts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    #[error("{0}")]
+    Http(#[from] HttpError),
+    #[error("HTTP {status} for {what}")]
+    Status { status: u16, what: String },
+    #[error("too many requests (HTTP 429)")]
+    Throttled { retry_after: Option<Duration> },
+    #[error("not found (HTTP 404)")]
+    NotFound,
+    #[error("unauthorized: {0}")]
+    Auth(String),
+    #[error("{0}")]
+    Manifest(#[from] ParseError),
+    #[error("digest mismatch: asked {asked}, got {got}")]
+    Digest { asked: String, got: String },
+    #[error("registry backing off after failures; next try in {0:?}")]
+    Backoff(Duration),
+    #[error("not a valid image reference")]
+    Reference,
+}
+
+impl LookupError {
+    /// Worth backing off from (the registry is unwell or asks us to slow down), rather than a
+    /// fact about the image (not found, unauthorized, a bad manifest).
+    pub fn transient(&self) -> bool {
+        match self {
+            LookupError::Http(_) | LookupError::Throttled { .. } => true,
+            LookupError::Status { status, .. } => *status >= 500,
+            _ => false,
+        }
+    }
+}
+
+/// The distribution API client: HTTP, credentials and the Bearer tokens it was given.
+#[derive(Debug)]
+pub struct RegistryClient {
+    http: Http,
+    keyring: Arc<Keyring>,
+    /// (registry, repository) → (Authorization value, valid until).
+    tokens: Mutex<HashMap<(String, String), (String, Instant)>>,
+}
+
+impl RegistryClient {
+    pub fn new(limits: Limits, keyring: Arc<Keyring>) -> Self {
+        RegistryClient {
+            http: Http::new(limits),
+            keyring,
+            tokens: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The digest a tag points at, by `HEAD` (free on Docker Hub, where a GET counts as a pull).
+    /// `None` when the registry does not send `Docker-Content-Digest`.
+    pub async fn head_digest(&self, r: &ImageRef) -> Result<Option<String>, LookupError> {
+        let resp = self.manifest(r, Method::HEAD, reference_of(r)).await?;
+        Ok(resp
+            .header(HeaderName::from_static("docker-content-digest"))
+            .filter(|d| d.starts_with("sha256:"))
+            .map(str::to_string))
+    }
+
+    /// The facts of `r` (its manifest, and the config of a single manifest). `by_digest`
+    /// fetches that digest instead of the tag (after a HEAD told it).
+    pub async fn facts(
+        &self,
+        r: &ImageRef,
+        by_digest: Option<&str>,
+    ) -> Result<ImageFacts, LookupError> {
+        let want = by_digest.or(r.digest.as_deref());
+        let reference = want.unwrap_or_else(|| reference_of(r));
+        let resp = self.manifest(r, Method::GET, reference).await?;
+        let digest = sha256(&resp.body);
+        if let Some(asked) = want
+            && asked != digest
+        {
+            return Err(LookupError::Digest {
+                asked: asked.into(),
+                got: digest,
+            });
+        }
+        let ct = resp.header(header::CONTENT_TYPE);
+        match parse_manifest(&resp.body, ct)? {
+            Manifest::List(platforms) => Ok(ImageFacts {
+                digest,
+                list: true,
+                platforms,
+            }),
+            Manifest::Single { config, .. } => {
+                let path = format!("/v2/{}/blobs/{config}", r.repository);
+                let blob = self.get(r, Method::GET, &path, None).await?;
+                check(&blob, "the config blob")?;
+                if sha256(&blob.body) != config {
+                    return Err(LookupError::Digest {
+                        asked: config,
+                        got: sha256(&blob.body),
+                    });
+                }
+                Ok(ImageFacts {
+                    digest,
+                    list: false,
+                    platforms: vec![parse_config(&blob.body)?],
+                })
+            }
+        }
+    }
+
+    async fn manifest(
+        &self,
+        r: &ImageRef,
+        method: Method,
+        reference: &str,
+    ) -> Result<Response, LookupError> {
+        let path = format!("/v2/{}/manifests/{reference}", r.repository);
+        let resp = self.get(r, method, &path, Some(ACCEPT)).await?;
+        check(&resp, "the manifest")?;
+        Ok(resp)
+    }
+
+    /// A request with the repository's credentials: the cached token first; on `401`, the
+    /// challenge's scheme (Basic from the keyring, or a new Bearer token), once.
+    async fn get(
+        &self,
+        r: &ImageRef,
+        method: Method,
+        path: &str,
+        accept: Option<&str>,
+    ) -> Result<Response, LookupError> {
+        let url = format!("{}{path}", base_url(&r.registry));
+        let headers: Vec<(HeaderName, String)> = accept
+            .map(|a| vec![(header::ACCEPT, a.to_string())])
+            .unwrap_or_default();
+        let key = (r.registry.clone(), r.repository.clone());
+        let cached = {
+            let tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
+            tokens
+                .get(&key)
+                .filter(|(_, until)| *until > Instant::now())
+                .map(|(t, _)| t.clone())
+        };
+        let resp = self
+            .http
+            .request(method.clone(), &url, &headers, cached.as_deref())
+            .await?;
+        if resp.status != StatusCode::UNAUTHORIZED {
+            return Ok(resp);
+        }
+        let challenge = resp
+            .header(header::WWW_AUTHENTICATE)
+            .and_then(parse_challenge)
+            .ok_or_else(|| LookupError::Auth("401 without a challenge winlint reads".into()))?;
+        let cred = self.keyring.get(&r.registry);
+        let (auth, ttl) = match challenge {
+            Challenge::Basic => {
+                let c = cred.ok_or_else(|| {
+                    LookupError::Auth(format!("{} asks for credentials; none given", r.registry))
+                })?;
+                (c.basic(), Duration::from_secs(3600))
+            }
+            Challenge::Bearer { realm, service, .. } => {
+                let (token, ttl) = self.token(r, &realm, service.as_deref()).await?;
+                (format!("Bearer {token}"), ttl)
+            }
+        };
+        let resp = self
+            .http
+            .request(method, &url, &headers, Some(&auth))
+            .await?;
+        if resp.status == StatusCode::UNAUTHORIZED {
+            return Err(LookupError::Auth(format!(
+                "{} refused the credentials",
+                r.registry
+            )));
+        }
+        self.tokens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, (auth, Instant::now() + ttl));
+        Ok(resp)
+    }
+
+    /// The token flow: GET the realm with `service` and `scope=repository:NAME:pull`, Basic
+    /// credentials when the keyring has some; `{token | access_token, expires_in}`.
+    async fn token(
+        &self,
+        r: &ImageRef,
+        realm: &str,
+        service: Option<&str>,
+    ) -> Result<(String, Duration), LookupError> {
+        let query = {
+            let mut q = form_urlencoded::Serializer::new(String::new());
+            if let Some(s) = service {
+                q.append_pair("service", s);
+            }
+            q.append_pair("scope", &format!("repository:{}:pull", r.repository));
+            q.finish()
+        };
+        let sep = if realm.contains('?') { '&' } else { '?' };
+        let url = format!("{realm}{sep}{query}");
+        let basic = self.keyring.get(&r.registry).map(|c| c.basic());
+        let resp = self
+            .http
+            .request(Method::GET, &url, &[], basic.as_deref())
+            .await?;
+        check(&resp, "the token endpoint")?;
+        let v: Value = serde_json::from_slice(&resp.body)
+            .map_err(|e| LookupError::Auth(format!("token answer is not JSON: {e}")))?;
+        let token = v
+            .get("token")
+            .or(v.get("access_token"))
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| LookupError::Auth("token answer without a token".into()))?;
+        // The spec's default lifetime is 60 s; keep a margin.
+        let secs = v.get("expires_in").and_then(Value::as_u64).unwrap_or(60);
+        Ok((
+            token.into(),
+            Duration::from_secs(secs.saturating_sub(5).max(1)),
+        ))
+    }
+}
+
+/// A status that is not success, as an error (429 with its Retry-After).
+fn check(resp: &Response, what: &str) -> Result<(), LookupError> {
+    let s = resp.status;
+    if s.is_success() {
+        return Ok(());
+    }
+    Err(match s {
+        StatusCode::NOT_FOUND => LookupError::NotFound,
+        StatusCode::TOO_MANY_REQUESTS => LookupError::Throttled {
+            retry_after: resp
+                .header(header::RETRY_AFTER)
+                .and_then(|v| v.trim().parse().ok())
+                .map(Duration::from_secs),
+        },
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
+            LookupError::Auth(format!("HTTP {} for {what}", s.as_u16()))
+        }
+        _ => LookupError::Status {
+            status: s.as_u16(),
+            what: what.into(),
+        },
+    })
+}
+
+fn reference_of(r: &ImageRef) -> &str {
+    r.digest.as_deref().or(r.tag.as_deref()).unwrap_or("latest")
+}
+
+/// The API base of a registry: Docker Hub's API host; plain HTTP for loopback registries (as
+/// docker treats them), HTTPS for every other.
+pub fn base_url(registry: &str) -> String {
+    if registry == "docker.io" {
+        return "https://registry-1.docker.io".into();
+    }
+    let host = registry.rsplit_once(':').map_or(registry, |(h, p)| {
+        if p.bytes().all(|b| b.is_ascii_digit()) {
+            h
+        } else {
+            registry
+        }
+    });
+    let loopback = host == "localhost"
+        || host == "[::1]"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|a| a.is_loopback());
+    let scheme = if loopback { "http" } else { "https" };
+    format!("{scheme}://{registry}")
+}
+
+/// `sha256:HEX` of bytes.
+pub fn sha256(bytes: &[u8]) -> String {
+    let d = ring::digest::digest(&ring::digest::SHA256, bytes);
+    let mut s = String::with_capacity(71);
+    s.push_str("sha256:");
+    for b in d.as_ref() {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::image_facts::{DOCKER_LIST, DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST};
+
+    #[test]
+    fn loopback_registries_speak_http() {
+        assert_eq!(base_url("127.0.0.1:5000"), "http://127.0.0.1:5000");
+        assert_eq!(base_url("localhost:5000"), "http://localhost:5000");
+        assert_eq!(base_url("mcr.microsoft.com"), "https://mcr.microsoft.com");
+        assert_eq!(base_url("docker.io"), "https://registry-1.docker.io");
+    }
+
+    #[test]
+    fn accept_names_every_media_type() {
+        for m in [OCI_INDEX, DOCKER_LIST, OCI_MANIFEST, DOCKER_MANIFEST] {
+            assert!(ACCEPT.contains(m));
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! Image facts from registries (issue 18): the I/O half. The pure half (the facts, manifest
+//! parsing, containerd's matcher) is `model::image_facts`; rules read facts through
+//! `Context::image_facts` and never wait for a network.
+//!
+//! * `http`: bounded HTTP (timeouts, body cap, redirect limit, no credentials across hosts);
+//! * `auth`: docker config credentials (never a credential helper) and `401` challenges;
+//! * `client`: one lookup (manifest, config, Basic/Bearer);
+//! * `resolver`: the caches (digest → facts bounded, tag → digest with a TTL), single-flight,
+//!   backoff; `disk`: facts by digest between CLI runs; `metrics`: `winlint_registry_*`;
+//! * `source`: what the engine is handed (a resolved map for the CLI, the cache for `serve`).
+
+pub mod auth;
+pub mod client;
+pub mod disk;
+pub mod http;
+pub mod metrics;
+pub mod resolver;
+pub mod serve;
+pub mod source;
+
+pub use auth::{Credential, Keyring};
+pub use client::{LookupError, RegistryClient};
+pub use http::Limits;
+pub use metrics::RegistryMetrics;
+pub use resolver::{Resolver, Settings};

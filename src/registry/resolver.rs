@@ -1,0 +1,346 @@
+//! Image facts with a memory: digest → facts (bounded, least recently used out), tag → digest
+//! for a TTL (10 minutes by default: a tag is looked up once per TTL however many pods name
+//! it), one lookup in flight per reference (later askers wait for it), per-registry backoff
+//! after 429/5xx/timeouts, failures that are facts (404, unauthorized, a bad manifest)
+//! remembered for a minute, and optionally a directory of facts keyed by digest (the CLI's
+//! cache between runs: a tag costs one HEAD, a digest nothing).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+
+use super::client::{LookupError, RegistryClient};
+use super::metrics::RegistryMetrics;
+use crate::model::image::{self, ImageRef};
+use crate::model::image_facts::ImageFacts;
+
+/// How the resolver remembers and how long it waits.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How long a tag → digest answer is trusted.
+    pub tag_ttl: Duration,
+    /// How long a failure that is a fact about the image (404, 401) is remembered.
+    pub negative_ttl: Duration,
+    /// Digests whose facts are kept in memory (and tags whose digest is).
+    pub capacity: usize,
+    /// The longest one lookup may take, all requests together.
+    pub lookup_timeout: Duration,
+    /// Facts by digest between runs (the CLI's `--registry-cache`).
+    pub disk: Option<PathBuf>,
+    /// Background lookups running at once at most (`serve`); further misses are dropped and
+    /// asked again by a later request.
+    pub max_in_flight: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            tag_ttl: Duration::from_secs(600),
+            negative_ttl: Duration::from_secs(60),
+            capacity: 4096,
+            lookup_timeout: Duration::from_secs(20),
+            disk: None,
+            max_in_flight: 32,
+        }
+    }
+}
+
+type Lookup = Shared<BoxFuture<'static, Result<Arc<ImageFacts>, LookupError>>>;
+
+#[derive(Default)]
+struct State {
+    /// digest → (facts, last use).
+    facts: HashMap<String, (Arc<ImageFacts>, u64)>,
+    /// reference → (digest, when learnt).
+    tags: HashMap<String, (String, Instant)>,
+    /// reference → (error, when).
+    failed: HashMap<String, (LookupError, Instant)>,
+    /// registry → (failures in a row, no request before).
+    backoff: HashMap<String, (u32, Instant)>,
+    in_flight: HashMap<String, Lookup>,
+    tick: u64,
+}
+
+/// The cache and the lookups; cheap to clone (one shared state).
+#[derive(Clone)]
+pub struct Resolver {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: RegistryClient,
+    settings: Settings,
+    state: Mutex<State>,
+    metrics: RegistryMetrics,
+}
+
+impl std::fmt::Debug for Resolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resolver")
+            .field("settings", &self.inner.settings)
+            .finish()
+    }
+}
+
+impl Resolver {
+    pub fn new(client: RegistryClient, settings: Settings, metrics: RegistryMetrics) -> Self {
+        Resolver {
+            inner: Arc::new(Inner {
+                client,
+                settings,
+                state: Mutex::new(State::default()),
+                metrics,
+            }),
+        }
+    }
+
+    pub fn metrics(&self) -> &RegistryMetrics {
+        &self.inner.metrics
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The facts of `reference` from memory only: a digest reference, or a tag whose digest is
+    /// fresh. Never waits.
+    pub fn peek(&self, reference: &str) -> Option<Arc<ImageFacts>> {
+        let r = image::parse(reference)?;
+        let mut st = self.state();
+        let digest = match &r.digest {
+            Some(d) => d.clone(),
+            None => {
+                let (d, at) = st.tags.get(reference)?;
+                if at.elapsed() > self.inner.settings.tag_ttl {
+                    return None;
+                }
+                d.clone()
+            }
+        };
+        st.tick += 1;
+        let tick = st.tick;
+        let e = st.facts.get_mut(&digest)?;
+        e.1 = tick;
+        Some(e.0.clone())
+    }
+
+    /// Is a lookup of `reference` running?
+    pub fn in_flight(&self, reference: &str) -> bool {
+        self.state().in_flight.contains_key(reference)
+    }
+
+    /// The facts of `reference`: memory, else one lookup shared by everyone asking meanwhile.
+    pub async fn resolve(&self, reference: &str) -> Result<Arc<ImageFacts>, LookupError> {
+        if let Some(f) = self.peek(reference) {
+            self.inner.metrics.cache_hits.inc();
+            return Ok(f);
+        }
+        self.start(reference).await
+    }
+
+    /// Start (or join) the lookup of `reference` without waiting for it: `serve`'s answer to a
+    /// miss. Dropped when `max_in_flight` lookups run already (a later request asks again).
+    pub fn queue(&self, reference: &str) {
+        if self.peek(reference).is_some() {
+            return;
+        }
+        {
+            let st = self.state();
+            if st.in_flight.contains_key(reference)
+                || st.in_flight.len() >= self.inner.settings.max_in_flight
+            {
+                return;
+            }
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let lookup = self.start(reference);
+        rt.spawn(lookup);
+    }
+
+    /// The shared lookup of `reference`, created when none runs.
+    fn start(&self, reference: &str) -> Lookup {
+        let mut st = self.state();
+        if let Some((e, at)) = st.failed.get(reference)
+            && at.elapsed() < self.inner.settings.negative_ttl
+        {
+            return futures::future::ready(Err(e.clone())).boxed().shared();
+        }
+        if let Some(l) = st.in_flight.get(reference) {
+            return l.clone();
+        }
+        let me = self.clone();
+        let owned = reference.to_string();
+        let lookup = async move {
+            let out = me.lookup(&owned).await;
+            me.state().in_flight.remove(&owned);
+            out
+        }
+        .boxed()
+        .shared();
+        st.in_flight.insert(reference.to_string(), lookup.clone());
+        lookup
+    }
+
+    async fn lookup(&self, reference: &str) -> Result<Arc<ImageFacts>, LookupError> {
+        let r = image::parse(reference).ok_or(LookupError::Reference)?;
+        if let Some(wait) = self.backing_off(&r.registry) {
+            return Err(LookupError::Backoff(wait));
+        }
+        let m = &self.inner.metrics;
+        let start = Instant::now();
+        let out = tokio::time::timeout(
+            self.inner.settings.lookup_timeout,
+            self.fetch(reference, &r),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(LookupError::Http(super::http::HttpError::Timeout(
+                self.inner.settings.lookup_timeout,
+                "the whole lookup",
+            )))
+        });
+        m.observe(&r.registry, start.elapsed(), out.as_ref().err());
+        let mut st = self.state();
+        match &out {
+            Ok((facts, from_memory)) => {
+                st.backoff.remove(&r.registry);
+                st.failed.remove(reference);
+                if r.digest.is_none() {
+                    st.tags.insert(
+                        reference.to_string(),
+                        (facts.digest.clone(), Instant::now()),
+                    );
+                    bound(&mut st.tags, self.inner.settings.capacity, |(_, at)| *at);
+                }
+                if !from_memory {
+                    self.remember(&mut st, facts.clone());
+                }
+            }
+            Err(e) if e.transient() => {
+                let n = st.backoff.get(&r.registry).map_or(0, |b| b.0) + 1;
+                let mut delay = Duration::from_secs(1 << n.min(8)).min(Duration::from_secs(300));
+                if let LookupError::Throttled {
+                    retry_after: Some(ra),
+                } = e
+                {
+                    delay = delay.max((*ra).min(Duration::from_secs(3600)));
+                }
+                st.backoff
+                    .insert(r.registry.clone(), (n, Instant::now() + delay));
+            }
+            Err(e) => {
+                st.failed
+                    .insert(reference.to_string(), (e.clone(), Instant::now()));
+                bound(&mut st.failed, self.inner.settings.capacity, |(_, at)| *at);
+            }
+        }
+        out.map(|(f, _)| f)
+    }
+
+    /// The remaining backoff of a registry, if any.
+    fn backing_off(&self, registry: &str) -> Option<Duration> {
+        let st = self.state();
+        let (_, until) = st.backoff.get(registry)?;
+        until.checked_duration_since(Instant::now())
+    }
+
+    /// The requests: a digest reference is fetched once; a tag whose digest was known (a
+    /// stale tag entry, or a disk cache) is asked with HEAD first, and costs no GET when the
+    /// digest did not move. The flag: the facts came from memory (already counted there).
+    async fn fetch(
+        &self,
+        reference: &str,
+        r: &ImageRef,
+    ) -> Result<(Arc<ImageFacts>, bool), LookupError> {
+        let client = &self.inner.client;
+        if let Some(d) = &r.digest {
+            if let Some(f) = self.known(d) {
+                return Ok(f);
+            }
+            return Ok((Arc::new(client.facts(r, None).await?), false));
+        }
+        let seen_before =
+            self.inner.settings.disk.is_some() || self.state().tags.contains_key(reference);
+        if seen_before && let Some(d) = client.head_digest(r).await? {
+            if let Some(f) = self.known(&d) {
+                return Ok(f);
+            }
+            return Ok((Arc::new(client.facts(r, Some(&d)).await?), false));
+        }
+        Ok((Arc::new(client.facts(r, None).await?), false))
+    }
+
+    /// Facts by digest from memory or the disk cache.
+    fn known(&self, digest: &str) -> Option<(Arc<ImageFacts>, bool)> {
+        {
+            let mut st = self.state();
+            st.tick += 1;
+            let tick = st.tick;
+            if let Some(e) = st.facts.get_mut(digest) {
+                e.1 = tick;
+                return Some((e.0.clone(), true));
+            }
+        }
+        let f = Arc::new(super::disk::read(
+            self.inner.settings.disk.as_deref()?,
+            digest,
+        )?);
+        Some((f, false))
+    }
+
+    fn remember(&self, st: &mut State, facts: Arc<ImageFacts>) {
+        if let Some(dir) = &self.inner.settings.disk {
+            // A cache that cannot be written is only slower next time.
+            let _ = super::disk::write(dir, &facts);
+        }
+        st.tick += 1;
+        let tick = st.tick;
+        st.facts.insert(facts.digest.clone(), (facts, tick));
+        bound(&mut st.facts, self.inner.settings.capacity, |(_, t)| *t);
+    }
+
+    /// Entries in memory: (digests, tags).
+    pub fn len(&self) -> (usize, usize) {
+        let st = self.state();
+        (st.facts.len(), st.tags.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == (0, 0)
+    }
+}
+
+/// Drop the least recent entry while `map` is over `cap` (a linear scan: it runs once per
+/// insert beyond the cap, over a few thousand entries).
+fn bound<V, K: Ord + Copy>(map: &mut HashMap<String, V>, cap: usize, age: impl Fn(&V) -> K) {
+    while map.len() > cap.max(1) {
+        let Some(oldest) = map
+            .iter()
+            .min_by_key(|(_, v)| age(v))
+            .map(|(k, _)| k.clone())
+        else {
+            return;
+        };
+        map.remove(&oldest);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bound_drops_the_least_recent() {
+        let mut m: HashMap<String, u64> = (0..5).map(|i| (format!("k{i}"), i)).collect();
+        bound(&mut m, 3, |v| *v);
+        let mut keys: Vec<_> = m.keys().cloned().collect();
+        keys.sort();
+        assert_eq!(keys, vec!["k2", "k3", "k4"]);
+    }
+}

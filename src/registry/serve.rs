@@ -1,0 +1,85 @@
+//! `winlint serve` and the registry (`registry.mode`): the cache the webhook's context reads,
+//! and the wait of `sync` mode. Background mode never delays a request: a miss is judged by
+//! the image's name and queues a lookup whose fact later requests read.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::source::{Background, image_references, resolve_all};
+use super::{Keyring, Limits, RegistryClient, RegistryMetrics, Resolver, Settings};
+use crate::config::{RegistryFile, RegistryMode};
+use crate::model::context::ImageFactsSource;
+
+/// The registry side of `serve`; `None` when `registry.mode` is `off`.
+#[derive(Debug, Clone)]
+pub struct ServeImages {
+    resolver: Resolver,
+    mode: RegistryMode,
+    budget: Duration,
+}
+
+impl ServeImages {
+    /// Build from the configuration and register the metrics. Credentials: none yet (public
+    /// registries and anonymous pulls); pull secrets are a later step of issue 18.
+    pub fn new(
+        cfg: &RegistryFile,
+        metrics: &mut prometheus_client::registry::Registry,
+    ) -> Option<Self> {
+        if cfg.mode == RegistryMode::Off {
+            return None;
+        }
+        let settings = Settings {
+            tag_ttl: Duration::from_secs(cfg.tag_ttl_seconds.unwrap_or(600)),
+            capacity: cfg.cache_entries.unwrap_or(4096).max(1),
+            ..Settings::default()
+        };
+        let m = RegistryMetrics::default();
+        m.register(metrics);
+        let client = RegistryClient::new(Limits::default(), Arc::new(Keyring::default()));
+        Some(ServeImages {
+            resolver: Resolver::new(client, settings, m),
+            mode: cfg.mode,
+            budget: Duration::from_millis(
+                cfg.sync_budget_ms
+                    .unwrap_or(500)
+                    .min(crate::config::MAX_SYNC_BUDGET_MS),
+            ),
+        })
+    }
+
+    /// What the webhook's context reads.
+    pub fn source(&self) -> Arc<dyn ImageFactsSource> {
+        Arc::new(Background(self.resolver.clone()))
+    }
+
+    pub fn resolver(&self) -> &Resolver {
+        &self.resolver
+    }
+
+    /// `sync`: look the request's images up, waiting at most the budget (what is not known by
+    /// then is judged by its name, and its lookup goes on). Background: nothing.
+    pub async fn before_review(&self, body: &[u8]) {
+        if self.mode != RegistryMode::Sync {
+            return;
+        }
+        let Ok(review) = serde_json::from_slice::<Value>(body) else {
+            return;
+        };
+        let mut refs = BTreeSet::new();
+        if let Some(o) = review.pointer("/request/object") {
+            image_references(o, &mut refs);
+        }
+        refs.retain(|r| self.resolver.peek(r).is_none());
+        if refs.is_empty() {
+            return;
+        }
+        for r in &refs {
+            // Started detached, so a lookup the budget cuts off still fills the cache.
+            self.resolver.queue(r);
+        }
+        let _ = tokio::time::timeout(self.budget, resolve_all(&self.resolver, &refs)).await;
+    }
+}

@@ -1,0 +1,64 @@
+//! How registry facts reach the engine: the CLI resolves every image of its input first and
+//! hands a map; `serve` hands its cache, which answers from memory and queues a lookup on a
+//! miss (the request is judged by the image names meanwhile).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::client::LookupError;
+use super::resolver::Resolver;
+use crate::model::context::ImageFactsSource;
+use crate::model::image_facts::{ImageFacts, ImageFactsMap};
+use crate::model::workload::pod_sites;
+
+/// The image references of every container of every pod site of `object`.
+pub fn image_references(object: &Value, out: &mut BTreeSet<String>) {
+    for site in pod_sites(object) {
+        for c in site.containers() {
+            if let Some(i) = c.image() {
+                out.insert(i.to_string());
+            }
+        }
+    }
+}
+
+/// Resolve `references` (concurrently, each bounded by the resolver's timeouts): the facts
+/// found, and the failures by reference.
+pub async fn resolve_all(
+    resolver: &Resolver,
+    references: &BTreeSet<String>,
+) -> (ImageFactsMap, Vec<(String, LookupError)>) {
+    let lookups = references.iter().map(|r| async move {
+        let out = resolver.resolve(r).await;
+        (r.clone(), out)
+    });
+    let mut facts = ImageFactsMap::new();
+    let mut failed = Vec::new();
+    for (r, out) in futures::future::join_all(lookups).await {
+        match out {
+            Ok(f) => {
+                facts.insert(r, f);
+            }
+            Err(e) => failed.push((r, e)),
+        }
+    }
+    (facts, failed)
+}
+
+/// `serve`'s source: the resolver's memory; a miss queues a background lookup.
+#[derive(Debug, Clone)]
+pub struct Background(pub Resolver);
+
+impl ImageFactsSource for Background {
+    fn get(&self, reference: &str) -> Option<Arc<ImageFacts>> {
+        let f = self.0.peek(reference);
+        if f.is_some() {
+            self.0.metrics().cache_hits.inc();
+        } else {
+            self.0.queue(reference);
+        }
+        f
+    }
+}
