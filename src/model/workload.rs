@@ -151,7 +151,11 @@ impl<'a> PodSite<'a> {
                 .unwrap_or(&[])
                 .iter()
                 .enumerate()
-                .map(move |(index, value)| ContainerRef { list, index, value })
+                .map(move |(index, value)| {
+                    // Per container: a webhook request past its deadline stops here.
+                    super::deadline::tick();
+                    ContainerRef { list, index, value }
+                })
         })
     }
     /// `spec.volumes` with index.
