@@ -16,6 +16,7 @@ Everything goes to 127.0.0.1; every attack is bounded in connections and time.
 
 import json
 import os
+import resource
 import socket
 import ssl
 import subprocess
@@ -56,7 +57,7 @@ LEGIT = review(bad_pod())
 
 
 class Server:
-    def __init__(self, extra=()):
+    def __init__(self, extra=(), nofile=None):
         self.dir = tempfile.mkdtemp()
         cert, key = os.path.join(self.dir, "c.pem"), os.path.join(self.dir, "k.pem")
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
@@ -69,7 +70,9 @@ class Server:
         self.log = open(os.path.join(self.dir, "serve.log"), "w")
         self.proc = subprocess.Popen([BIN, "serve", "--listen", f"127.0.0.1:{self.port}", "--tls-cert", cert,
                                       "--tls-key", key, "--cluster-facts=off", *EXTRA, *extra],
-                                     stderr=self.log, stdout=subprocess.DEVNULL)
+                                     stderr=self.log, stdout=subprocess.DEVNULL,
+                                     preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile)))
+                                     if nofile else None)
         for _ in range(100):
             try:
                 status, _, _ = post(self.port, "/healthz", b"", method="GET")
@@ -202,8 +205,8 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
 
 
-def run_attack(name, attack):
-    srv = Server()
+def run_attack(name, attack, nofile=None):
+    srv = Server(nofile=nofile)
     stop = threading.Event()
     socks, lock, results = [], threading.Lock(), []
     a = threading.Thread(target=attack, args=(srv.port, stop, socks, lock), daemon=True)
@@ -253,6 +256,8 @@ def main():
     run_attack("slow chunked body x4", lambda p, s, k, l: slow_body(p, s, k, l, 4, 0, True))
     run_attack("300 slow small requests", lambda p, s, k, l: slow_body(p, s, k, l, 300, 2000, False))
     run_attack("connection flood (4000)", lambda p, s, k, l: flood(p, s, k, l, 4000))
+    # The same at the process's open-file limit (the issue's `accept failed` storm).
+    run_attack("flood at nofile=1024 (2000)", lambda p, s, k, l: flood(p, s, k, l, 2000), nofile=1024)
     big = review(bad_pod(10000, {"securityContext": {"seLinuxOptions": {"level": "s0"}}}))
     one_request("10 000-container pod", big)
     one_request("10 000-container pod /mutate", big, "/mutate")

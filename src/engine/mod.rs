@@ -2,7 +2,8 @@
 //! applies their fixes ([`fix`]; the webhook's mutation is built on it, [`mutation`]). Pure, no
 //! I/O: the CLI and the webhook both call these.
 
-pub mod deadline;
+/// The cooperative deadline lives in the model so that the pod-site iterators can check it.
+pub use crate::model::deadline;
 pub mod exemptions;
 pub mod fix;
 pub mod mutation;

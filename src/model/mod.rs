@@ -10,6 +10,7 @@ pub mod api_fields;
 pub mod classify;
 pub mod context;
 pub mod date;
+pub mod deadline;
 pub mod eval;
 pub mod finding;
 pub mod image;

@@ -153,6 +153,8 @@ impl<'a> PodSite<'a> {
                 .enumerate()
                 .map(move |(index, value)| {
                     super::work::step();
+                    // Per container: a webhook request past its deadline stops here.
+                    super::deadline::tick();
                     ContainerRef { list, index, value }
                 })
         })

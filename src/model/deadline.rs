@@ -3,7 +3,8 @@
 //! (the CPU of a timed-out request outlived its 408 by tens of seconds).
 //!
 //! The deadline is a thread-local set around one evaluation by [`within`]; the engine calls
-//! [`check`] between pod sites, rules and fix passes. Past the deadline, `check` unwinds with
+//! [`check`] between pod sites, rules and fix passes, and the pod-site iterators call [`tick`]
+//! per container (a rule that is slow on a huge pod stops inside, not after it). Past the deadline, `check` unwinds with
 //! the [`Exceeded`] payload (through `resume_unwind`: no panic message) back to `within`,
 //! which returns `Err(Exceeded)`. Without a deadline (the CLI) `check` does nothing. The
 //! evaluation is pure (no locks or I/O held across a check), so unwinding out of it leaves
@@ -15,6 +16,7 @@ use std::time::Instant;
 
 thread_local! {
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    static TICKS: Cell<u32> = const { Cell::new(0) };
 }
 
 /// The evaluation passed its deadline.
@@ -41,6 +43,19 @@ pub fn check() {
         .is_some_and(|d| Instant::now() >= d)
     {
         resume_unwind(Box::new(Exceeded));
+    }
+}
+
+/// [`check`] every 256th call: for per-item loops, where reading the clock each time would
+/// cost more than the item.
+pub fn tick() {
+    let due = TICKS.with(|t| {
+        let n = t.get().wrapping_add(1);
+        t.set(n);
+        n % 256 == 0
+    });
+    if due {
+        check();
     }
 }
 
@@ -82,6 +97,20 @@ mod tests {
         });
         assert_eq!((r, steps), (Err(Exceeded), 1));
         check(); // the deadline does not outlive its evaluation
+    }
+
+    #[test]
+    fn tick_checks_now_and_then() {
+        let past = Instant::now() - Duration::from_millis(1);
+        let mut n = 0;
+        let r = within(Some(past), || {
+            for _ in 0..1000 {
+                n += 1;
+                tick();
+            }
+        });
+        assert_eq!(r, Err(Exceeded));
+        assert!(n <= 256, "{n}");
     }
 
     #[test]
