@@ -24,7 +24,6 @@
 mod cert_dir;
 
 use std::io::Write;
-use std::net::IpAddr;
 use std::path::PathBuf;
 
 use crate::model::labels::{ARCH_LABEL, EXEMPT_NAMESPACE_LABEL, OS_LABEL};
@@ -126,6 +125,8 @@ pub enum ManifestsError {
     },
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Issue(#[from] crate::certs::issue::IssueError),
     /// `--cert-dir` holds certificates that cannot be kept.
     #[error("--cert-dir {dir}: {problem}; fix it, or pass --rotate-certs to replace them")]
     CertDir { dir: String, problem: String },
@@ -139,67 +140,17 @@ fn io(what: String) -> impl FnOnce(std::io::Error) -> ManifestsError {
 /// Generate a CA and a serving certificate for `names` (DNS names or IP addresses), valid for
 /// `days` days from yesterday.
 pub fn generate_tls(names: &[String], days: u32) -> Result<GeneratedTls, ManifestsError> {
-    use rcgen::{
-        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
-        KeyPair, KeyUsagePurpose, SanType,
-    };
-    let err = ManifestsError::Certificates;
-    let today = crate::model::date::days_since_epoch();
-    let (nb, na) = (today - 1, today + i64::from(days.max(1)));
-    let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
-    ca.distinguished_name
-        .push(DnType::CommonName, "winlint webhook CA");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
-    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-    let (y, m, d) = civil(nb);
-    ca.not_before = rcgen::date_time_ymd(y, m, d);
-    let (y, m, d) = civil(na + 365);
-    ca.not_after = rcgen::date_time_ymd(y, m, d);
-    let ca_key = KeyPair::generate().map_err(err)?;
-    let ca_cert = ca.self_signed(&ca_key).map_err(err)?;
-    let issuer = Issuer::new(ca, ca_key);
-
-    let mut leaf = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
-    for n in names {
-        let san =
-            match n.parse::<IpAddr>() {
-                Ok(ip) => SanType::IpAddress(ip),
-                Err(_) => SanType::DnsName(n.clone().try_into().map_err(|source| {
-                    ManifestsError::Name {
-                        name: n.clone(),
-                        source,
-                    }
-                })?),
-            };
-        leaf.subject_alt_names.push(san);
-    }
-    if let Some(first) = names.first() {
-        leaf.distinguished_name
-            .push(DnType::CommonName, first.as_str());
-    }
-    leaf.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    leaf.use_authority_key_identifier_extension = true;
-    let (y, m, d) = civil(nb);
-    leaf.not_before = rcgen::date_time_ymd(y, m, d);
-    let (y, m, d) = civil(na);
-    leaf.not_after = rcgen::date_time_ymd(y, m, d);
-    let leaf_key = KeyPair::generate().map_err(err)?;
-    let leaf_cert = leaf.signed_by(&leaf_key, &issuer).map_err(err)?;
+    use crate::certs::issue::{new_ca, serving};
+    let day = std::time::Duration::from_secs(86_400);
+    let validity = day * days.max(1);
+    // The CA outlives the serving certificate by a year.
+    let ca = new_ca(validity + day * 365)?;
+    let leaf = serving(&ca.key, names, validity)?;
     Ok(GeneratedTls {
-        ca_pem: ca_cert.pem(),
-        cert_pem: leaf_cert.pem(),
-        key_pem: leaf_key.serialize_pem(),
+        ca_pem: ca.cert,
+        cert_pem: leaf.cert,
+        key_pem: leaf.key,
     })
-}
-
-/// Days since 1970-01-01 → rcgen's (year, month, day).
-fn civil(days: i64) -> (i32, u8, u8) {
-    let (y, m, d) = crate::model::date::civil_from_days(days);
-    (y as i32, m as u8, d as u8)
 }
 
 /// Name of every object winlint installs.

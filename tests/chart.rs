@@ -336,7 +336,10 @@ fn cluster_facts_rbac_is_read_only_and_switchable() {
         2
     );
     let d = read("templates/deployment.yaml");
-    assert!(d.contains("automountServiceAccountToken: {{ .Values.clusterFacts.enabled }}"));
+    // The token is mounted for the facts, or for the certificate controller.
+    assert!(d.contains(
+        "automountServiceAccountToken: {{ or .Values.clusterFacts.enabled (eq .Values.certificates.mode \"controller\") }}"
+    ));
     assert!(d.contains("--cluster-facts=off"));
     assert_eq!(values()["clusterFacts"]["enabled"], true);
 }
@@ -924,4 +927,70 @@ fn the_image_reference_is_what_the_release_publishes() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/dist.sh"))
             .unwrap();
     assert!(dist.contains("\"org.opencontainers.image.ref.name\":\"$version\""));
+}
+
+/// `certificates.mode=controller`: no Secret and no caBundle in the templates (serve creates
+/// and injects them), so `helm template` renders the same bytes every time; the RBAC names the
+/// one Secret and the two webhook configurations; the certificate lands in an emptyDir.
+#[test]
+fn controller_certificates_render_stably() {
+    let Some(helm) = helm() else {
+        eprintln!("skipping: helm not found (set WINLINT_HELM)");
+        return;
+    };
+    let sets = ["certificates.mode=controller"];
+    let docs = helm_template(&helm, &sets);
+    assert_eq!(
+        docs,
+        helm_template(&helm, &sets),
+        "helm template is not stable"
+    );
+    assert!(!docs.iter().any(|d| d["kind"] == "Secret"));
+    for d in docs.iter().filter(|d| {
+        d["kind"]
+            .as_str()
+            .is_some_and(|k| k.ends_with("WebhookConfiguration"))
+    }) {
+        assert!(
+            d["webhooks"][0]["clientConfig"].get("caBundle").is_none(),
+            "{d}"
+        );
+    }
+    let role = docs
+        .iter()
+        .find(|d| d["kind"] == "Role" && d["metadata"]["name"] == "winlint-certificates")
+        .expect("the certificates Role");
+    assert_eq!(role["rules"][0]["resourceNames"], json!(["winlint-tls"]));
+    let cluster_role = docs
+        .iter()
+        .find(|d| d["kind"] == "ClusterRole" && d["metadata"]["name"] == "winlint-certificates")
+        .expect("the certificates ClusterRole");
+    assert_eq!(
+        cluster_role["rules"][0]["resourceNames"],
+        json!(["winlint"])
+    );
+    let deploy = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let spec = &deploy["spec"]["template"]["spec"];
+    let args: Vec<&str> = spec["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for a in [
+        "--certificates-secret=winlint-tls",
+        "--certificates-namespace=winlint-system",
+        "--certificates-name=winlint.winlint-system.svc",
+        "--webhook-configuration=winlint",
+    ] {
+        assert!(args.contains(&a), "{a} not in {args:?}");
+    }
+    assert_eq!(spec["automountServiceAccountToken"], true);
+    let tls = spec["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "tls")
+        .unwrap();
+    assert!(tls.get("emptyDir").is_some(), "{tls}");
 }

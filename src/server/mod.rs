@@ -39,6 +39,7 @@
 //! `facts` (the cluster watch).
 
 mod ca_bundle;
+mod cert_controller;
 mod certs;
 mod facts;
 mod handlers;
@@ -174,6 +175,24 @@ pub struct ServeArgs {
     /// Seconds between checks of the caBundle (--webhook-configuration).
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS", hide = true)]
     pub ca_bundle_check_interval: f64,
+    /// Manage the CA and serving certificate in this Secret (created if absent, re-issued when
+    /// a third of the validity is left), write them to --tls-cert/--tls-key and keep the
+    /// caBundle of --webhook-configuration in step: no cert-manager, nothing random in the
+    /// install manifests.
+    #[arg(long, value_name = "NAME", env = "WINLINT_CERTIFICATES_SECRET")]
+    pub certificates_secret: Option<String>,
+    /// Namespace of --certificates-secret (default: $POD_NAMESPACE).
+    #[arg(long, value_name = "NAMESPACE", env = "POD_NAMESPACE")]
+    pub certificates_namespace: Option<String>,
+    /// Names of the managed serving certificate, repeatable (the Service's DNS names).
+    #[arg(long = "certificates-name", value_name = "NAME")]
+    pub certificates_names: Vec<String>,
+    /// Validity of the managed serving certificate, in seconds (a year).
+    #[arg(long, default_value_t = 365.0 * 86_400.0, value_name = "SECONDS", hide = true)]
+    pub certificates_validity: f64,
+    /// Seconds between checks of the managed certificates.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", hide = true)]
+    pub certificates_check_interval: f64,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -207,6 +226,11 @@ impl ServeArgs {
             cluster_facts_timeout: 30.0,
             webhook_configuration: None,
             ca_bundle_check_interval: 60.0,
+            certificates_secret: None,
+            certificates_namespace: None,
+            certificates_names: Vec::new(),
+            certificates_validity: 365.0 * 86_400.0,
+            certificates_check_interval: 60.0,
             cluster: ClusterArgs::default(),
         }
     }
@@ -405,6 +429,34 @@ fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
 pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
     check_flags(&args)?;
     let config = load_config(&args)?;
+    // Self-managed certificates: the files come from the Secret, before they are loaded.
+    let controller = match &args.certificates_secret {
+        Some(secret) => {
+            let c = cert_controller::Controller {
+                secret: secret.clone(),
+                namespace: args.certificates_namespace.clone().unwrap_or_default(),
+                names: args.certificates_names.clone(),
+                validity: secs(args.certificates_validity),
+                webhook_configuration: args.webhook_configuration.clone(),
+                cert_file: args.tls_cert.clone(),
+                key_file: args.tls_key.clone(),
+            };
+            if c.namespace.is_empty() || c.names.is_empty() {
+                return Err(ServeError::tls(
+                    "--certificates-secret",
+                    "needs --certificates-namespace (or $POD_NAMESPACE) and --certificates-name",
+                ));
+            }
+            let client = crate::cluster::client(&args.cluster.client_source())
+                .await
+                .map_err(ServeError::Cluster)?;
+            c.reconcile(&client)
+                .await
+                .map_err(|e| ServeError::tls("--certificates-secret", e))?;
+            Some((c, client))
+        }
+        None => None,
+    };
     let (ck, hash) = load_pair(&args.tls_cert, &args.tls_key)?;
     let store = Arc::new(CertStore {
         current: RwLock::new(Arc::new(ck)),
@@ -469,6 +521,14 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
 
     if let Some(w) = &state.watch {
         follow_facts(&state, w, secs(args.cluster_facts_timeout), &shutdown_rx);
+    }
+    if let Some((c, client)) = controller {
+        cert_controller::spawn(
+            c,
+            client,
+            secs(args.certificates_check_interval),
+            shutdown_rx.clone(),
+        );
     }
     if let Some(name) = &args.webhook_configuration {
         let client = crate::cluster::client(&args.cluster.client_source())
