@@ -3,8 +3,8 @@
 
 mod cluster;
 mod input;
-mod write;
 mod registry;
+mod write;
 
 use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};

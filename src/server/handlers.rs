@@ -150,7 +150,11 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
     // `registry.mode: sync` waits for the request's image facts, within the request's budget.
     // A large body is judged by its images' names: the lookup parses the whole review, which
     // must not happen before the evaluation's own density check.
-    if let Some(images) = state.images.as_ref().filter(|_| body.len() <= BLOCKING_THRESHOLD) {
+    if let Some(images) = state
+        .images
+        .as_ref()
+        .filter(|_| body.len() <= BLOCKING_THRESHOLD)
+    {
         let _ = tokio::time::timeout_at(deadline, images.before_review(&body)).await;
     }
     let eval = state.evaluation();
