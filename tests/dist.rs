@@ -437,8 +437,9 @@ impl Registry {
             .arg("serve")
             .arg(&config)
             .stdin(Stdio::null())
+            // It logs a 404 for each blob skopeo checks before pushing it: noise.
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
