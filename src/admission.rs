@@ -293,11 +293,16 @@ impl Webhook {
         deadline: Option<Instant>,
     ) -> Result<Outcome, BadRequest> {
         if !scan::within_value_budget(body) {
+            // Denied whatever `webhook.onError` says: no object a user writes is this dense
+            // (real reviews average 17-22 bytes per value), while padding a bad pod with a few
+            // hundred KiB of `"",` would otherwise admit it unevaluated under `onError: allow`.
             let why = format!(
-                "{TOO_DENSE} (at least {} bytes per value on average)",
+                "{TOO_DENSE} (at least {} bytes per value on average; real objects have 17-22): denied whatever webhook.onError says, so that padding cannot switch winlint off for an object",
                 scan::MIN_BYTES_PER_VALUE
             );
-            return self.unevaluated(body, &why).ok_or(BadRequest(why));
+            return self
+                .unevaluated_with(body, &why, OnError::Deny)
+                .ok_or(BadRequest(why));
         }
         let mut review =
             parse_review(body).map_err(|e| BadRequest(format!("malformed JSON: {e}")))?;
@@ -659,6 +664,11 @@ impl Webhook {
     /// `body` ([`scan::identity`]). `None` when no uid can be read: then only an HTTP error is
     /// possible, and the API server's failurePolicy decides.
     pub fn unevaluated(&self, body: &[u8], why: &str) -> Option<Outcome> {
+        self.unevaluated_with(body, why, self.config.policy.on_error)
+    }
+
+    /// [`Webhook::unevaluated`] answered per `policy` instead of `webhook.onError`.
+    fn unevaluated_with(&self, body: &[u8], why: &str, policy: OnError) -> Option<Outcome> {
         let (api_version, uid) = scan::identity(body)?;
         let mut out = Outcome {
             body: Vec::new(),
@@ -678,7 +688,8 @@ impl Webhook {
             exempted: Vec::new(),
             would_deny: Vec::new(),
         };
-        let response = self.on_error(base_response(&out.uid), &mut out, why.to_string());
+        let response =
+            self.answer_error(base_response(&out.uid), &mut out, why.to_string(), policy);
         out.body = serde_json::to_vec(&json!({
             "apiVersion": out.api_version,
             "kind": "AdmissionReview",
@@ -688,10 +699,21 @@ impl Webhook {
         Some(out)
     }
 
-    fn on_error(&self, mut resp: Value, out: &mut Outcome, why: String) -> Value {
+    fn on_error(&self, resp: Value, out: &mut Outcome, why: String) -> Value {
+        self.answer_error(resp, out, why, self.config.policy.on_error)
+    }
+
+    /// The answer to an object that was not evaluated, per `policy`.
+    fn answer_error(
+        &self,
+        mut resp: Value,
+        out: &mut Outcome,
+        why: String,
+        policy: OnError,
+    ) -> Value {
         out.decision = Decision::Error;
         let msg = format!("winlint could not evaluate this object: {why}");
-        match self.config.policy.on_error {
+        match policy {
             OnError::Allow => {
                 resp["warnings"] = json!([truncate(&msg, MAX_WARNING_CHARS)]);
             }

@@ -496,8 +496,10 @@ async fn memory_is_bounded_by_the_body() {
     let (status, answer) = post_once(serve.addr, &c.tls.ca_pem, "/validate", body).await;
     assert_eq!(status, 200);
     let v = parse_review(&answer, "array");
+    // Denied under the default `onError: allow` too: padding must not buy an unevaluated pass.
+    assert_eq!(v["response"]["allowed"], false, "{v}");
     assert!(
-        v["response"]["warnings"]
+        v["response"]["status"]["message"]
             .to_string()
             .contains("JSON values"),
         "{v}"
@@ -508,6 +510,26 @@ async fn memory_is_bounded_by_the_body() {
         grew < 4 * len as u64,
         "peak grew by {grew} bytes for a {len}-byte body (base {base_kb} kB)"
     );
+}
+
+/// A bad pod padded with empty strings (3 bytes per JSON value) to pass as "too dense to parse"
+/// is denied, not admitted unevaluated under the default `onError: allow`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn padding_does_not_switch_the_webhook_off() {
+    let c = certs();
+    let serve = Serve::start(&c, &[]);
+    let mut pod = bad_pod("padded", 1, serde_json::json!({}));
+    pod["spec"]["containers"][0]["args"] = serde_json::json!(vec![""; 200_000]);
+    let (status, answer) = post_once(
+        serve.addr,
+        &c.tls.ca_pem,
+        "/validate",
+        review_of("padded", "default", pod),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let v = parse_review(&answer, "padded");
+    assert_eq!(v["response"]["allowed"], false, "{v}");
 }
 
 /// Control characters of object names never start a line of the text log.
