@@ -159,6 +159,32 @@ pub struct Outcome {
     pub would_deny: Vec<&'static str>,
 }
 
+impl Outcome {
+    /// The outcome of the review `uid` before anything is known of its object: allowed, no
+    /// findings, no patch. One constructor, so that a field added to `Outcome` is set once
+    /// (the evaluated and the unevaluated answers both start here).
+    fn new(uid: String, api_version: String, decision: Decision) -> Self {
+        Outcome {
+            body: Vec::new(),
+            uid,
+            api_version,
+            operation: String::new(),
+            kind: String::new(),
+            namespace: String::new(),
+            name: String::new(),
+            dry_run: false,
+            allowed: true,
+            decision,
+            findings: Vec::new(),
+            patched: Vec::new(),
+            patched_rules: Vec::new(),
+            error: None,
+            exempted: Vec::new(),
+            would_deny: Vec::new(),
+        }
+    }
+}
+
 /// The findings `/validate` decides on ([`Webhook::judge`]).
 #[derive(Default)]
 struct Judged {
@@ -333,22 +359,12 @@ impl Webhook {
         };
         let s = |p: &str| req.lookup(p).and_then(Value::as_str).unwrap_or("");
         let mut out = Outcome {
-            body: Vec::new(),
-            uid,
-            api_version: api_version.to_string(),
             operation: s("/operation").to_string(),
             kind: s("/kind/kind").to_string(),
             namespace: s("/namespace").to_string(),
             name: s("/name").to_string(),
             dry_run: req.get("dryRun").and_then(Value::as_bool).unwrap_or(false),
-            allowed: true,
-            decision: Decision::Allowed,
-            findings: Vec::new(),
-            patched: Vec::new(),
-            patched_rules: Vec::new(),
-            error: None,
-            exempted: Vec::new(),
-            would_deny: Vec::new(),
+            ..Outcome::new(uid, api_version.to_string(), Decision::Allowed)
         };
         if out.name.is_empty() {
             // generateName: the mutating webhook sees no name yet.
@@ -670,24 +686,7 @@ impl Webhook {
     /// [`Webhook::unevaluated`] answered per `policy` instead of `webhook.onError`.
     fn unevaluated_with(&self, body: &[u8], why: &str, policy: OnError) -> Option<Outcome> {
         let (api_version, uid) = scan::identity(body)?;
-        let mut out = Outcome {
-            body: Vec::new(),
-            uid,
-            api_version,
-            operation: String::new(),
-            kind: String::new(),
-            namespace: String::new(),
-            name: String::new(),
-            dry_run: false,
-            allowed: true,
-            decision: Decision::Error,
-            findings: Vec::new(),
-            patched: Vec::new(),
-            patched_rules: Vec::new(),
-            error: None,
-            exempted: Vec::new(),
-            would_deny: Vec::new(),
-        };
+        let mut out = Outcome::new(uid, api_version, Decision::Error);
         let response =
             self.answer_error(base_response(&out.uid), &mut out, why.to_string(), policy);
         out.body = serde_json::to_vec(&json!({
