@@ -17,8 +17,9 @@
 # WINLINT_DIST_WHEELS=0 to skip the wheels, SOURCE_DATE_EPOCH (default: the last commit's time;
 # the image's timestamps, so two runs on one commit give the same digests).
 #
-# Cross builds (aarch64 on an x86_64 machine) need Debian's gcc-aarch64-linux-gnu: it compiles
-# ring's and mimalloc's C for the musl target and links, with Rust's self-contained musl crt.
+# Cross builds (aarch64 on an x86_64 machine) need Debian's gcc-aarch64-linux-gnu and its C
+# headers, libc6-dev-arm64-cross (only a Recommends of the compiler): it compiles ring's and
+# mimalloc's C for the musl target and links, with Rust's self-contained musl crt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,7 +52,7 @@ cross_env() {
   fi
   local gcc="$arch-linux-gnu-gcc"
   command -v "$gcc" >/dev/null || {
-    echo "dist.sh: $gcc not found (Debian: apt-get install gcc-${arch/_/-}-linux-gnu)" >&2
+    echo "dist.sh: $gcc not found (Debian: apt-get install gcc-${arch/_/-}-linux-gnu libc6-dev-arm64-cross)" >&2
     return 1
   }
   local t=${arch}_unknown_linux_musl
