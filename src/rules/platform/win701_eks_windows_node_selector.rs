@@ -1,10 +1,12 @@
 //! WIN701 `eks-windows-node-selector`.
 
 use crate::model::Eval;
-use crate::model::labels::OS_LABELS;
+use serde_json::Value;
+
+use crate::model::labels::{OS_LABELS, WINDOWS_ONLY_NODE_LABELS};
 use crate::model::meta::{Mutation, Recorded, RuleOs};
 use crate::model::platform::Platform;
-use crate::model::workload::PodSite;
+use crate::model::workload::{PodSite, list};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::scheduling::common::node_selector_ops;
@@ -25,8 +27,9 @@ With `--platform eks` (or `target.platform: eks`), finds Windows pods that are n
 network and whose `spec.nodeSelector` does not say `kubernetes.io/os: windows` (or the legacy
 `beta.kubernetes.io/os: windows`), after the `scheduling.nodeSelector` of their RuntimeClass is
 merged in: pods pinned to Windows nodes by node affinity, by a Windows-only label, or by a
-RuntimeClass that does not set the OS label. Silent on other platforms, and for a RuntimeClass
-winlint does not know.
+RuntimeClass that does not set the OS label. Silent on other platforms, for a RuntimeClass
+winlint does not know, for a pod with no Windows pin at all (WIN001 reports it, with the same
+fix) and for an OS label with another value (WIN010, WIN004).
 
 ## Why is this bad?
 On EKS the VPC resource controller's admission webhook gives a Windows pod its IP address
@@ -76,7 +79,13 @@ pub(crate) fn eks_windows_node_selector(site: &PodSite, eval: &Eval) -> Vec<Find
             .iter()
             .any(|k| get(k).as_deref() == Some("windows"))
     };
-    if says_windows(&|k| site.node_selector(k).map(str::to_string)) {
+    // An OS key with another value (`Windows`, `linux`) is WIN010's or WIN004's to report.
+    if OS_LABELS.iter().any(|k| site.node_selector(k).is_some()) {
+        return Vec::new();
+    }
+    // A pod with no Windows pin at all is WIN001's, whose fix is this one: the contract
+    // concerns pods that reach Windows nodes by another way.
+    if !pinned_otherwise(site) {
         return Vec::new();
     }
     let mut why = "the pod's spec.nodeSelector does not say kubernetes.io/os: windows".to_string();
@@ -114,6 +123,31 @@ pub(crate) fn eks_windows_node_selector(site: &PodSite, eval: &Eval) -> Vec<Find
             ops: node_selector_ops(site, key, "windows"),
         }),
     ]
+}
+
+/// Whether something other than `spec.nodeSelector`'s OS label keeps the pod on Windows
+/// nodes: a required node affinity on the OS label, a selector on a label only Windows nodes
+/// carry, or a RuntimeClass (whose scheduling.nodeSelector the caller reads).
+fn pinned_otherwise(site: &PodSite) -> bool {
+    let affinity = site
+        .get("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        .and_then(Value::as_array)
+        .is_some_and(|terms| {
+            !terms.is_empty()
+                && terms.iter().all(|t| {
+                    list(t, "matchExpressions").iter().any(|e| {
+                        e.get("key")
+                            .and_then(Value::as_str)
+                            .is_some_and(|k| OS_LABELS.contains(&k))
+                            && e.get("operator").and_then(Value::as_str) == Some("In")
+                            && list(e, "values").iter().any(|v| v == "windows")
+                    })
+                })
+        });
+    let windows_label = WINDOWS_ONLY_NODE_LABELS
+        .iter()
+        .any(|(k, prefix)| site.node_selector(k).is_some_and(|v| v.starts_with(prefix)));
+    affinity || windows_label || site.str("/runtimeClassName").is_some()
 }
 
 #[cfg(test)]
@@ -163,6 +197,24 @@ mod tests {
         assert!(hits(&beta, &eks(), "WIN701").is_empty());
         let host = set(affinity_pinned(), "/spec/hostNetwork", json!(true));
         assert!(hits(&host, &eks(), "WIN701").is_empty());
+        // No pin at all: WIN001's, with the same fix.
+        let unpinned = unset(winok(), "/spec/nodeSelector");
+        assert!(hits(&unpinned, &eks(), "WIN701").is_empty());
+        assert!(!hits(&unpinned, &eks(), "WIN001").is_empty());
+        // `Windows`: WIN010's (no node has that value).
+        let cased = set(
+            winok(),
+            "/spec/nodeSelector/kubernetes.io~1os",
+            json!("Windows"),
+        );
+        assert!(hits(&cased, &eks(), "WIN701").is_empty());
+        // A Windows-only label pins it too, and the webhook does not read it.
+        let build = set(
+            unpinned,
+            "/spec/nodeSelector",
+            json!({"node.kubernetes.io/windows-build": "10.0.20348"}),
+        );
+        assert_eq!(hits(&build, &eks(), "WIN701").len(), 1);
     }
 
     #[test]
