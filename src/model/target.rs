@@ -199,6 +199,15 @@ pub const GATES: &[Gate] = &[
         former: None,
     },
     Gate {
+        // the kubelet kills an exec probe past its timeoutSeconds: GA (on) 1.20, locked 1.35
+        // (kubernetes pkg/features/kube_features.go); before 1.20 exec probe timeouts were not
+        // enforced.
+        name: "ExecProbeTimeout",
+        defaults: &[(20, true)],
+        locked_from: Some(35),
+        former: None,
+    },
+    Gate {
         // securityContext.appArmorProfile: beta (on) 1.30, GA 1.31.
         name: "AppArmorFields",
         defaults: &[(30, true)],

@@ -112,6 +112,25 @@ pub mod legacy {
     pub mod win411_termination_grace_docker;
 }
 
+pub mod commands {
+    //! WIN413–WIN414: what the containers of Windows pods run: commands, exec probes, hooks.
+    pub mod common;
+    pub mod win413_linux_command;
+    pub mod win414_shell_probe_timeout;
+}
+
+pub mod network {
+    //! WIN415: how Windows pods resolve names.
+    pub mod common;
+    pub mod win415_partial_service_name;
+}
+
+pub mod platform {
+    //! WIN7xx: contracts of managed platforms (their admission webhooks and controllers).
+    pub mod common;
+    pub mod win701_eks_windows_node_selector;
+}
+
 pub mod images {
     //! WIN5xx: container images against the target's Windows builds.
     pub mod common;
@@ -192,6 +211,9 @@ static RULES: &[Rule] = &[
     legacy::win410_udp_userspace_proxy::RULE,
     legacy::win411_termination_grace_docker::RULE,
     resources::win412_pod_level_resources::RULE,
+    commands::win413_linux_command::RULE,
+    commands::win414_shell_probe_timeout::RULE,
+    network::win415_partial_service_name::RULE,
     images::win501_image_untagged_or_latest::RULE,
     images::win502_image_build_incompatible::RULE,
     images::win503_image_build_unknown::RULE,
@@ -204,6 +226,7 @@ static RULES: &[Rule] = &[
     kinds::win602_hpa_legacy::RULE,
     kinds::win603_os_unpinned_daemonset::RULE,
     kinds::win604_api_version_not_served::RULE,
+    platform::win701_eks_windows_node_selector::RULE,
 ];
 
 /// Every rule, in ID order.

@@ -1,0 +1,407 @@
+//! WIN413 `linux-command`.
+
+use crate::model::Eval;
+use crate::model::image::ImageInfo;
+use crate::model::meta::{Mutation, RuleOs};
+use crate::model::pod::is_host_process;
+use crate::model::workload::PodSite;
+use crate::model::{Finding, RuleMeta, Severity};
+use crate::rules::Rule;
+use crate::rules::commands::common::{
+    Exec, OnWindows, Program, execs, image_of, one_string_program, severity,
+};
+
+/// WIN413 in the registry.
+pub const RULE: Rule = Rule {
+    meta: &WIN413,
+    check: linux_command,
+};
+
+pub static WIN413: RuleMeta = RuleMeta {
+    id: "WIN413",
+    name: "linux-command",
+    severity: Severity::Error,
+    summary: "a command, exec probe or exec hook of a Windows pod starts a program Windows cannot find",
+    docs: r#"## What it does
+Finds, in Windows pods, the `command` of a container, the `exec` of its liveness, readiness and
+startup probes and of its `postStart`/`preStop` hooks, whose program Windows cannot start:
+* a Linux shell or utility (`/bin/sh`, `sh`, `bash`, `sleep`, `cat`, …);
+* a shell script (`/app/start.sh`);
+* a `cmd.exe` built-in used as a program (`dir`, `echo`, `type`, …);
+* a whole command line written as one string (`["powershell -Command Get-Date"]`);
+* `powershell` in a Nano Server image (Windows PowerShell is not in Nano Server), `pwsh` in a
+  Windows base image (PowerShell 7 is not in Server Core, Nano Server or Server);
+* a program under `/bin`, `/sbin` or `/usr` (the Linux file system layout; a warning, since an
+  image could put an `.exe` there).
+
+Names Windows also ships (`cmd`, `powershell`, `ping`, `curl`, `tar`, `timeout`, `hostname`,
+`whoami`, …) and any name written with `.exe` are not flagged.
+
+## Why is this bad?
+containerd on Windows joins the argv into one command line, escaping each element, and
+`CreateProcess` looks the first element up as a program: a Linux program, a built-in of cmd.exe
+or a quoted whole command line is not found, and the container fails with `CreateProcess: The
+system cannot find the file specified`. A container whose `command` or `postStart` hook cannot
+start never runs (error, where the image cannot hold the program); a failing probe restarts the
+container or keeps it unready, a failing `preStop` hook is skipped (warnings).
+
+## Example
+```yaml
+spec:
+  os: {name: windows}
+  containers:
+  - name: app
+    image: mcr.microsoft.com/windows/servercore:ltsc2022
+    command: ["/bin/sh", "-c", "sleep 3600"]
+    livenessProbe:
+      exec:
+        command: ["powershell -Command Test-Path C:\\ready"]
+```
+
+## Fix
+Run the Windows equivalent, one argv element per token: `["cmd", "/c", "ping -n 3600 127.0.0.1 > nul"]`,
+`["powershell", "-Command", "Test-Path C:\\ready"]`; `pwsh` only in an image that has PowerShell 7
+(`mcr.microsoft.com/powershell:lts-nanoserver-ltsc2022`).
+"#,
+    fix: None,
+    source: "containerd CRI (Windows argv escaping), Azure/AKS#1836, Azure/AKS#3107, microsoft/Windows-Containers#252",
+    applies: "all",
+    os: RuleOs::Windows,
+    default_on: true,
+    mutation: Mutation::DEFAULT,
+};
+
+/// Why a program cannot start, and whether that holds whatever the image contains.
+struct Problem {
+    why: String,
+    fix: String,
+    certain: bool,
+}
+
+pub(crate) fn linux_command(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for exec in execs(site) {
+        let Some(first) = exec.program() else {
+            continue;
+        };
+        // A HostProcess container runs on the host, with the host's PATH: its image's content
+        // does not decide which programs exist (the nanoserver init container that runs the
+        // host's powershell is fine).
+        let host_process = is_host_process(site, &exec.container);
+        let image = (!host_process)
+            .then(|| image_of(eval, &exec.container))
+            .flatten();
+        let Some(p) = problem(&exec, first, image, host_process) else {
+            continue;
+        };
+        let c = &exec.container;
+        let message = format!(
+            "{} {} runs {first:?}: {}; {}",
+            c.label(),
+            exec.slot.label(),
+            p.why,
+            p.fix
+        );
+        out.push(
+            Finding::new(
+                &WIN413,
+                site.container_ptr(c, &format!("{}/0", exec.rel)),
+                message,
+            )
+            .severity(severity(exec.slot, p.certain)),
+        );
+    }
+    out
+}
+
+fn problem(
+    exec: &Exec,
+    first: &str,
+    image: Option<&ImageInfo>,
+    host_process: bool,
+) -> Option<Problem> {
+    // Only the base images' content is known: any other image may carry an `.exe` of the name.
+    let known_content = image.is_some_and(|i| i.ms_base);
+    if exec.argv.len() == 1
+        && let Some(program) = one_string_program(first)
+    {
+        let split: Vec<&str> = first.split_whitespace().collect();
+        return Some(Problem {
+            why: format!(
+                "a whole command line in one string, which Windows looks up as one program name \
+                 and cannot find (only {program:?} is the program)"
+            ),
+            fix: format!("write one element per argument: {split:?}"),
+            certain: true,
+        });
+    }
+    let p = Program::parse(first);
+    if p.name.ends_with(".sh") {
+        return Some(Problem {
+            why: "a shell script, which Windows cannot execute".into(),
+            fix: "run a PowerShell script (powershell -File x.ps1) or a .cmd file instead".into(),
+            certain: true,
+        });
+    }
+    match p.on_windows() {
+        Some(OnWindows::LinuxOnly) => Some(Problem {
+            why: "a Linux program that Windows does not have".into(),
+            fix: "run the Windows equivalent through cmd /c or powershell -Command".into(),
+            certain: linux_directory(first) || known_content,
+        }),
+        Some(OnWindows::CmdBuiltin) => Some(Problem {
+            why: "a built-in command of cmd.exe, not a program".into(),
+            fix: format!("run it through cmd: [\"cmd\", \"/c\", \"{}\", …]", p.name),
+            certain: known_content,
+        }),
+        Some(OnWindows::WindowsPowerShell) if image.is_some_and(nano_server) => Some(Problem {
+            why: "Windows PowerShell, which Nano Server images do not have".into(),
+            fix: "use pwsh with a PowerShell image (mcr.microsoft.com/powershell:lts-nanoserver-ltsc2022), cmd /c, or a Server Core image".into(),
+            certain: true,
+        }),
+        Some(OnWindows::Pwsh) if known_content => Some(Problem {
+            why: "PowerShell 7, which the Windows base images do not have".into(),
+            fix: "use powershell (Windows PowerShell) on Server Core, or an image with PowerShell 7 (mcr.microsoft.com/powershell)".into(),
+            certain: true,
+        }),
+        // The host's PATH: Windows Server ships Windows PowerShell, not PowerShell 7, whatever
+        // the image holds (MicrosoftDocs/azure-docs#101159: `pwsh.exe` in a HostProcess
+        // container of the powershell:lts-nanoserver image, "failed to find executable").
+        Some(OnWindows::Pwsh) if host_process && !p.is_path => Some(Problem {
+            why: "PowerShell 7, which Windows Server hosts do not have unless installed, and a \
+                  HostProcess container runs the host's programs, not its image's"
+                .into(),
+            fix: "use powershell.exe, or the image's copy by its path under \
+                  %CONTAINER_SANDBOX_MOUNT_POINT%"
+                .into(),
+            certain: false,
+        }),
+        Some(_) => None,
+        None if linux_directory(first) => Some(Problem {
+            why: "a path of the Linux file system layout, which Windows images rarely have \
+                  (Windows resolves it on drive C:)"
+                .into(),
+            fix: format!(
+                "use the program's path in the Windows image (for example C:\\{}.exe where \
+                 Windows images keep it at the root)",
+                p.name
+            ),
+            certain: false,
+        }),
+        None => None,
+    }
+}
+
+/// A Nano Server image, by its reference: the repository or tag says so (the Microsoft base
+/// image, and the tags of images built on it: `…-nanoserver-ltsc2022`).
+fn nano_server(image: &ImageInfo) -> bool {
+    image.reference.as_ref().is_some_and(|r| {
+        r.repository.to_ascii_lowercase().contains("nanoserver")
+            || r.tag
+                .as_deref()
+                .is_some_and(|t| t.to_ascii_lowercase().contains("nanoserver"))
+    })
+}
+
+/// `/bin/x`, `/sbin/x`, `/usr/…`: where Linux images keep their programs.
+fn linux_directory(path: &str) -> bool {
+    ["/bin/", "/sbin/", "/usr/"]
+        .iter()
+        .any(|d| path.starts_with(d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    use crate::rules::testutil::{cfg, hits, set, winok};
+
+    const C0: &str = "/spec/containers/0";
+
+    fn with(rel: &str, argv: serde_json::Value) -> serde_json::Value {
+        set(winok(), &format!("{C0}{rel}"), argv)
+    }
+
+    fn one(pod: &serde_json::Value) -> Vec<(Severity, String)> {
+        hits(pod, &cfg(), "WIN413")
+    }
+
+    #[test]
+    fn linux_shell_as_command_is_an_error() {
+        let pod = with("/command", json!(["/bin/sh", "-c", "sleep 3600"]));
+        assert_eq!(one(&pod), [(Severity::Error, format!("{C0}/command/0"))]);
+        // A bare name in a base image: its content is known.
+        assert_eq!(
+            one(&with("/command", json!(["sleep", "10"])))[0].0,
+            Severity::Error
+        );
+    }
+
+    #[test]
+    fn bare_linux_name_in_an_unknown_image_is_a_warning() {
+        let pod = set(
+            with("/command", json!(["bash", "-c", "x"])),
+            "/spec/containers/0/image",
+            json!("contoso/tools:1.0-ltsc2022"),
+        );
+        assert_eq!(one(&pod)[0].0, Severity::Warning);
+        // Written as a Windows file: what the author means.
+        let pod = set(
+            with("/command", json!(["bash.exe", "-c", "x"])),
+            "/spec/containers/0/image",
+            json!("contoso/tools:1.0-ltsc2022"),
+        );
+        assert!(one(&pod).is_empty());
+    }
+
+    #[test]
+    fn windows_programs_are_not_flagged() {
+        for argv in [
+            json!(["cmd", "/c", "echo hi"]),
+            json!(["powershell", "-Command", "Get-Date"]),
+            json!(["ping", "-t", "localhost"]),
+            json!(["curl", "http://localhost"]),
+            json!(["timeout", "/t", "10"]),
+            json!(["C:\\app\\app.exe", "--serve"]),
+            json!([
+                "/csi-node-driver-registrar.exe",
+                "--mode=kubelet-registration-probe"
+            ]),
+            json!(["C:\\Program Files\\app\\app.exe"]),
+        ] {
+            assert!(one(&with("/command", argv.clone())).is_empty(), "{argv}");
+        }
+    }
+
+    #[test]
+    fn probes_and_hooks() {
+        let pod = with(
+            "/livenessProbe",
+            json!({"exec": {"command": ["cat", "/tmp/healthy"]}}),
+        );
+        assert_eq!(
+            one(&pod),
+            [(
+                Severity::Warning,
+                format!("{C0}/livenessProbe/exec/command/0")
+            )]
+        );
+        let pod = with(
+            "/lifecycle",
+            json!({"postStart": {"exec": {"command": ["/bin/bash", "-c", "x"]}}}),
+        );
+        assert_eq!(one(&pod)[0].0, Severity::Error);
+        let pod = with(
+            "/lifecycle",
+            json!({"preStop": {"exec": {"command": ["/bin/aws-ebs-csi-driver", "pre-stop-hook"]}}}),
+        );
+        assert_eq!(
+            one(&pod),
+            [(
+                Severity::Warning,
+                format!("{C0}/lifecycle/preStop/exec/command/0")
+            )]
+        );
+    }
+
+    #[test]
+    fn one_string_command_line() {
+        let pod = with(
+            "/readinessProbe",
+            json!({"exec": {"command": ["powershell -command Get-Date"]}}),
+        );
+        let f = crate::rules::testutil::only(&pod, &cfg(), "WIN413");
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message
+                .contains(r#"["powershell", "-command", "Get-Date"]"#),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(
+            one(&with("/command", json!(["cmd /c dir"])))[0].0,
+            Severity::Error
+        );
+    }
+
+    #[test]
+    fn powershell_in_nano_server() {
+        let nano = |argv| {
+            set(
+                with("/command", argv),
+                "/spec/containers/0/image",
+                json!("mcr.microsoft.com/windows/nanoserver:ltsc2022"),
+            )
+        };
+        assert_eq!(
+            one(&nano(json!(["powershell", "-c", "x"])))[0].0,
+            Severity::Error
+        );
+        assert_eq!(one(&nano(json!(["pwsh", "-c", "x"])))[0].0, Severity::Error);
+        assert!(one(&nano(json!(["cmd", "/c", "x"]))).is_empty());
+        // The PowerShell image has pwsh, and Server Core has powershell.
+        let ps = set(
+            with("/command", json!(["pwsh", "-c", "x"])),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/powershell:lts-nanoserver-ltsc2022"),
+        );
+        assert!(one(&ps).is_empty());
+        assert!(one(&with("/command", json!(["powershell", "-c", "x"]))).is_empty());
+    }
+
+    #[test]
+    fn host_process_containers_run_the_hosts_programs() {
+        let hp = set(
+            crate::rules::hostprocess::common::tests::hpc(),
+            "/spec/containers/0/image",
+            json!("mcr.microsoft.com/windows/nanoserver:1809"),
+        );
+        let pod = set(
+            hp.clone(),
+            "/spec/containers/0/command",
+            json!(["powershell", "-c", "x"]),
+        );
+        assert!(one(&pod).is_empty());
+        // PowerShell 7 is the image's, not on the host's PATH.
+        let pod = set(
+            hp.clone(),
+            "/spec/containers/0/command",
+            json!(["pwsh.exe", "-c", "x"]),
+        );
+        assert_eq!(one(&pod)[0].0, Severity::Warning);
+        // A Linux path is still none of the host's.
+        let pod = set(
+            hp,
+            "/spec/containers/0/command",
+            json!(["/bin/sh", "-c", "x"]),
+        );
+        assert_eq!(one(&pod)[0].0, Severity::Error);
+    }
+
+    #[test]
+    fn shell_scripts_and_builtins() {
+        assert_eq!(
+            one(&with("/command", json!(["/app/start.sh"])))[0].0,
+            Severity::Error
+        );
+        let f = crate::rules::testutil::only(&with("/command", json!(["dir"])), &cfg(), "WIN413");
+        assert!(
+            f[0].message.contains(r#"["cmd", "/c", "dir", …]"#),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn args_alone_go_to_the_entrypoint() {
+        assert!(one(&with("/args", json!(["sh", "-c", "x"]))).is_empty());
+    }
+
+    #[test]
+    fn linux_pods_are_not_judged() {
+        let pod = serde_json::json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"l"},"spec":{
+            "containers":[{"name":"a","image":"busybox:1.36","command":["sh","-c","sleep 1"]}]}});
+        assert!(one(&pod).is_empty());
+    }
+}
