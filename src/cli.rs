@@ -702,6 +702,11 @@ fn lint_docs(
                 continue;
             }
             let label = object_label(obj);
+            let namespace = obj
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .filter(|ns| !ns.is_empty())
+                .map(str::to_string);
             for mut f in rep.findings {
                 let pointer = format!("{prefix}{}", f.pointer);
                 if let Some(fix) = f.fix.as_mut() {
@@ -744,6 +749,7 @@ fn lint_docs(
                     column,
                     pointer,
                     object: label.clone(),
+                    namespace: namespace.clone(),
                     finding: f,
                     fix,
                     not_fixed,

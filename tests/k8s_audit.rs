@@ -534,7 +534,7 @@ fn cluster_facts_decide_what_the_file_is_judged_against() {
     out.assert_code(0);
     assert_eq!(
         normal(&c, &out.stdout, &names(w)),
-        "testdata/audit/deploy.yaml:30:11: info WIN403 env-name-invalid: container \"shop\" env \
+        "testdata/audit/deploy.yaml:30:11: Deployment/shop: info WIN403 env-name-invalid: container \"shop\" env \
          var name \"ConnectionStrings:Default\" is accepted by Kubernetes 1.32 (relaxed env var \
          validation) but rejected by API servers before 1.32 (1.30-1.31 without the \
          RelaxedEnvironmentVariableValidation gate); rename it to \"ConnectionStrings__Default\" \

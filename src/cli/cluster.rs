@@ -18,7 +18,9 @@ use crate::config::Config;
 use crate::engine;
 use crate::model::workload;
 use crate::model::{Context, Operation};
-use crate::report::{AuditSummary, ClusterSummary, Counts, FixState, InputError, Located, Summary};
+use crate::report::{
+    self, AuditSummary, ClusterSummary, Counts, FixState, InputError, Located, Summary,
+};
 
 /// The rights the facts need (a 403 names them).
 const FACTS_RBAC: &str = "the cluster's facts need list on nodes, namespaces and \
@@ -220,7 +222,7 @@ pub fn audit(args: AuditArgs) -> i32 {
         summary.pods += workload::pod_sites(&o.object).len();
         let rep = engine::lint_object(&o.object, &target.config, &target.context, Operation::Lint);
         summary.suppressed += rep.suppressed;
-        let place = format!("{}/{}/{}", o.namespace, o.kind, o.name);
+        let place = report::object_name(Some(&o.namespace), &format!("{}/{}", o.kind, o.name));
         if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
             summary.ignore_reasons.push(format!("{place}: {r}"));
         }
@@ -233,6 +235,7 @@ pub fn audit(args: AuditArgs) -> i32 {
                 column: 0,
                 pointer: f.pointer.clone(),
                 object: format!("{}/{}", o.kind, o.name),
+                namespace: Some(o.namespace.clone()),
                 finding: f,
                 // Nothing edits the cluster.
                 fix: FixState::None,

@@ -14,13 +14,14 @@ struct LocatedJson<'a> {
     rule: &'static str,
     name: &'static str,
     severity: Severity,
-    /// The three are absent for an object in the cluster, which has `namespace` instead.
+    /// The three are absent for an object in the cluster, placed by `namespace` and `object`.
     #[serde(skip_serializing_if = "Option::is_none")]
     file: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     line: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     column: Option<usize>,
+    /// The object's namespace; absent when the manifest gives none.
     #[serde(skip_serializing_if = "Option::is_none")]
     namespace: Option<&'a str>,
     pointer: &'a str,
@@ -57,7 +58,7 @@ impl<'a> LocatedJson<'a> {
             file: in_file.then_some(l.file.as_str()),
             line: in_file.then_some(l.line),
             column: in_file.then_some(l.column),
-            namespace: l.cluster_namespace.as_deref(),
+            namespace: l.namespace.as_deref(),
             pointer: &l.pointer,
             object: &l.object,
             rendered: l.rendered.as_deref(),

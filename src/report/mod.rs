@@ -27,8 +27,13 @@ pub struct Located {
     pub column: usize,
     /// JSON pointer into the document (`/items/0/spec/…` for List items).
     pub pointer: String,
-    /// `Deployment/web`, for context.
+    /// `Deployment/web` (kind and name; the namespace is [`Located::namespace`]). Part of the
+    /// finding's identity in CI fingerprints ([`ci::Fingerprints`]): kept as it was.
     pub object: String,
+    /// The object's namespace: `metadata.namespace` as the manifest writes it (`None` when it
+    /// does not: the namespace kubectl would apply is not known here, and `default` would be a
+    /// guess), or the namespace in the cluster (`winlint audit`).
+    pub namespace: Option<String>,
     pub finding: Finding,
     pub fix: FixState,
     /// Why `--fix` did not make the fix ([`FixState::NotFixed`]).
@@ -42,6 +47,24 @@ pub struct Located {
     /// namespace. `file` is then the object's place, `namespace/Kind/name`, and `line` and
     /// `column` are 0: the finding is placed by `pointer` alone.
     pub cluster_namespace: Option<String>,
+}
+
+impl Located {
+    /// The object as every report names it: `namespace/Kind/name`, or `Kind/name` when the
+    /// manifest gives no namespace ([`object_name`]).
+    pub fn object_name(&self) -> String {
+        object_name(self.namespace.as_deref(), &self.object)
+    }
+}
+
+/// `namespace/Kind/name`, or `Kind/name` without a namespace: the one form the linter and
+/// `winlint audit` print (kube-linter prints `namespace/name Kind`; this one reads as a path and
+/// is what `kubectl get` takes as `Kind/name` once the namespace is cut off).
+pub fn object_name(namespace: Option<&str>, kind_name: &str) -> String {
+    match namespace {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{kind_name}"),
+        _ => kind_name.to_string(),
+    }
 }
 
 /// What `--fix` does with a finding's fix.
@@ -161,6 +184,7 @@ mod tests {
             column: 0,
             pointer: "/spec/template/spec/tolerations".into(),
             object: "Deployment/iis".into(),
+            namespace: Some("prod".into()),
             finding,
             fix: FixState::None,
             not_fixed: None,

@@ -67,21 +67,21 @@ pub fn sarif_value(r: &Report) -> Value {
                     physical["region"] =
                         json!({"startLine": l.line.max(1), "startColumn": l.column.max(1)});
                 }
-                Some(how) => message = format!("{} ({how}): {message}", l.object),
+                Some(how) => message = format!("{} ({how}): {message}", l.object_name()),
             }
+            // The object and the place in it, as audit names them: `namespace/Kind/name/pointer`
+            // (`Kind/name/pointer` when the manifest gives no namespace).
+            let logical = json!([{
+                "name": l.pointer.rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or(&l.object),
+                "fullyQualifiedName": format!("{}{}", l.object_name(), l.pointer),
+                "kind": "object",
+            }]);
             let location = match &l.cluster_namespace {
-                None => json!({
-                    "physicalLocation": physical,
-                    "logicalLocations": [{"fullyQualifiedName": format!("{}{}", l.object, l.pointer), "kind": "object"}]
-                }),
+                None => json!({"physicalLocation": physical, "logicalLocations": logical}),
                 // An object in the cluster has no file: a logical location only (SARIF 2.1.0
-                // §3.28: both are optional), named `namespace/Kind/name/pointer`.
+                // §3.28: both are optional).
                 Some(ns) => json!({
-                    "logicalLocations": [{
-                        "name": l.pointer.rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or(&l.object),
-                        "fullyQualifiedName": format!("{}{}", l.file, l.pointer),
-                        "kind": "object",
-                    }],
+                    "logicalLocations": logical,
                     "message": {"text": format!("{} in namespace {ns} of the cluster, at {}", l.object, if l.pointer.is_empty() { "/" } else { &l.pointer })},
                 }),
             };

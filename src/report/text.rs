@@ -9,7 +9,7 @@ use super::{Counts, FixState, InputError, Located, Summary, plural};
 use crate::model::Severity;
 
 /// The text report, built as the findings arrive (in report order):
-/// `file:line:col: severity WIN403 env-name-invalid: message`, grouped by file, after the input
+/// `file:line:col: namespace/Kind/name: severity WIN403 env-name-invalid: message`, grouped by file, after the input
 /// errors, then a summary line. It holds formatted lines only, a few hundred bytes per finding;
 /// the text is styled, see [`strip_styles`].
 #[derive(Default)]
@@ -44,10 +44,23 @@ impl TextReport {
         let st = Style::new().fg_color(Some(color.into())).bold();
         match (&l.rendered, &l.cluster_namespace) {
             // No line: the place is the template and the object in it.
-            (Some(how), _) => write!(out, "{bold}{}: {} ({how}):{bold:#}", l.file, l.object)?,
-            // An object in the cluster: `ns/Kind/name: /pointer:`.
+            (Some(how), _) => write!(
+                out,
+                "{bold}{}: {} ({how}):{bold:#}",
+                l.file,
+                l.object_name()
+            )?,
+            // An object in the cluster: `ns/Kind/name: /pointer:` (the place is its name).
             (None, Some(_)) => write!(out, "{bold}{}: {}:{bold:#}", l.file, l.pointer)?,
-            (None, None) => write!(out, "{bold}{}:{}:{}:{bold:#}", l.file, l.line, l.column)?,
+            // A line of a file, and the object it is in.
+            (None, None) => write!(
+                out,
+                "{bold}{}:{}:{}:{bold:#} {}:",
+                l.file,
+                l.line,
+                l.column,
+                l.object_name()
+            )?,
         }
         write!(
             out,
