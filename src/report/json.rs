@@ -245,6 +245,15 @@ impl<W: Write> JsonReport<W> {
         if let Some(c) = &summary.config {
             rest["summary"]["config"] = json!(c);
         }
+        // `--severity`: the findings listed are those from `shown_from` up; the counts above are
+        // of all.
+        if let Some(min) = c.shown_from {
+            rest["summary"]["shown_from"] = json!(min);
+            rest["summary"]["not_shown"] = json!(c.hidden);
+        }
+        if let Some(s) = &c.statistics {
+            rest["statistics"] = s.to_json(summary.audit.is_some());
+        }
         let rest = serde_json::to_string_pretty(&rest).unwrap_or_default();
         // `rest` is `{\n  "errors": …}`: its entries follow the findings' at the same level.
         self.out

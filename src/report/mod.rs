@@ -5,15 +5,20 @@
 pub mod ci;
 pub mod codequality;
 pub mod github;
+pub mod grouped;
 pub mod json;
 pub mod sarif;
+pub mod statistics;
 pub mod text;
+pub mod view;
 
 pub use codequality::CodeQualityReport;
 pub use github::GithubReport;
 pub use json::JsonReport;
 pub use sarif::sarif_value;
+pub use statistics::Statistics;
 pub use text::{TextReport, strip_styles, summary_line};
+pub use view::{TextLayout, ViewArgs};
 
 use serde::Serialize;
 
@@ -129,18 +134,35 @@ pub struct Report<'a> {
     pub summary: &'a Summary,
 }
 
-/// Totals over the findings, kept while they stream past.
-#[derive(Debug, Clone, Copy, Default)]
+/// Totals over the findings, kept while they stream past: all of them (the summary line and the
+/// exit code count every finding), and what `--severity` and `--statistics` need.
+#[derive(Debug, Clone, Default)]
 pub struct Counts {
     pub errors: usize,
     pub warnings: usize,
     pub info: usize,
     pub fixable: usize,
     pub not_fixed: usize,
+    /// The findings `--severity` leaves out of the report.
+    pub hidden: usize,
+    /// The lowest severity shown (`--severity`); `None` shows every finding.
+    pub shown_from: Option<Severity>,
+    /// `--statistics`: the counts of the findings shown.
+    pub statistics: Option<Statistics>,
 }
 
 impl Counts {
-    pub fn add(&mut self, l: &Located) {
+    /// Counters that show findings from `min` up, and keep statistics if asked.
+    pub fn showing(min: Severity, statistics: bool) -> Counts {
+        Counts {
+            shown_from: (min > Severity::Info).then_some(min),
+            statistics: statistics.then(Statistics::default),
+            ..Counts::default()
+        }
+    }
+
+    /// Count a finding; whether the report shows it.
+    pub fn add(&mut self, l: &Located) -> bool {
         match l.finding.severity {
             Severity::Error => self.errors += 1,
             Severity::Warning => self.warnings += 1,
@@ -148,6 +170,14 @@ impl Counts {
         }
         self.fixable += usize::from(l.fix == FixState::Fixable);
         self.not_fixed += usize::from(l.fix == FixState::NotFixed);
+        if self.shown_from.is_some_and(|min| l.finding.severity < min) {
+            self.hidden += 1;
+            return false;
+        }
+        if let Some(s) = &mut self.statistics {
+            s.add(l);
+        }
+        true
     }
 
     pub fn total(&self) -> usize {

@@ -1,11 +1,11 @@
-//! `-o text`, the one-line records: `file:line:col: severity WIN403 env-name-invalid: message`,
-//! then the summary line.
+//! `-o text`: the input errors, the findings (one-line records, or [`super::grouped`] at a
+//! terminal) or `--statistics`, then the summary line.
 
 use std::io::Write;
 
 use anstyle::{AnsiColor, Style};
 
-use super::{Counts, FixState, InputError, Located, Summary, plural};
+use super::{Counts, FixState, InputError, Located, Summary, TextLayout, ViewArgs, plural};
 use crate::model::Severity;
 
 /// The text report, built as the findings arrive (in report order):
@@ -16,12 +16,40 @@ use crate::model::Severity;
 pub struct TextReport {
     lines: Vec<u8>,
     last_file: Option<String>,
+    layout: TextLayout,
+    /// The header of the last group ([`TextLayout::Grouped`]).
+    last_header: Option<String>,
+    /// `--statistics`: the tables stand for the findings, which are not kept.
+    statistics_only: bool,
 }
 
 impl TextReport {
+    /// The report as `view` asks for it on stdout (the default is one-line records).
+    pub fn for_view(view: &ViewArgs) -> Self {
+        TextReport {
+            layout: view.text_layout(),
+            statistics_only: view.statistics,
+            ..TextReport::default()
+        }
+    }
+
+    /// The report in `layout`.
+    pub fn with_layout(layout: TextLayout) -> Self {
+        TextReport {
+            layout,
+            ..TextReport::default()
+        }
+    }
+
     pub fn push(&mut self, l: &Located) {
         // Writing to a Vec cannot fail.
-        let _ = self.write_finding(l);
+        let _ = match self.layout {
+            _ if self.statistics_only => Ok(()),
+            TextLayout::Lines => self.write_finding(l),
+            TextLayout::Grouped { width } => {
+                super::grouped::write_finding(&mut self.lines, &mut self.last_header, l, width)
+            }
+        };
     }
 
     fn write_finding(&mut self, l: &Located) -> std::io::Result<()> {
@@ -36,12 +64,7 @@ impl TextReport {
         }
         let bold = Style::new().bold();
         let sev = l.finding.severity;
-        let color = match sev {
-            Severity::Error => AnsiColor::Red,
-            Severity::Warning => AnsiColor::Yellow,
-            Severity::Info => AnsiColor::Cyan,
-        };
-        let st = Style::new().fg_color(Some(color.into())).bold();
+        let st = severity_style(sev);
         match (&l.rendered, &l.cluster_namespace) {
             // No line: the place is the template and the object in it.
             (Some(how), _) => write!(
@@ -90,9 +113,25 @@ impl TextReport {
         // Writing to a Vec cannot fail.
         let _ = text_head(errors, &mut out);
         out.extend_from_slice(&self.lines);
+        if let Some(s) = &counts.statistics {
+            if !out.is_empty() {
+                out.push(b'\n');
+            }
+            let _ = s.write_text(summary.audit.is_some(), &mut out);
+        }
         let _ = text_tail(counts, errors, summary, &mut out);
         out
     }
+}
+
+/// A severity's colour, in every text layout.
+pub fn severity_style(sev: Severity) -> Style {
+    let color = match sev {
+        Severity::Error => AnsiColor::Red,
+        Severity::Warning => AnsiColor::Yellow,
+        Severity::Info => AnsiColor::Cyan,
+    };
+    Style::new().fg_color(Some(color.into())).bold()
 }
 
 fn text_head(errors: &[InputError], out: &mut dyn Write) -> std::io::Result<()> {
@@ -120,7 +159,7 @@ fn text_tail(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let bold = Style::new().bold();
-    if c.total() > 0 || !errors.is_empty() {
+    if c.total() > 0 || !errors.is_empty() || c.statistics.is_some() {
         writeln!(out)?;
     }
     writeln!(out, "{bold}{}{bold:#}", summary_line(c, errors, summary))
@@ -154,6 +193,13 @@ pub fn summary_line(c: &Counts, errors: &[InputError], summary: &Summary) -> Str
             None => format!("; {} could not be read", plural(errors.len(), "input")),
             Some(_) => format!("; {} could not be listed", plural(errors.len(), "kind")),
         });
+    }
+    if let Some(min) = c.shown_from.filter(|_| c.hidden > 0) {
+        line.push_str(&format!(
+            "; {} not shown (below --severity {})",
+            c.hidden,
+            min.as_str()
+        ));
     }
     if c.fixable > 0 {
         line.push_str(&format!("; {} fixable with --fix", c.fixable));
