@@ -213,6 +213,31 @@ fn audit_reports_each_workload_once_under_its_top_owner() {
          tainted os=windows:NoSchedule but the pod does not tolerate it; it will stay Pending. Add a toleration"
     );
 
+    // At a terminal: per object, as the linter's (forced, at a fixed width).
+    let out = Run::new(&[
+        "audit",
+        "-n",
+        &w.prod,
+        "--kubeconfig",
+        kc,
+        "--layout",
+        "grouped",
+    ])
+    .env("COLUMNS", "80")
+    .run();
+    out.assert_code(1);
+    golden(
+        "testdata/audit/prod.grouped.txt",
+        &normal(&c, &out.stdout, &names(w)),
+    );
+    // --statistics: per rule, per severity and per namespace.
+    let out = winlint(&["audit", "-n", &w.prod, "--kubeconfig", kc, "--statistics"]);
+    out.assert_code(1);
+    golden(
+        "testdata/audit/prod.statistics.txt",
+        &normal(&c, &out.stdout, &names(w)),
+    );
+
     // --fail-on as the linter's.
     winlint(&[
         "audit",
@@ -260,6 +285,37 @@ fn audit_one_namespace_or_all() {
     assert_eq!(findings(&all, &w.prod), findings(&prod, &w.prod));
     assert_eq!(findings(&all, &w.dev), findings(&dev, &w.dev));
     assert!(!findings(&all, &w.prod).is_empty());
+    // --statistics -A: a row per namespace, counting what that namespace's findings are.
+    let stats = winlint(&[
+        "audit",
+        "-A",
+        "--kubeconfig",
+        kc,
+        "--statistics",
+        "-o",
+        "json",
+    ]);
+    stats.assert_code(1);
+    let stats = stats.json();
+    for ns in [&w.prod, &w.dev] {
+        let row = stats["statistics"]["namespaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["namespace"] == ns.as_str())
+            .unwrap_or_else(|| panic!("no row for {ns}: {stats}"));
+        let count = |sev: &str| {
+            stats["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["namespace"] == ns.as_str() && f["severity"] == sev)
+                .count()
+        };
+        assert_eq!(row["errors"], count("error"), "{row}");
+        assert_eq!(row["warnings"], count("warning"), "{row}");
+        assert_eq!(row["info"], count("info"), "{row}");
+    }
     // Without -n: the context's namespace (none set: default, where nothing runs).
     let none = winlint(&["audit", "--kubeconfig", kc]);
     none.assert_code(0);

@@ -1,7 +1,7 @@
 //! The grouped text layout, for people at a terminal (`--layout grouped`, the default there):
 //! one header line per object (`file: namespace/Kind/name`), then each finding as a line of
-//! place, severity and rule, its message wrapped to the width and indented, its fix on a line
-//! of its own:
+//! `line:col`, severity and rule (in rendered output and the cluster, the JSON pointer under
+//! it), its message wrapped to the width and indented, its fix on a line of its own:
 //!
 //! ```text
 //! testdata/examples/iis-deployment.yaml: web/Deployment/iis
@@ -46,28 +46,39 @@ pub fn write_finding(
     }
     let sev = l.finding.severity;
     let st = super::text::severity_style(sev);
-    // A line of a file; else (rendered output, the cluster) the place in the object.
-    let place = if l.rendered.is_none() && l.cluster_namespace.is_none() {
-        format!("{}:{}", l.line, l.column)
+    // A line of a file leads the finding's line, as in an editor's problem list; a place in
+    // an object (rendered output, the cluster), a JSON pointer that may be wider than the rest,
+    // has a line of its own.
+    let (line, pointer) = if l.rendered.is_none() && l.cluster_namespace.is_none() {
+        (format!("{}:{}  ", l.line, l.column), None)
     } else if l.pointer.is_empty() {
-        "/".to_string()
+        (String::new(), Some("/"))
     } else {
-        l.pointer.clone()
+        (String::new(), Some(l.pointer.as_str()))
     };
     writeln!(
         out,
-        "  {place}  {st}{}{st:#} {bold}{}{bold:#} {}",
+        "  {line}{st}{}{st:#} {bold}{}{bold:#} {}",
         sev.as_str(),
         l.finding.rule.id,
         l.finding.rule.name
     )?;
+    if let Some(p) = pointer {
+        let dim = Style::new().dimmed();
+        writeln!(out, "{:INDENT$}{dim}at {p}{dim:#}", "")?;
+    }
     wrap(out, "", 0, l.finding.message.split_whitespace(), width)?;
     if let Some(fix) = &l.finding.fix {
         let tag = match (l.fix, &l.not_fixed) {
             (FixState::Fixable, _) => "[fixable]".to_string(),
             (FixState::NotFixed, None) => "[not fixed]".to_string(),
             (FixState::NotFixed, Some(why)) => format!("[not fixed: {why}]"),
-            (FixState::None, _) if fix.safety == FixSafety::OptIn => {
+            // Only where --fix could edit: neither rendered output nor the cluster.
+            (FixState::None, _)
+                if fix.safety == FixSafety::OptIn
+                    && l.rendered.is_none()
+                    && l.cluster_namespace.is_none() =>
+            {
                 format!("[opt-in: --fix-opt-in {}]", l.finding.rule.id)
             }
             (FixState::None, _) => String::new(),
