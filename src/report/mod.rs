@@ -258,6 +258,19 @@ mod tests {
         );
 
         let mut buf = Vec::new();
+        // Grouped, the object is the header and the pointer is under the rule.
+        let mut grouped = TextReport::with_layout(TextLayout::Grouped { width: 40 });
+        grouped.push(&l);
+        let grouped = strip_styles(&grouped.finish(&counts, &[], &summary)).unwrap();
+        let grouped = String::from_utf8(grouped).unwrap();
+        assert!(
+            grouped.starts_with(
+                "prod/Deployment/iis\n  error WIN007 missing-windows-toleration\n    at \
+                 /spec/template/spec/tolerations\n    not tolerated\n\n"
+            ),
+            "{grouped}"
+        );
+
         let mut json = JsonReport::new(&mut buf);
         json.push(&l);
         json.finish(&counts, &errors, &summary).unwrap();

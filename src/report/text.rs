@@ -8,10 +8,11 @@ use anstyle::{AnsiColor, Style};
 use super::{Counts, FixState, InputError, Located, Summary, TextLayout, ViewArgs, plural};
 use crate::model::Severity;
 
-/// The text report, built as the findings arrive (in report order):
-/// `file:line:col: namespace/Kind/name: severity WIN403 env-name-invalid: message`, grouped by file, after the input
-/// errors, then a summary line. It holds formatted lines only, a few hundred bytes per finding;
-/// the text is styled, see [`strip_styles`].
+/// The text report, built as the findings arrive (in report order): the input errors, then the
+/// findings, one record each (`file:line:col: namespace/Kind/name: severity WIN403
+/// env-name-invalid: message`, a blank line between files) or grouped per object
+/// ([`TextLayout::Grouped`]), then a summary line. It holds formatted lines only, a few hundred
+/// bytes per finding; the text is styled, see [`strip_styles`].
 #[derive(Default)]
 pub struct TextReport {
     lines: Vec<u8>,
