@@ -18,7 +18,7 @@ pub struct ViewArgs {
     #[arg(long, value_enum, default_value_t = Layout::Auto)]
     pub layout: Layout,
     /// Counts per rule and per severity (and per namespace in `winlint audit`): in -o text
-    /// instead of the findings, in -o json as a "statistics" object besides them.
+    /// instead of the findings, in -o json as a "statistics" object beside them.
     #[arg(long)]
     pub statistics: bool,
     /// Show only findings of this severity or higher (warning: warnings and errors). A display
