@@ -264,6 +264,8 @@ struct LintArgs {
     /// Colour: auto (terminal and NO_COLOR unset), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
+    #[command(flatten)]
+    view: report::ViewArgs,
     /// Take the target's facts from the cluster, read once: Kubernetes version, Windows builds,
     /// taints and runtime of the Windows nodes, RuntimeClasses, namespace labels. Flags and
     /// --config still override.
@@ -702,6 +704,11 @@ fn lint_docs(
                 continue;
             }
             let label = object_label(obj);
+            let namespace = obj
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .filter(|ns| !ns.is_empty())
+                .map(str::to_string);
             for mut f in rep.findings {
                 let pointer = format!("{prefix}{}", f.pointer);
                 if let Some(fix) = f.fix.as_mut() {
@@ -744,6 +751,7 @@ fn lint_docs(
                     column,
                     pointer,
                     object: label.clone(),
+                    namespace: namespace.clone(),
                     finding: f,
                     fix,
                     not_fixed,
@@ -768,11 +776,11 @@ enum Sink {
 }
 
 impl Sink {
-    /// The sink of `format`, writing to stdout.
-    fn new(format: Format) -> Sink {
+    /// The sink of `format`, writing to stdout as `view` asks.
+    fn new(format: Format, view: &report::ViewArgs) -> Sink {
         let stdout = || std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
         match format {
-            Format::Text => Sink::Text(report::TextReport::default()),
+            Format::Text => Sink::Text(report::TextReport::for_view(view)),
             Format::Json => Sink::Json(report::JsonReport::new(stdout())),
             Format::Sarif => Sink::Sarif(Vec::new()),
             Format::Github => Sink::Github(crate::report::GithubReport::new(stdout())),
@@ -1060,6 +1068,13 @@ fn lint(args: LintArgs) -> i32 {
             }
         }
     }
+    if let Err(e) = args
+        .view
+        .check(matches!(args.output, Format::Text | Format::Json))
+    {
+        eprintln!("winlint: {e}");
+        return EXIT_USAGE;
+    }
     if args.paths.is_empty() {
         eprintln!("winlint: no input; give files, directories or - for stdin (see winlint --help)");
         return EXIT_USAGE;
@@ -1133,12 +1148,12 @@ fn lint(args: LintArgs) -> i32 {
     } else if stdin_fix {
         Sink::Text(report::TextReport::default())
     } else {
-        Sink::new(args.output)
+        Sink::new(args.output, &args.view)
     };
     let mut order: Vec<usize> = (0..inputs.len()).collect();
     order.sort_by(|&a, &b| inputs[a].name.cmp(&inputs[b].name));
     let mut pass2 = Pass2::default();
-    let mut counts = report::Counts::default();
+    let mut counts = args.view.counts();
     let mut group: Vec<Located> = Vec::new();
     for (pos, &idx) in order.iter().enumerate() {
         let input = &inputs[idx];
@@ -1162,8 +1177,9 @@ fn lint(args: LintArgs) -> i32 {
             ))
         });
         for l in group.drain(..) {
-            counts.add(&l);
-            sink.push(l);
+            if counts.add(&l) {
+                sink.push(l);
+            }
         }
     }
     let Pass2 {

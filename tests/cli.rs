@@ -594,7 +594,7 @@ fn text_line_shape_and_summary() {
     let out = winlint(&["--enable", "WIN308", MULTI]);
     out.assert_code(1);
     let re = regex::Regex::new(
-        r"^(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|info) (?P<id>WIN\d{3}) (?P<name>[a-z0-9-]+): (?P<msg>.+)$",
+        r"^(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<object>(?:[a-z0-9-]+/)?[A-Za-z]+/[a-z0-9.-]+): (?P<sev>error|warning|info) (?P<id>WIN\d{3}) (?P<name>[a-z0-9-]+): (?P<msg>.+)$",
     )
     .unwrap();
     let mut n = 0;
@@ -609,7 +609,7 @@ fn text_line_shape_and_summary() {
     assert_eq!(n, 7, "{out}");
     let env_line = line_of(&text, "name: ConnectionStrings:Default");
     let want = format!(
-        "{MULTI}:{env_line}:{}: info WIN403 env-name-invalid: ",
+        "{MULTI}:{env_line}:{}: Deployment/shop: info WIN403 env-name-invalid: ",
         column_of(&text, env_line, "name:")
     );
     assert!(

@@ -303,28 +303,41 @@ fn readme_rule_table_is_generated() {
     );
 }
 
-/// The README's sample session ("Using the linter") is what winlint prints today: every line it
-/// shows is a line of the real output (`…` stands for the lines it leaves out), and its summary
-/// line is the real summary.
+/// The README's sample sessions ("Using the linter") are what winlint prints today: every line
+/// each shows is a line of the real output (`…` stands for the lines it leaves out), and its
+/// summary line is the real summary. The grouped one is at 100 columns, the default width.
 #[test]
 fn readme_sample_output_is_real() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
-    let prompt = "$ winlint testdata/examples/iis-deployment.yaml\n";
-    let start = readme.find(prompt).expect("the README's sample session") + prompt.len();
-    let shown: Vec<&str> = readme[start..]
-        .lines()
-        .take_while(|l| !l.starts_with("```"))
-        .filter(|l| *l != "…")
-        .collect();
-    let out = winlint(&["testdata/examples/iis-deployment.yaml"], root);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let stdout = String::from_utf8(out.stdout).expect("utf-8");
-    let real: Vec<&str> = stdout.lines().collect();
-    let stale: Vec<&&str> = shown.iter().filter(|l| !real.contains(l)).collect();
-    assert!(
-        stale.is_empty(),
-        "README sample lines winlint no longer prints:\n{stale:#?}\nreal output:\n{stdout}"
-    );
-    assert_eq!(shown.last(), real.last(), "the README's summary line");
+    let file = "testdata/examples/iis-deployment.yaml";
+    for args in [
+        vec![file],
+        vec!["--layout", "grouped", file],
+        vec!["--statistics", file],
+    ] {
+        let prompt = format!("$ winlint {}\n", args.join(" "));
+        let start = readme.find(&prompt).expect("the README's sample session") + prompt.len();
+        let shown: Vec<&str> = readme[start..]
+            .lines()
+            .take_while(|l| !l.starts_with("```"))
+            .filter(|l| *l != "…")
+            .collect();
+        let out = Command::new(env!("CARGO_BIN_EXE_winlint"))
+            .args(&args)
+            .current_dir(root)
+            .env("NO_COLOR", "1")
+            .env("COLUMNS", "100")
+            .output()
+            .expect("run winlint");
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let stdout = String::from_utf8(out.stdout).expect("utf-8");
+        let real: Vec<&str> = stdout.lines().collect();
+        let stale: Vec<&&str> = shown.iter().filter(|l| !real.contains(l)).collect();
+        assert!(
+            stale.is_empty(),
+            "README sample lines `{prompt}` no longer prints:\n{stale:#?}\nreal output:\n{stdout}"
+        );
+        assert_eq!(shown.last(), real.last(), "the README's summary line");
+    }
 }

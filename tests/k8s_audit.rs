@@ -213,6 +213,36 @@ fn audit_reports_each_workload_once_under_its_top_owner() {
          tainted os=windows:NoSchedule but the pod does not tolerate it; it will stay Pending. Add a toleration"
     );
 
+    // At a terminal: per object, as the linter's (forced). Wide: the messages name the
+    // namespace, whose length changes with the run's pid, and would wrap differently; the
+    // wrapping is tests/cli_text.rs's.
+    let out = Run::new(&[
+        "audit",
+        "-n",
+        &w.prod,
+        "--kubeconfig",
+        kc,
+        "--layout",
+        "grouped",
+    ])
+    .env("COLUMNS", "1000")
+    .run();
+    out.assert_code(1);
+    golden(
+        "testdata/audit/prod.grouped.txt",
+        &normal(&c, &out.stdout, &names(w)),
+    );
+    // --statistics: per rule, per severity and per namespace.
+    let out = winlint(&["audit", "-n", &w.prod, "--kubeconfig", kc, "--statistics"]);
+    out.assert_code(1);
+    // The namespace's name (and so its column's width) changes with the test run's pid: the
+    // column is made as wide as the placeholder.
+    let stats = normal(&c, &out.stdout, &names(w));
+    let stats = regex::Regex::new(r"(?m)^(NAMESPACE|\$PROD) +")
+        .unwrap()
+        .replace_all(&stats, "${1}  ");
+    golden("testdata/audit/prod.statistics.txt", &stats);
+
     // --fail-on as the linter's.
     winlint(&[
         "audit",
@@ -260,6 +290,37 @@ fn audit_one_namespace_or_all() {
     assert_eq!(findings(&all, &w.prod), findings(&prod, &w.prod));
     assert_eq!(findings(&all, &w.dev), findings(&dev, &w.dev));
     assert!(!findings(&all, &w.prod).is_empty());
+    // --statistics -A: a row per namespace, counting what that namespace's findings are.
+    let stats = winlint(&[
+        "audit",
+        "-A",
+        "--kubeconfig",
+        kc,
+        "--statistics",
+        "-o",
+        "json",
+    ]);
+    stats.assert_code(1);
+    let stats = stats.json();
+    for ns in [&w.prod, &w.dev] {
+        let row = stats["statistics"]["namespaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["namespace"] == ns.as_str())
+            .unwrap_or_else(|| panic!("no row for {ns}: {stats}"));
+        let count = |sev: &str| {
+            stats["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["namespace"] == ns.as_str() && f["severity"] == sev)
+                .count()
+        };
+        assert_eq!(row["errors"], count("error"), "{row}");
+        assert_eq!(row["warnings"], count("warning"), "{row}");
+        assert_eq!(row["info"], count("info"), "{row}");
+    }
     // Without -n: the context's namespace (none set: default, where nothing runs).
     let none = winlint(&["audit", "--kubeconfig", kc]);
     none.assert_code(0);
@@ -534,7 +595,7 @@ fn cluster_facts_decide_what_the_file_is_judged_against() {
     out.assert_code(0);
     assert_eq!(
         normal(&c, &out.stdout, &names(w)),
-        "testdata/audit/deploy.yaml:30:11: info WIN403 env-name-invalid: container \"shop\" env \
+        "testdata/audit/deploy.yaml:30:11: Deployment/shop: info WIN403 env-name-invalid: container \"shop\" env \
          var name \"ConnectionStrings:Default\" is accepted by Kubernetes 1.32 (relaxed env var \
          validation) but rejected by API servers before 1.32 (1.30-1.31 without the \
          RelaxedEnvironmentVariableValidation gate); rename it to \"ConnectionStrings__Default\" \

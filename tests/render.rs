@@ -199,7 +199,7 @@ fn a_chart_that_fails_to_render_gives_helms_error_and_the_rest_is_linted() {
     );
     assert!(
         out.stdout
-            .contains("iis-deployment.yaml:15:5: error WIN001"),
+            .contains("iis-deployment.yaml:15:5: web/Deployment/iis: error WIN001"),
         "{out}"
     );
 }
@@ -312,7 +312,7 @@ fn without_the_tools_each_chart_and_kustomization_is_one_clear_error() {
     );
     assert!(
         out.stdout
-            .contains("iis-deployment.yaml:15:5: error WIN001"),
+            .contains("iis-deployment.yaml:15:5: web/Deployment/iis: error WIN001"),
         "{out}"
     );
     assert!(out.stdout.contains("2 inputs could not be read"), "{out}");

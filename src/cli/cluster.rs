@@ -18,7 +18,7 @@ use crate::config::Config;
 use crate::engine;
 use crate::model::workload;
 use crate::model::{Context, Operation};
-use crate::report::{AuditSummary, ClusterSummary, Counts, FixState, InputError, Located, Summary};
+use crate::report::{self, AuditSummary, ClusterSummary, FixState, InputError, Located, Summary};
 
 /// The rights the facts need (a 403 names them).
 const FACTS_RBAC: &str = "the cluster's facts need list on nodes, namespaces and \
@@ -61,6 +61,8 @@ pub struct AuditArgs {
     /// Colour: auto (terminal and NO_COLOR unset), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
+    #[command(flatten)]
+    view: report::ViewArgs,
     #[command(flatten)]
     registry: super::registry::RegistryArgs,
 }
@@ -174,6 +176,11 @@ fn skipped(e: &ClusterError) -> InputError {
 
 /// `winlint audit`: list, lint each top owner once, report; the exit code.
 pub fn audit(args: AuditArgs) -> i32 {
+    let text_or_json = matches!(args.output, AuditFormat::Text | AuditFormat::Json);
+    if let Err(e) = args.view.check(text_or_json) {
+        eprintln!("winlint: {e}");
+        return EXIT_USAGE;
+    }
     let cfg = match args.target.to_config() {
         Ok(c) => c,
         Err(e) => {
@@ -203,16 +210,19 @@ pub fn audit(args: AuditArgs) -> i32 {
         }
     }
     let errors: Vec<InputError> = inventory.skipped.iter().map(|(_, e)| skipped(e)).collect();
-    let mut sink = Sink::new(match args.output {
-        AuditFormat::Text => Format::Text,
-        AuditFormat::Json => Format::Json,
-        AuditFormat::Sarif => Format::Sarif,
-        AuditFormat::Github => Format::Github,
-    });
+    let mut sink = Sink::new(
+        match args.output {
+            AuditFormat::Text => Format::Text,
+            AuditFormat::Json => Format::Json,
+            AuditFormat::Sarif => Format::Sarif,
+            AuditFormat::Github => Format::Github,
+        },
+        &args.view,
+    );
     let mut summary = Summary::default();
     let mut audit = AuditSummary::default();
     let mut namespaces = BTreeSet::new();
-    let mut counts = Counts::default();
+    let mut counts = args.view.counts();
     for o in &inventory.objects {
         namespaces.insert(o.namespace.as_str());
         summary.objects += 1;
@@ -220,7 +230,7 @@ pub fn audit(args: AuditArgs) -> i32 {
         summary.pods += workload::pod_sites(&o.object).len();
         let rep = engine::lint_object(&o.object, &target.config, &target.context, Operation::Lint);
         summary.suppressed += rep.suppressed;
-        let place = format!("{}/{}/{}", o.namespace, o.kind, o.name);
+        let place = report::object_name(Some(&o.namespace), &format!("{}/{}", o.kind, o.name));
         if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
             summary.ignore_reasons.push(format!("{place}: {r}"));
         }
@@ -233,6 +243,7 @@ pub fn audit(args: AuditArgs) -> i32 {
                 column: 0,
                 pointer: f.pointer.clone(),
                 object: format!("{}/{}", o.kind, o.name),
+                namespace: Some(o.namespace.clone()),
                 finding: f,
                 // Nothing edits the cluster.
                 fix: FixState::None,
@@ -243,8 +254,9 @@ pub fn audit(args: AuditArgs) -> i32 {
             .collect();
         found.sort_by(|a, b| (&a.pointer, a.finding.rule.id).cmp(&(&b.pointer, b.finding.rule.id)));
         for l in found {
-            counts.add(&l);
-            sink.push(l);
+            if counts.add(&l) {
+                sink.push(l);
+            }
         }
     }
     audit.namespaces = namespaces.len();

@@ -58,9 +58,18 @@ impl<W: Write> CodeQualityReport<W> {
         let description = match &l.rendered {
             Some(how) => format!(
                 "{} {}: {} ({how}): {}",
-                f.rule.id, f.rule.name, l.object, f.message
+                f.rule.id,
+                f.rule.name,
+                l.object_name(),
+                f.message
             ),
-            None => format!("{} {}: {}", f.rule.id, f.rule.name, f.message),
+            None => format!(
+                "{} {}: {}: {}",
+                f.rule.id,
+                f.rule.name,
+                l.object_name(),
+                f.message
+            ),
         };
         let severity = match f.severity {
             Severity::Error => "major",

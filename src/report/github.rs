@@ -80,10 +80,11 @@ impl<W: Write> GithubReport<W> {
             "title",
             format!("{} {}", l.finding.rule.id, l.finding.rule.name),
         ));
+        // Every annotation names its object, as the text report does.
         let mut message = match (&l.rendered, &l.cluster_namespace) {
-            (Some(how), _) => format!("{} ({how}): {}", l.object, l.finding.message),
+            (Some(how), _) => format!("{} ({how}): {}", l.object_name(), l.finding.message),
             (None, Some(_)) => format!("{}: {}: {}", l.file, l.pointer, l.finding.message),
-            (None, None) => l.finding.message.clone(),
+            (None, None) => format!("{}: {}", l.object_name(), l.finding.message),
         };
         match l.fix {
             FixState::None => {}
