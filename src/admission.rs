@@ -668,6 +668,16 @@ impl Webhook {
         out.decision = Decision::Patched;
         let bytes = serde_json::to_vec(&m.patch).expect("patch operations serialize");
         let mut resp = resp;
+        if !m.notes.is_empty() {
+            // A mutation that moves a pod the author did not ask to move says so.
+            let notes: Vec<String> = m
+                .notes
+                .iter()
+                .take(MAX_WARNINGS)
+                .map(|n| truncate(n, MAX_WARNING_CHARS))
+                .collect();
+            resp["warnings"] = notes.into();
+        }
         resp["patchType"] = "JSONPatch".into();
         resp["patch"] = base64::engine::general_purpose::STANDARD
             .encode(bytes)
@@ -1193,23 +1203,55 @@ mod tests {
         assert!(a["response"].get("warnings").is_none());
     }
 
+    /// The answer of `/mutate` under `cfg` for a pod running `image`, and the pod patched by
+    /// it.
+    fn mutated_pod(cfg: Config, image: &str) -> (Value, Value) {
+        let w = Webhook::new(cfg);
+        let pod = json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},
+            "spec":{"containers":[{"name":"a","image":image}]}});
+        let a = answer(&w, &review("CREATE", pod.clone()), Endpoint::Mutate);
+        let mut obj = pod;
+        if let Some(patch) = decoded_patch(&a) {
+            let p: json_patch::Patch = serde_json::from_value(Value::Array(patch)).unwrap();
+            json_patch::patch(&mut obj, &p).unwrap();
+        }
+        (a, obj)
+    }
+
     #[test]
     fn linux_guard_pins_unknown_pods() {
         let mut cfg = Config::default();
-        cfg.policy.mutation.linux_guard = true;
-        let w = Webhook::new(cfg);
-        let pod = json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},
-            "spec":{"containers":[{"name":"a","image":"registry.example/app:1"}]}});
-        let a = answer(&w, &review("CREATE", pod.clone()), Endpoint::Mutate);
-        let patch = decoded_patch(&a).expect("a patch");
-        let mut obj = pod;
-        let p: json_patch::Patch = serde_json::from_value(Value::Array(patch)).unwrap();
-        json_patch::patch(&mut obj, &p).unwrap();
+        cfg.policy.mutation.linux_guard = crate::config::LinuxGuard::On;
+        let (_, obj) = mutated_pod(cfg, "registry.example/app:1");
         assert_eq!(obj["spec"]["nodeSelector"]["kubernetes.io/os"], "linux");
         assert_eq!(
             obj["metadata"]["annotations"][MUTATED_ANNOTATION],
             "linuxGuard"
         );
+    }
+
+    /// `mutation.linuxGuard: auto` (the default): a Linux-only image on untainted Windows nodes
+    /// is pinned, and the answer says so in a warning.
+    #[test]
+    fn linux_guard_auto_pins_and_warns() {
+        let mut cfg = Config::default();
+        cfg.target
+            .set_platform(crate::model::platform::Platform::Aks);
+        let (a, obj) = mutated_pod(cfg.clone(), "nginx:1.27");
+        assert_eq!(obj["spec"]["nodeSelector"]["kubernetes.io/os"], "linux");
+        assert_eq!(
+            obj["metadata"]["annotations"][MUTATED_ANNOTATION],
+            "linuxGuard"
+        );
+        let warning = a["response"]["warnings"][0].as_str().unwrap_or_default();
+        assert!(
+            warning
+                .starts_with("winlint: linuxGuard pinned it to Linux: nginx:1.27 is a Linux-only"),
+            "{a}"
+        );
+        // An image winlint knows nothing about: left alone.
+        let (a, _) = mutated_pod(cfg, "registry.example/app:1");
+        assert!(a["response"].get("patch").is_none(), "{a}");
     }
 
     /// `mutation.stripLinuxOnlyFields`: a Windows pod whose Linux-only fields keep `spec.os`

@@ -33,10 +33,20 @@ pub struct MutationPolicy {
     /// M4 with stripping of Linux-only fields: the opt-in fixes of the rules recorded as
     /// `linuxOnlyFields` (WIN101–WIN103) are applied, so that `spec.os` can be added.
     pub strip_linux_only_fields: bool,
-    /// Pin OS-unknown pods to Linux (`kubernetes.io/os=linux`).
-    pub linux_guard: bool,
+    /// Pin pods to Linux (`kubernetes.io/os=linux`): never (`off`), every OS-unknown pod (`on`,
+    /// the old `true`), or only a pod whose images have no Windows variant and that can land on
+    /// a Windows node (`auto`, the default: WIN011's fix).
+    pub linux_guard: LinuxGuard,
     /// Mutate pods only probably Windows (off: only definite ones).
     pub probable: bool,
+}
+
+/// A switch written as a boolean or a word (`mutation.hyperv`, `mutation.linuxGuard`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Raw {
+    Bool(bool),
+    Str(String),
 }
 
 /// `mutation.hyperv`: `false`, `true` or `auto`.
@@ -53,12 +63,6 @@ pub enum HyperV {
 
 impl<'de> Deserialize<'de> for HyperV {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Bool(bool),
-            Str(String),
-        }
         match Raw::deserialize(d)? {
             Raw::Bool(false) => Ok(HyperV::Off),
             Raw::Bool(true) => Ok(HyperV::On),
@@ -78,6 +82,46 @@ impl Serialize for HyperV {
             HyperV::Off => s.serialize_bool(false),
             HyperV::On => s.serialize_bool(true),
             HyperV::Auto => s.serialize_str("auto"),
+        }
+    }
+}
+
+/// `mutation.linuxGuard`: `off`, `on` or `auto` (`false` and `true` still read as off and on).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LinuxGuard {
+    Off,
+    /// Every OS-unknown pod is pinned to Linux nodes, whatever its images.
+    On,
+    /// Only pods WIN011 reports: every image known to have no Windows variant (registry facts,
+    /// or the known Linux-only images), no OS pin, and a Windows node of the target (observed,
+    /// else configured) they can land on. Multi-OS and unknown images are never pinned.
+    #[default]
+    Auto,
+}
+
+impl<'de> Deserialize<'de> for LinuxGuard {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Raw::deserialize(d)? {
+            Raw::Bool(false) => Ok(LinuxGuard::Off),
+            Raw::Bool(true) => Ok(LinuxGuard::On),
+            Raw::Str(s) => match s.as_str() {
+                "auto" => Ok(LinuxGuard::Auto),
+                "on" | "true" => Ok(LinuxGuard::On),
+                "off" | "false" => Ok(LinuxGuard::Off),
+                _ => Err(serde::de::Error::custom(format!(
+                    "mutation.linuxGuard {s:?}: expected auto, on or off"
+                ))),
+            },
+        }
+    }
+}
+
+impl Serialize for LinuxGuard {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            LinuxGuard::Off => s.serialize_bool(false),
+            LinuxGuard::On => s.serialize_bool(true),
+            LinuxGuard::Auto => s.serialize_str("auto"),
         }
     }
 }
@@ -582,6 +626,31 @@ mod tests {
         );
         let c = Config::from_yaml("rules: {WIN408: off}", "t").unwrap();
         assert!(off(&c) && c.policy.overrides.get("WIN408") == Some(&None));
+    }
+
+    /// `mutation.linuxGuard`: auto by default; the old booleans still mean on and off.
+    #[test]
+    fn linux_guard_values() {
+        let guard = |v: &str| {
+            Config::from_yaml(&format!("mutation: {{linuxGuard: {v}}}"), "t")
+                .map(|c| c.policy.mutation.linux_guard)
+        };
+        assert_eq!(
+            Config::default().policy.mutation.linux_guard,
+            LinuxGuard::Auto
+        );
+        assert_eq!(guard("auto").unwrap(), LinuxGuard::Auto);
+        assert_eq!(guard("true").unwrap(), LinuxGuard::On);
+        assert_eq!(guard("false").unwrap(), LinuxGuard::Off);
+        assert_eq!(guard("on").unwrap(), LinuxGuard::On);
+        assert_eq!(guard("\"off\"").unwrap(), LinuxGuard::Off);
+        let e = guard("always").unwrap_err().to_string();
+        assert!(e.contains("expected auto, on or off"), "{e}");
+        // What serializes reads back.
+        for g in [LinuxGuard::Off, LinuxGuard::On, LinuxGuard::Auto] {
+            let v = serde_json::to_string(&g).unwrap();
+            assert_eq!(guard(&v).unwrap(), g, "{v}");
+        }
     }
 
     #[test]

@@ -510,6 +510,11 @@ fn helm_template_when_helm_is_available() {
                     "{text}"
                 );
                 assert!(cfg.policy.pod_mutation);
+                assert_eq!(
+                    cfg.policy.mutation.linux_guard,
+                    winlint::config::LinuxGuard::Auto,
+                    "{text}"
+                );
             }
             "Secret" => {
                 let s: k8s_openapi::api::core::v1::Secret = typed(d);
@@ -689,6 +694,20 @@ fn helm_template_when_helm_is_available() {
     let cfg = rendered_config(&docs);
     assert!(cfg.target.pinned.windows_builds);
     assert_eq!(cfg.target.windows_builds.len(), 2);
+    // linuxGuard: the words (helm renders "on"/"off" quoted) and the old booleans.
+    for (value, want) in [
+        ("off", winlint::config::LinuxGuard::Off),
+        ("on", winlint::config::LinuxGuard::On),
+        ("true", winlint::config::LinuxGuard::On),
+        ("false", winlint::config::LinuxGuard::Off),
+    ] {
+        let docs = helm_template(&helm, &[&format!("config.mutation.linuxGuard={value}")]);
+        assert_eq!(
+            rendered_config(&docs).policy.mutation.linux_guard,
+            want,
+            "{value}"
+        );
+    }
     let docs = helm_template(&helm, &["config.mutation.workloads=true"]);
     let m = docs
         .iter()

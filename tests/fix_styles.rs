@@ -20,7 +20,7 @@ use clap::Parser;
 use serde_json::Value;
 
 use winlint::cli::{TargetArgs, fix_text};
-use winlint::config::{Config, HyperV, rule_id};
+use winlint::config::{Config, HyperV, LinuxGuard, rule_id};
 use winlint::engine::{fix::fix_allowed, lint_object, mutation};
 use winlint::model::classify::{Os, Strength};
 use winlint::model::labels::MUTATED_ANNOTATION;
@@ -243,7 +243,7 @@ fn write(style: &str, v: &Value) -> String {
 fn webhook(object: &Value, cfg: &Config, cx: &Context) -> Option<Value> {
     let mut cfg = cfg.clone();
     let m = &mut cfg.policy.mutation;
-    (m.hyperv, m.pod_os_label, m.linux_guard) = (HyperV::Off, false, false);
+    (m.hyperv, m.pod_os_label, m.linux_guard) = (HyperV::Off, false, LinuxGuard::Off);
     let report = lint_object(object, &cfg, cx, Operation::Create);
     let class = report.classes.first()?;
     if class.os != Os::Windows

@@ -856,3 +856,92 @@ fn scale_first_sync_through_serve() {
         windows_nodes(&m)
     );
 }
+
+/// A Deployment of `image` without an OS pin, as a Linux chart writes it.
+fn linux_deployment(ns: &str, name: &str, image: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": image}]}}}})
+}
+
+/// Create the pod of `deployment` as the ReplicaSet controller would (envtest runs no
+/// controllers): what the API server stored, and the warnings of the answer.
+fn create_template_pod(
+    c: &Guard,
+    ns: &str,
+    name: &str,
+    deployment: &Value,
+) -> (Value, Vec<String>) {
+    let mut p = pod(ns, name, "");
+    p["metadata"]["labels"] = deployment["spec"]["template"]["metadata"]["labels"].clone();
+    p["spec"] = deployment["spec"]["template"]["spec"].clone();
+    let out = c.create(&p).ok();
+    let stored = c.get("pod", Some(ns), name).ok().json();
+    (stored, out.warnings)
+}
+
+/// Issue 18 item 4 on an AKS/EKS-style cluster (untainted Windows nodes), default settings
+/// (`mutation.linuxGuard: auto`): a redis Deployment's pod is pinned to Linux nodes, recorded
+/// and said in a warning; a multi-OS image's pod and an unknown image's pod are left unpinned;
+/// and once the Windows nodes are tainted, nothing is pinned.
+#[test]
+fn linux_guard_auto_pins_linux_only_pods_on_untainted_windows_nodes() {
+    let Some(c) = cluster() else { return };
+    let wh = serve(&c, None, None, &[]);
+    let nodes = nodes_are(
+        &c,
+        &[&wh],
+        &[
+            Node::linux("lg-linux-1"),
+            Node::windows("lg-win22-1", BUILD_2022),
+        ],
+    );
+    let ns = c.unique("lg");
+    wh.namespace(&ns, &[]);
+
+    let redis = linux_deployment(&ns, "cache", "redis:7.2");
+    let created = c.create(&redis).ok();
+    assert!(
+        created.warnings.iter().any(|w| w.contains("WIN011")),
+        "{created:#?}"
+    );
+    let (stored, warnings) = create_template_pod(&c, &ns, "cache-pod", &redis);
+    assert_eq!(
+        stored["spec"]["nodeSelector"],
+        json!({"kubernetes.io/os": "linux"}),
+        "{stored:#}"
+    );
+    assert_eq!(
+        stored["metadata"]["annotations"]["winlint.io/mutated"], "linuxGuard",
+        "{stored:#}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("winlint: linuxGuard pinned it to Linux: redis:7.2")),
+        "{warnings:#?}"
+    );
+
+    for (name, image) in [
+        ("multi", "registry.k8s.io/pause:3.9"),
+        ("unknown", "contoso.azurecr.io/shop/api:1.4.2"),
+    ] {
+        let d = linux_deployment(&ns, name, image);
+        let (stored, _) = create_template_pod(&c, &ns, &format!("{name}-pod"), &d);
+        assert!(stored["spec"].get("nodeSelector").is_none(), "{stored:#}");
+    }
+    drop(nodes);
+
+    let _nodes = nodes_are(
+        &c,
+        &[&wh],
+        &[
+            Node::linux("lg-linux-1"),
+            Node::windows("lg-win22-1", BUILD_2022).taint("os=windows:NoSchedule"),
+        ],
+    );
+    let (stored, _) = create_template_pod(&c, &ns, "cache-pod-tainted", &redis);
+    assert!(stored["spec"].get("nodeSelector").is_none(), "{stored:#}");
+}

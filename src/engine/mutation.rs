@@ -1,12 +1,14 @@
 //! The webhook's mutation (shared/rules.md §3): which pods are mutated, the rules' fixes through
 //! the [`Fixer`] (M1 = WIN001, M3 = WIN007, M4 = WIN003, M2 = WIN005 when the rule's metadata
 //! opts it in), then the mutation steps that are not fixes of a finding ([`STEPS`]: M5 Hyper-V,
-//! M6 the pod OS label, the Linux guard), then M7, the `winlint.io/mutated` audit annotation
+//! M6 the pod OS label, the Linux guard `on`), then M7, the `winlint.io/mutated` audit annotation
 //! naming what changed (each rule's [`Mutation::recorded_as`](crate::model::meta::Mutation)).
 //!
 //! * Which pods: Windows-definite pods; Windows-probable pods when the evidence is a
 //!   Windows-only image (such a pod cannot run anywhere else; MV1) or `mutation.probable`.
-//!   OS-unknown pods get only the steps for them (the Linux guard).
+//!   OS-unknown pods get only the steps for them (the Linux guard `on`).
+//! * `mutation.linuxGuard: auto` (the default) applies WIN011's fix to a pod that is not
+//!   Windows: its images have no Windows variant and it can land on a Windows node ([`pin_linux`]).
 //! * The fixes go through [`Fixer::fix_guarded`]: a patch that would add an error the object
 //!   did not have (a pod the API server would reject) is retried without `spec.os`, then dropped.
 
@@ -15,10 +17,11 @@ use serde_json::Value;
 
 use super::fix::{FixOptions, Fixer, Rollback, apply_fix};
 use super::{ObjectReport, lint_object};
-use crate::config::{Config, HyperV, MutationPolicy};
+use crate::config::{Config, HyperV, LinuxGuard, MutationPolicy};
 use crate::model::classify::{Os, Source, Strength};
 use crate::model::image;
 use crate::model::labels::{HYPERV_ANNOTATION, MUTATED_ANNOTATION, OS_LABEL};
+use crate::model::meta::Recorded;
 use crate::model::placement::{self, Placement};
 use crate::model::pod::host_process_requests;
 use crate::model::windows::{self, Build, Isolation};
@@ -81,9 +84,9 @@ pub const STEPS: &[Step] = &[
     },
     Step {
         name: "linuxGuard",
-        summary: "pin OS-unknown pods to Linux nodes (nodeSelector kubernetes.io/os=linux)",
+        summary: "linuxGuard on: pin every OS-unknown pod to Linux nodes (nodeSelector kubernetes.io/os=linux); auto applies WIN011's fix instead",
         pods: StepPods::UnknownOs,
-        enabled: |p| p.linux_guard,
+        enabled: |p| p.linux_guard == LinuxGuard::On,
         ops: linux_guard,
     },
 ];
@@ -205,6 +208,9 @@ pub struct Mutated {
     pub rules: Vec<&'static str>,
     /// Every finding of the object before mutation (rule ID, severity).
     pub findings: Vec<(&'static str, Severity)>,
+    /// What the mutation says to the pod's author (admission warnings): why a pod was pinned
+    /// to Linux nodes.
+    pub notes: Vec<String>,
 }
 
 /// Whether the mutation recorded as `name` changes which nodes a pod can land on (a rule's
@@ -264,14 +270,20 @@ pub fn mutate_linted(
     let image_evidence = class.signals.iter().any(|s| {
         s.os == Os::Windows && s.source == Source::Image && s.strength >= Strength::Probable
     });
-    let pods = if class.os == Os::Windows
+    let windows = class.os == Os::Windows
         && (class.strength == Strength::Definite
-            || (class.strength == Strength::Probable && (image_evidence || policy.probable)))
-    {
+            || (class.strength == Strength::Probable && (image_evidence || policy.probable)));
+    if !windows && policy.linux_guard == LinuxGuard::Auto {
+        pin_linux(object, report, &mut m);
+    }
+    let pods = if windows {
         StepPods::Windows
     } else if class.os == Os::Unknown {
         StepPods::UnknownOs
     } else {
+        if !m.patch.is_empty() {
+            record(object, &m.changed, &mut m.patch);
+        }
         return m;
     };
     if pods == StepPods::Windows {
@@ -309,6 +321,28 @@ pub fn mutate_linted(
         record(object, &m.changed, &mut m.patch);
     }
     m
+}
+
+/// `mutation.linuxGuard: auto`: WIN011's fix, the one code path that decides which pod is
+/// pinned to Linux nodes (its images have no Windows variant, it has no OS pin, and it can land
+/// on a Windows node of the target). Each pin is said in a note (an admission warning).
+fn pin_linux(object: &mut Value, report: &ObjectReport, m: &mut Mutated) {
+    let guard = &crate::rules::scheduling::win011_linux_pod_can_land_on_windows::WIN011;
+    for f in report.findings.iter().filter(|f| f.rule.id == guard.id) {
+        let Some(fix) = &f.fix else { continue };
+        if apply(object, &fix.ops, &mut m.patch) {
+            m.rules.push(f.rule.id);
+            let name = Recorded::LinuxGuard.as_str().to_string();
+            if !m.changed.contains(&name) {
+                m.changed.push(name);
+            }
+            // Short lines (admission warnings): what was done, then why, images first.
+            m.notes.push(format!(
+                "winlint: linuxGuard pinned it to Linux: {}",
+                f.message
+            ));
+        }
+    }
 }
 
 /// Whether `name` is one winlint records in `winlint.io/mutated` (a rule's fix or a step).
@@ -424,6 +458,79 @@ mod tests {
         let first = ann(&pod);
         mutate(&mut pod, &Config::default());
         assert_eq!(ann(&pod), first);
+    }
+
+    /// `mutation.linuxGuard`: `auto` (the default) pins a pod to Linux exactly when WIN011
+    /// reports it (Linux-only images, a Windows node it can land on), and says so; `on` pins
+    /// every OS-unknown pod; `off` none.
+    #[test]
+    fn linux_guard_auto_pins_what_win011_reports() {
+        let pod = |image: &str| {
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "c", "image": image}]}})
+        };
+        let aks = |guard: LinuxGuard| {
+            let mut c = cfg();
+            c.target.set_platform(crate::model::platform::Platform::Aks);
+            c.policy.mutation.linux_guard = guard;
+            c
+        };
+        let run = |obj: &Value, c: &Config| {
+            let mut o = obj.clone();
+            let m = mutate(&mut o, c);
+            (o, m)
+        };
+        let (o, m) = run(&pod("redis:7.2"), &aks(LinuxGuard::Auto));
+        assert_eq!(
+            o["spec"]["nodeSelector"],
+            json!({"kubernetes.io/os": "linux"})
+        );
+        assert_eq!(
+            o["metadata"]["annotations"][MUTATED_ANNOTATION],
+            "linuxGuard"
+        );
+        assert_eq!(m.rules, ["WIN011"]);
+        assert_eq!(m.notes.len(), 1);
+        assert!(
+            m.notes[0].starts_with("winlint: linuxGuard pinned it to Linux: redis:7.2 "),
+            "{}",
+            m.notes[0]
+        );
+        // spec.os.name linux (a Linux pod by its own word) is pinned too.
+        let declared = set(pod("nginx:1.27"), "/spec/os", json!({"name": "linux"}));
+        let (o, _) = run(&declared, &aks(LinuxGuard::Auto));
+        assert_eq!(o["spec"]["nodeSelector"]["kubernetes.io/os"], "linux");
+        // Multi-OS and unknown images: never.
+        for image in [
+            "registry.k8s.io/pause:3.9",
+            "mcr.microsoft.com/dotnet/runtime:7.0",
+            "contoso.azurecr.io/app:1.0",
+        ] {
+            let (o, m) = run(&pod(image), &aks(LinuxGuard::Auto));
+            assert!(m.patch.is_empty(), "{image}: {:?}", m.patch);
+            assert!(o["spec"].get("nodeSelector").is_none());
+        }
+        // Tainted Windows nodes (the assumed default, or configured): nothing.
+        let mut tainted = cfg();
+        tainted.policy.mutation.linux_guard = LinuxGuard::Auto;
+        assert!(run(&pod("redis:7.2"), &tainted).1.patch.is_empty());
+        tainted
+            .target
+            .set_platform(crate::model::platform::Platform::Gke);
+        assert!(run(&pod("redis:7.2"), &tainted).1.patch.is_empty());
+        // off: nothing; on: every OS-unknown pod, the unknown image included, without a note.
+        assert!(
+            run(&pod("redis:7.2"), &aks(LinuxGuard::Off))
+                .1
+                .patch
+                .is_empty()
+        );
+        let (o, m) = run(&pod("contoso.azurecr.io/app:1.0"), &aks(LinuxGuard::On));
+        assert_eq!(o["spec"]["nodeSelector"]["kubernetes.io/os"], "linux");
+        assert_eq!(m.changed, ["linuxGuard"]);
+        // A Windows pod is never pinned to Linux.
+        let (o, _) = run(&winok(), &aks(LinuxGuard::Auto));
+        assert_eq!(o["spec"]["nodeSelector"]["kubernetes.io/os"], "windows");
     }
 
     /// `mutation.hyperv: auto` gives a Hyper-V RuntimeClass only to a pod that needs it to run,

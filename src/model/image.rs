@@ -411,7 +411,9 @@ const LINUX_K8S: &[&str] = &[
 fn known_linux(registry: &str, repository: &str, tag: Option<&str>) -> bool {
     match registry {
         DOCKER_HUB => repository.strip_prefix("library/").is_some_and(|n| {
-            LINUX_OFFICIAL.contains(&n) || tag.is_some_and(|t| ALPINE.is_match(t))
+            LINUX_OFFICIAL.contains(&n)
+                || tag.is_some_and(|t| ALPINE.is_match(t))
+                || (n == "redis" && redis_linux_only(tag))
         }),
         "registry.k8s.io" | "k8s.gcr.io" => LINUX_K8S.iter().any(|p| {
             repository
@@ -420,6 +422,20 @@ fn known_linux(registry: &str, repository: &str, tag: Option<&str>) -> bool {
         }),
         "gcr.io" => repository.starts_with("distroless/"),
         _ => false,
+    }
+}
+
+/// Docker Hub's redis published Windows images (Nano Server and Server Core, 10.0.14393) for
+/// 3.x only, in 2017, and none since (docker-library repo-info): `latest` and the tags of 4.0
+/// and later are Linux-only; a 3.x shared tag may still list its Windows entries.
+fn redis_linux_only(tag: Option<&str>) -> bool {
+    match tag {
+        None | Some("latest") => true,
+        Some(t) => t
+            .split(['.', '-'])
+            .next()
+            .and_then(|major| major.parse::<u32>().ok())
+            .is_some_and(|major| major >= 4),
     }
 }
 
@@ -1045,6 +1061,12 @@ mod tests {
             ("nginx:1.27", true),
             ("nginx:1.27-windowsservercore", false),
             ("nginx:nanoserver", false),
+            ("redis:7.2", true),
+            ("redis", true),
+            ("redis:7.2.4-bookworm", true),
+            ("redis:3.2", false),
+            ("redis:3.0-nanoserver", false),
+            ("bitnami/redis:7.2", false),
             ("python:3.12-alpine", true),
             ("python:3.12-alpine3.19", true),
             ("nginx:alpine-slim", true),

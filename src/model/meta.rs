@@ -154,6 +154,8 @@ pub enum Recorded {
     EnvNames,
     HostNetwork,
     Image,
+    /// A pod with Linux-only images pinned to Linux nodes (WIN011's fix, `mutation.linuxGuard`).
+    LinuxGuard,
     LinuxOnlyFields,
     MountPropagation,
     NodeSelector,
@@ -173,6 +175,7 @@ impl Recorded {
             Recorded::EnvNames => "envNames",
             Recorded::HostNetwork => "hostNetwork",
             Recorded::Image => "image",
+            Recorded::LinuxGuard => "linuxGuard",
             Recorded::LinuxOnlyFields => "linuxOnlyFields",
             Recorded::MountPropagation => "mountPropagation",
             Recorded::NodeSelector => "nodeSelector",

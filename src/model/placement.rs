@@ -7,6 +7,8 @@
 //! * WIN502 / WIN005 / WIN006: which Windows builds can the pod land on?
 //! * WIN001: can the pod land on a node that is not Windows?
 //! * WIN010: does the pod select any Windows node at all?
+//! * WIN011 (and the webhook's Linux guard, its fix): can a pod that is not Windows land on a
+//!   Windows node ([`windows_landing`])?
 //!
 //! Offline (no observed nodes) the configured builds and taints stand for the Windows nodes, as
 //! before. With observed nodes but no Windows node among them (a pool scaled to zero, or not
@@ -15,9 +17,12 @@
 
 use std::sync::Arc;
 
+use std::collections::BTreeMap;
+
 use super::context::Context;
-use super::labels::BUILD_LABEL;
-use super::nodes::{NodeGroup, RuntimeClassFacts, Taint};
+use super::labels::{ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL};
+use super::nodes::{NodeGroup, NodeOs, RuntimeClassFacts, Taint};
+use super::platform::Platform;
 use super::schedule::{self, Fit, Toleration};
 use super::target::Target;
 use super::windows::{self, Build, Isolation};
@@ -173,6 +178,117 @@ impl Placement {
     /// checked against the configured target and do not deny.
     pub fn unobserved_note(&self) -> Option<&'static str> {
         (self.facts == NodeFacts::NoWindowsNodes).then_some(UNOBSERVED_NOTE)
+    }
+}
+
+/// How a pod reaches a Windows node of the target ([`windows_landing`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WindowsLanding {
+    /// Observed Windows nodes its selectors pick and whose taints it tolerates: how many, and
+    /// one group described.
+    Observed { nodes: usize, example: String },
+    /// The configured Windows nodes (offline): the taints it tolerates (none: they are
+    /// untainted, as on AKS and EKS).
+    Configured { tolerated: Vec<Taint> },
+    /// The configured taints are winlint's assumption, and a key-less `operator: Exists`
+    /// toleration of the pod tolerates them, as it tolerates every taint.
+    Swallowed,
+}
+
+/// Can a pod land on a Windows node of the target? The scheduler's predicate
+/// ([`schedule::fit`], with the pod's RuntimeClass) on the observed Windows groups; offline, on
+/// the Windows nodes the configured target stands for ([`configured_windows_nodes`]). When the
+/// taints are only assumed ([`Target::taints_assumed`]) a toleration of one named taint proves
+/// nothing about the real nodes' taints: only a toleration that swallows every taint (no key,
+/// `operator: Exists`) lets the pod land there. Observed nodes without any Windows node: `None`
+/// (the pod can land on none today).
+pub fn windows_landing(
+    site: &PodSite,
+    target: &Target,
+    context: &Context,
+    placement: &Placement,
+) -> Option<WindowsLanding> {
+    match placement.facts {
+        NodeFacts::Observed => {
+            let fitting = placement.windows_fitting();
+            let first = fitting.first()?;
+            Some(WindowsLanding::Observed {
+                nodes: fitting.iter().map(|g| g.count()).sum(),
+                example: first.describe(),
+            })
+        }
+        NodeFacts::NoWindowsNodes => None,
+        NodeFacts::Configured => {
+            let rc = runtime_class(site, context);
+            let nodes = configured_windows_nodes(target);
+            if !target.taints_assumed() {
+                return nodes
+                    .iter()
+                    .any(|g| schedule::fit(site.spec, g, rc).fits())
+                    .then(|| WindowsLanding::Configured {
+                        tolerated: target.windows_node_taints().to_vec(),
+                    });
+            }
+            let swallowing: Vec<Toleration> = tolerations(site, context)
+                .into_iter()
+                .filter(|t| t.key.is_empty() && t.operator == "Exists")
+                .collect();
+            let lands = !swallowing.is_empty()
+                && nodes.iter().any(|g| {
+                    schedule::fit(site.spec, g, rc) != Fit::NotSelected
+                        && untolerated(g, &swallowing).is_empty()
+                });
+            lands.then_some(WindowsLanding::Swallowed)
+        }
+    }
+}
+
+/// The Windows nodes the configured target stands for, one per configured build, as the
+/// scheduler would see them: the labels the kubelet sets on every Windows node (both OS labels,
+/// `kubernetes.io/arch=amd64`, the build label), AKS's OS SKU when the platform is AKS, and the
+/// target's Windows taints. A selector on any other label (a node pool's name) selects none of
+/// them: offline winlint cannot know which pools are Windows.
+pub fn configured_windows_nodes(target: &Target) -> Vec<NodeGroup> {
+    let node = |build: Option<Build>| {
+        let mut labels = BTreeMap::new();
+        for key in [OS_LABEL, BETA_OS_LABEL] {
+            labels.insert(key.to_string(), "windows".to_string());
+        }
+        labels.insert(ARCH_LABEL.to_string(), "amd64".to_string());
+        if let Some(b) = build {
+            labels.insert(BUILD_LABEL.to_string(), b.to_string());
+            if target.platform == Some(Platform::Aks)
+                && let Some(sku) = aks_os_sku(b)
+            {
+                labels.insert("kubernetes.azure.com/os-sku".to_string(), sku.to_string());
+            }
+        }
+        NodeGroup {
+            os: NodeOs::Windows,
+            build,
+            taints: target.windows_node_taints().to_vec(),
+            labels,
+            runtime: None,
+            nodes: [("windows-node".to_string(), None)].into_iter().collect(),
+        }
+    };
+    if target.windows_builds.is_empty() {
+        return vec![node(None)];
+    }
+    target
+        .windows_builds
+        .iter()
+        .map(|&b| node(Some(b)))
+        .collect()
+}
+
+/// AKS's `kubernetes.azure.com/os-sku` of a Windows node of `build`.
+fn aks_os_sku(build: Build) -> Option<&'static str> {
+    match build {
+        windows::WS2019 => Some("Windows2019"),
+        windows::WS2022 => Some("Windows2022"),
+        windows::WS2025 => Some("Windows2025"),
+        _ => None,
     }
 }
 

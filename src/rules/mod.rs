@@ -31,6 +31,7 @@ pub mod scheduling {
     pub mod win008_mixed_os_images;
     pub mod win009_runtimeclass_selector_conflict;
     pub mod win010_selects_no_node;
+    pub mod win011_linux_pod_can_land_on_windows;
 }
 
 pub mod security {
@@ -167,6 +168,7 @@ static RULES: &[Rule] = &[
     scheduling::win008_mixed_os_images::RULE,
     scheduling::win009_runtimeclass_selector_conflict::RULE,
     scheduling::win010_selects_no_node::RULE,
+    scheduling::win011_linux_pod_can_land_on_windows::RULE,
     security::win101_pod_securitycontext_linux_only::RULE,
     security::win102_host_namespaces::RULE,
     security::win103_container_securitycontext_linux_only::RULE,

@@ -27,6 +27,10 @@ only DaemonSets whose pods can land on one of its Windows nodes (selectors and t
 cannot know whether the Windows nodes are tainted against them. A Windows DaemonSet without an OS
 pin is reported by WIN001.
 
+WIN011 (`linux-pod-can-land-on-windows`) reports the other pod-bearing kinds, and only when their
+images have no Windows variant; it leaves every DaemonSet (and every pod a DaemonSet owns) to this
+rule, so one unpinned agent is reported once.
+
 ## Why is this bad?
 A DaemonSet targets every node. In a mixed cluster its Linux pods land on untainted Windows nodes too
 and fail with `ErrImagePull` ("no matching manifest for windows/amd64"), or worse, a multi-OS image

@@ -1,0 +1,475 @@
+//! WIN011 `linux-pod-can-land-on-windows`.
+
+use crate::model::classify::{self, Os};
+use crate::model::image::ImageInfo;
+use crate::model::labels::OS_LABEL;
+use crate::model::labels::OS_LABELS;
+use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::placement::{self, WindowsLanding};
+use crate::model::workload::{ContainerRef, PodSite};
+use crate::model::{Eval, Finding, Fix, FixSafety, RuleMeta, Severity};
+use crate::rules::Rule;
+use crate::rules::images::image_registry;
+use crate::rules::scheduling::common::{is_daemonset, node_selector_ops, selector_ptr};
+use serde_json::Value;
+
+/// WIN011 in the registry.
+pub const RULE: Rule = Rule {
+    meta: &WIN011,
+    check: linux_pod_can_land_on_windows,
+};
+
+pub static WIN011: RuleMeta = RuleMeta {
+    id: "WIN011",
+    name: "linux-pod-can-land-on-windows",
+    severity: Severity::Warning,
+    summary: "Pod whose images have no Windows variant, without an OS pin, that can land on a Windows node of the target",
+    docs: r#"## What it does
+Finds pods of every pod-bearing kind (but DaemonSets, see below) that
+
+* have no OS pin: no `kubernetes.io/os` node selector, no required node affinity on it, no
+  RuntimeClass whose scheduling supplies one, and no selector on another label that keeps them off
+  the Windows nodes;
+* can land on a Windows node of the target, by the scheduler's own filters (selectors, required
+  node affinity, taints and tolerations): with the cluster's nodes known (`--cluster`, `audit`,
+  `winlint serve`), an observed Windows node they fit; offline, the Windows nodes of the
+  configured target when they are untainted (`--platform aks|eks`, `--windows-taint none`) or
+  their taints are tolerated. When the taint is only winlint's assumption (no `--platform`, no
+  `--windows-taint`, no cluster), a pod is reported only when one of its tolerations swallows
+  every taint (`operator: Exists` without a key);
+* and whose every image (init and app containers) does not run on Windows: with `--registry`
+  (CLI) or `registry.mode` (webhook), a manifest that lists no Windows entry; by name, the images
+  winlint knows are Linux-only (`nginx`, `redis`, `busybox`, `alpine`, `*-alpine` official tags,
+  `gcr.io/distroless/*`, the Linux-only `registry.k8s.io` images, `dotnet/aspnet:8.0`, …).
+
+A multi-OS image (`registry.k8s.io/pause:3.9`, `mcr.microsoft.com/dotnet/runtime:7.0`, a registry
+manifest list with a Windows entry) and an image winlint knows nothing about are never reported:
+such a pod may run on the Windows node.
+
+`spec.os.name: linux` is no pin: the scheduler does not read it; the kubelet of the Windows node
+rejects the pod (`PodOSNotSupported`, `pkg/kubelet/lifecycle/predicate.go`), and a controller
+recreates it, maybe on the same node. Neither is the pod label `kubernetes.io/os: linux`
+(the kubelet rejects it with `PodOSSelectorNodeLabelDoesNotMatch`).
+
+DaemonSets are WIN603's: a DaemonSet targets every node whatever its images, so WIN603 reports
+every Linux DaemonSet without an OS pin and this rule none (and never a pod a DaemonSet owns: its
+controller picked its node). This rule reports the other kinds, only when the images prove the
+pod cannot run on Windows.
+
+## Why is this bad?
+On clusters whose Windows nodes are untainted (AKS and EKS by default) the scheduler treats them
+like any other node. The pod lands there and sits in `ImagePullBackOff` with `no matching manifest
+for windows/amd64`: the most reported mixed-cluster incident (ingress-nginx admission jobs,
+cert-manager, Helm hooks, controllers).
+
+## Example
+```yaml
+kind: Deployment
+spec:
+  template:
+    spec:
+      containers:
+      - name: cache
+        image: redis:7.2
+```
+
+## Fix
+Safe: add `nodeSelector: {kubernetes.io/os: linux}`. In the webhook, `mutation.linuxGuard: auto`
+(the default) applies this fix at pod creation and says so in a warning and in
+`winlint.io/mutated` (`linuxGuard`).
+"#,
+    fix: Some(FixSafety::Safe),
+    source: "issue 18, ingress-nginx#7480, kubernetes#94366, Azure/AKS#1905",
+    applies: "all",
+    os: RuleOs::Any,
+    default_on: true,
+    mutation: Mutation::placing(Recorded::LinuxGuard),
+};
+
+pub(crate) fn linux_pod_can_land_on_windows(site: &PodSite, eval: &Eval) -> Vec<Finding> {
+    // WIN603 reports DaemonSets; a pod a DaemonSet owns was placed by its controller.
+    if is_daemonset(site)
+        || owned_by_daemonset(site)
+        || eval.class.is_windows()
+        || site.str("/nodeName").is_some()
+        || classify::has_os_pin(site, eval.context, Os::Linux)
+        || classify::has_os_pin(site, eval.context, Os::Windows)
+    {
+        return Vec::new();
+    }
+    // The images first: cheap, and most pods stop here.
+    let Some(why) = linux_only_images(eval) else {
+        return Vec::new();
+    };
+    let placement = eval.placement(site);
+    let Some(landing) = placement::windows_landing(site, eval.target, eval.context, placement)
+    else {
+        return Vec::new();
+    };
+    let key = eval.target.os_label_key();
+    let message = format!(
+        "{}, and the pod has no OS node selector: it can land on {}, where {}. Add nodeSelector {key}: linux",
+        why.join("; "),
+        where_(&landing),
+        failure(site),
+    );
+    let mut f = Finding::new(&WIN011, selector_ptr(site), message);
+    // Never overwrite an OS key (a value no node has is WIN010's business).
+    if OS_LABELS.iter().all(|k| site.node_selector(k).is_none()) {
+        f = f.with_fix(Fix {
+            safety: FixSafety::Safe,
+            description: format!("add nodeSelector {key}=linux"),
+            ops: node_selector_ops(site, key, "linux"),
+        });
+    }
+    vec![f]
+}
+
+fn owned_by_daemonset(site: &PodSite) -> bool {
+    site.meta
+        .get("ownerReferences")
+        .and_then(Value::as_array)
+        .is_some_and(|o| o.iter().any(|r| r["kind"] == "DaemonSet"))
+}
+
+/// Why each image of the pod (init and app containers; ephemeral ones do not decide where a pod
+/// lands) does not run on Windows, or `None` when one may: it has a Windows entry, or winlint
+/// knows nothing about it.
+fn linux_only_images(eval: &Eval) -> Option<Vec<String>> {
+    let mut why = Vec::new();
+    // The images known Linux-only by name alone, said together.
+    let mut by_name: Vec<String> = Vec::new();
+    for (c, info) in eval
+        .images
+        .iter()
+        .filter(|(c, _)| c.list != "ephemeralContainers")
+    {
+        match lacks_windows(eval, c, info)? {
+            Lacks::ByName(image) if by_name.contains(&image) => {}
+            Lacks::ByName(image) => by_name.push(image),
+            Lacks::Because(w) => why.push(w),
+        }
+    }
+    match by_name.as_slice() {
+        [] => {}
+        [one] => why.insert(0, format!("{one} is a Linux-only image")),
+        [all @ .., last] => why.insert(
+            0,
+            format!("{} and {last} are Linux-only images", all.join(", ")),
+        ),
+    }
+    (!why.is_empty()).then_some(why)
+}
+
+/// How winlint knows an image has no Windows variant.
+enum Lacks {
+    /// It is on the list of Linux-only images.
+    ByName(String),
+    /// The registry's platforms, or what winlint knows of the tag.
+    Because(String),
+}
+
+/// Why one container's image has no Windows variant: the registry's platforms when looked up,
+/// else what winlint knows of its name.
+fn lacks_windows(eval: &Eval, c: &ContainerRef, info: &ImageInfo) -> Option<Lacks> {
+    let image = c.image()?;
+    match image_registry::facts(eval, c) {
+        Some(f) if f.platforms.is_empty() => None,
+        Some(f) if f.has_windows() => None,
+        Some(f) => Some(Lacks::Because(format!(
+            "{image} has no Windows entry (registry: {})",
+            image_registry::platforms(&f)
+        ))),
+        None if info.linux => Some(match info.known {
+            Some(crate::model::known_images::Platforms::LinuxOnly(w)) => {
+                Lacks::Because(format!("{image} has no Windows image ({})", w.why()))
+            }
+            _ => Lacks::ByName(image.to_string()),
+        }),
+        None => None,
+    }
+}
+
+/// Where the pod can land, for the message.
+fn where_(landing: &WindowsLanding) -> String {
+    match landing {
+        WindowsLanding::Observed { nodes, example } => format!(
+            "{nodes} Windows node{} of the cluster ({example})",
+            if *nodes == 1 { "" } else { "s" }
+        ),
+        WindowsLanding::Configured { tolerated } if tolerated.is_empty() => {
+            "the target's Windows nodes, which are untainted (as on AKS and EKS)".to_string()
+        }
+        WindowsLanding::Configured { tolerated } => format!(
+            "the target's Windows nodes, whose taint{} {} it tolerates",
+            if tolerated.len() == 1 { "" } else { "s" },
+            tolerated
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        WindowsLanding::Swallowed => {
+            "a Windows node (a toleration without a key and with operator Exists tolerates every taint, the Windows nodes' included)".to_string()
+        }
+    }
+}
+
+/// What happens on the Windows node: the kubelet rejects a pod that declares Linux (by
+/// `spec.os.name` or its `kubernetes.io/os` label, `pkg/kubelet/lifecycle/predicate.go`),
+/// else the pull fails.
+fn failure(site: &PodSite) -> &'static str {
+    if site.str("/os/name") == Some("linux") {
+        "the kubelet rejects it (PodOSNotSupported: spec.os.name does not steer the scheduler, it only makes the kubelet refuse the pod)"
+    } else if site.label(OS_LABEL) == Some("linux") {
+        "the kubelet rejects it (PodOSSelectorNodeLabelDoesNotMatch: the pod's kubernetes.io/os label does not steer the scheduler)"
+    } else {
+        "the pull fails with \"no matching manifest for windows/amd64\" and the pod sits in ImagePullBackOff"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use serde_json::{Value, json};
+
+    use crate::config::Config;
+    use crate::engine::lint_object;
+    use crate::model::image_facts::{ImageFacts, ImageFactsMap, Platform};
+    use crate::model::platform::Platform as Cloud;
+    use crate::model::{Context, Finding, Operation, Severity};
+    use crate::rules::scheduling::common::tests::linux;
+    use crate::rules::testutil::{cfg, group, observed, only, set};
+
+    fn pod(image: &str) -> Value {
+        json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+            "spec":{"containers":[{"name":"c","image":image}]}})
+    }
+
+    fn aks() -> Config {
+        let mut c = cfg();
+        c.target.set_platform(Cloud::Aks);
+        c
+    }
+
+    fn win011(obj: &Value, c: &Config) -> Vec<Finding> {
+        only(obj, c, "WIN011")
+    }
+
+    #[test]
+    fn linux_only_images_on_untainted_windows_nodes() {
+        for image in [
+            "nginx:1.27",
+            "redis:7.2",
+            "busybox:1.36",
+            "alpine:3.20",
+            "mcr.microsoft.com/dotnet/aspnet:8.0",
+        ] {
+            let f = win011(&pod(image), &aks());
+            assert_eq!(f.len(), 1, "{image}");
+            assert_eq!(f[0].severity, Severity::Warning);
+            assert!(
+                f[0].message.contains("untainted") && f[0].message.contains(image),
+                "{}",
+                f[0].message
+            );
+            assert_eq!(
+                crate::rules::testutil::fixed(&pod(image), &aks(), "WIN011")["spec"]["nodeSelector"],
+                json!({"kubernetes.io/os": "linux"})
+            );
+        }
+        // Multi-OS and unknown images: never.
+        for image in [
+            "registry.k8s.io/pause:3.9",
+            "mcr.microsoft.com/dotnet/runtime:7.0",
+            "golang:1.22",
+            "contoso.azurecr.io/app:1.0",
+        ] {
+            assert!(win011(&pod(image), &aks()).is_empty(), "{image}");
+        }
+        // One unknown image beside nginx: the pod may be meant to run elsewhere; not reported.
+        let two = set(
+            pod("nginx:1.27"),
+            "/spec/containers/1",
+            json!({"name":"s","image":"contoso.azurecr.io/app:1.0"}),
+        );
+        assert!(win011(&two, &aks()).is_empty());
+        // An ephemeral container does not decide where the pod lands.
+        let eph = set(
+            pod("nginx:1.27"),
+            "/spec/ephemeralContainers",
+            json!([{"name":"d","image":"contoso.azurecr.io/debug:1"}]),
+        );
+        assert_eq!(win011(&eph, &aks()).len(), 1);
+    }
+
+    #[test]
+    fn pins_and_other_selectors_keep_it_off() {
+        for (ptr, v) in [
+            ("/spec/nodeSelector", json!({"kubernetes.io/os": "linux"})),
+            (
+                "/spec/nodeSelector",
+                json!({"beta.kubernetes.io/os": "linux"}),
+            ),
+            ("/spec/nodeSelector", json!({"agentpool": "system"})),
+            (
+                "/spec/nodeSelector",
+                json!({"kubernetes.azure.com/os-sku": "Ubuntu"}),
+            ),
+            ("/spec/nodeName", json!("aks-system-0")),
+            (
+                "/spec/affinity",
+                json!({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{
+                    "nodeSelectorTerms":[{"matchExpressions":[
+                        {"key":"kubernetes.io/os","operator":"NotIn","values":["windows"]}]}]}}}),
+            ),
+        ] {
+            let p = set(pod("nginx:1.27"), ptr, v.clone());
+            assert!(win011(&p, &aks()).is_empty(), "{ptr} {v}");
+        }
+        // A selector Windows nodes match too does not keep it off them.
+        let arch = set(
+            pod("nginx:1.27"),
+            "/spec/nodeSelector",
+            json!({"kubernetes.io/arch": "amd64"}),
+        );
+        assert_eq!(win011(&arch, &aks()).len(), 1);
+        // spec.os.name linux is no pin: the message says what the kubelet does.
+        let os = set(pod("nginx:1.27"), "/spec/os", json!({"name": "linux"}));
+        let f = win011(&os, &aks());
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("PodOSNotSupported"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn taints_assumed_tainted_or_tolerated() {
+        let nginx = pod("nginx:1.27");
+        // The default target assumes os=windows:NoSchedule: nothing, and a toleration of that
+        // one taint proves nothing about the real nodes.
+        assert!(win011(&nginx, &cfg()).is_empty());
+        let tol = |t: Value| set(nginx.clone(), "/spec/tolerations", json!([t]));
+        let named =
+            tol(json!({"key":"os","operator":"Equal","value":"windows","effect":"NoSchedule"}));
+        assert!(win011(&named, &cfg()).is_empty());
+        // A toleration that swallows every taint: reported.
+        let all = tol(json!({"operator":"Exists"}));
+        let f = win011(&all, &cfg());
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("tolerates every taint"),
+            "{}",
+            f[0].message
+        );
+        // A configured taint: tolerated by name, reported; not tolerated, nothing.
+        let mut gke = cfg();
+        gke.target.set_platform(Cloud::Gke);
+        assert!(win011(&named, &gke).is_empty());
+        let gke_tol = tol(json!({"key":"node.kubernetes.io/os","operator":"Exists"}));
+        assert_eq!(win011(&gke_tol, &gke).len(), 1);
+        assert_eq!(win011(&all, &gke).len(), 1);
+    }
+
+    #[test]
+    fn observed_nodes_decide() {
+        let untainted = observed(
+            cfg(),
+            vec![group("w", "windows", "10.0.20348", &[], &[], 2), linux()],
+        );
+        let f = win011(&pod("nginx:1.27"), &untainted);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("2 Windows nodes of the cluster"),
+            "{}",
+            f[0].message
+        );
+        let tainted = observed(
+            cfg(),
+            vec![
+                group(
+                    "w",
+                    "windows",
+                    "10.0.20348",
+                    &["os=windows:NoSchedule"],
+                    &[],
+                    2,
+                ),
+                linux(),
+            ],
+        );
+        assert!(win011(&pod("nginx:1.27"), &tainted).is_empty());
+        // No Windows node in the cluster: nothing to land on.
+        let none = observed(cfg(), vec![linux()]);
+        assert!(win011(&pod("nginx:1.27"), &none).is_empty());
+    }
+
+    #[test]
+    fn daemonsets_are_win603s() {
+        let ds = json!({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"d"},
+            "spec":{"template":{"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}}});
+        assert!(win011(&ds, &aks()).is_empty());
+        assert_eq!(only(&ds, &aks(), "WIN603").len(), 1);
+        let owned = set(
+            pod("nginx:1.27"),
+            "/metadata/ownerReferences",
+            json!([{"apiVersion":"apps/v1","kind":"DaemonSet","name":"d","uid":"u"}]),
+        );
+        assert!(win011(&owned, &aks()).is_empty());
+        let deploy = json!({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},
+            "spec":{"template":{"spec":{"containers":[{"name":"c","image":"redis:7.2"}]}}}});
+        let f = win011(&deploy, &aks());
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].pointer, "/spec/template/spec");
+    }
+
+    #[test]
+    fn the_registry_decides_when_it_was_asked() {
+        let platform = |os: &str| Platform {
+            os: os.into(),
+            architecture: "amd64".into(),
+            variant: None,
+            os_version: (os == "windows").then(|| "10.0.20348.1".to_string()),
+            os_features: vec![],
+        };
+        let cx = |platforms: Vec<Platform>| {
+            let mut map: ImageFactsMap = BTreeMap::new();
+            for r in ["nginx:1.27", "contoso.azurecr.io/app:1.0"] {
+                map.insert(
+                    r.to_string(),
+                    Arc::new(ImageFacts {
+                        digest: "sha256:0".into(),
+                        list: true,
+                        platforms: platforms.clone(),
+                    }),
+                );
+            }
+            Context {
+                images: Some(Arc::new(map)),
+                ..Context::default()
+            }
+        };
+        let run = |obj: &Value, cx: &Context| -> Vec<Finding> {
+            lint_object(obj, &aks(), cx, Operation::Lint)
+                .findings
+                .into_iter()
+                .filter(|f| f.rule.id == "WIN011")
+                .collect()
+        };
+        let linux_only = cx(vec![platform("linux")]);
+        let f = run(&pod("contoso.azurecr.io/app:1.0"), &linux_only);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("registry: linux/amd64"),
+            "{}",
+            f[0].message
+        );
+        // A Windows entry clears even a name the heuristics call Linux-only.
+        let multi = cx(vec![platform("linux"), platform("windows")]);
+        assert!(run(&pod("nginx:1.27"), &multi).is_empty());
+    }
+}
