@@ -22,7 +22,7 @@ use serde_json::Value;
 use winlint::cli::{TargetArgs, fix_text};
 use winlint::config::{Config, HyperV, LinuxGuard, rule_id};
 use winlint::engine::{fix::fix_allowed, lint_object, mutation};
-use winlint::model::classify::{Os, Strength};
+use winlint::model::classify::{Os, Source, Strength};
 use winlint::model::labels::MUTATED_ANNOTATION;
 use winlint::model::workload::{is_patch, objects, pod_sites};
 use winlint::model::{Context, Operation};
@@ -239,15 +239,21 @@ fn write(style: &str, v: &Value) -> String {
 
 /// What the webhook's patch makes of `object` with the rules' fixes only (its own steps off),
 /// without its audit annotation; `None` when the webhook does not mutate the pods of `object`
-/// (not classified Windows).
+/// (not classified Windows, or Windows-probable on evidence other than an image, such as a
+/// Windows path, without `mutation.probable`).
 fn webhook(object: &Value, cfg: &Config, cx: &Context) -> Option<Value> {
     let mut cfg = cfg.clone();
     let m = &mut cfg.policy.mutation;
     (m.hyperv, m.pod_os_label, m.linux_guard) = (HyperV::Off, false, LinuxGuard::Off);
     let report = lint_object(object, &cfg, cx, Operation::Create);
     let class = report.classes.first()?;
+    let image_evidence = class.signals.iter().any(|s| {
+        s.os == Os::Windows && s.source == Source::Image && s.strength >= Strength::Probable
+    });
     if class.os != Os::Windows
-        || !(class.strength == Strength::Definite || class.strength == Strength::Probable)
+        || !(class.strength == Strength::Definite
+            || (class.strength == Strength::Probable
+                && (image_evidence || cfg.policy.mutation.probable)))
     {
         return None;
     }

@@ -533,7 +533,13 @@ fn quoted(message: &str) -> Option<&str> {
 fn verdict<'a>(findings: &'a [Finding], kind: &str) -> Vec<&'a Finding> {
     findings
         .iter()
-        .filter(|f| f.severity == Severity::Error && API_RULES.contains(&f.rule.id))
+        .filter(|f| {
+            f.severity == Severity::Error
+                && (API_RULES.contains(&f.rule.id)
+                    // WIN007 is about scheduling, but for a toleration without key whose
+                    // operator is not Exists it says the server refuses the pod.
+                    || (f.rule.id == "WIN007" && f.message.contains("which the API server refuses")))
+        })
         .filter(|f| kind == "Pod" || f.rule.id != "WIN009")
         .collect()
 }

@@ -9,6 +9,7 @@ use super::context::Context;
 use super::image::ImageInfo;
 use super::labels::{BUILD_LABEL, HYPERV_ANNOTATION, OS_LABEL, OS_LABELS};
 use super::target::Target;
+use super::windows_evidence::Weight;
 use super::workload::Lookup;
 use super::workload::PodSite;
 
@@ -317,6 +318,15 @@ pub fn classify<'i>(
             );
         }
     }
+    // Paths, resources and drivers that only make sense on Windows (windows_evidence.rs says
+    // why each has its strength).
+    for e in super::windows_evidence::evidence(site) {
+        let strength = match e.weight {
+            Weight::Definite => Strength::Definite,
+            Weight::Probable => Strength::Probable,
+        };
+        push(Os::Windows, strength, Source::Other, e.what, e.pointer);
+    }
     if site.annotation(HYPERV_ANNOTATION).is_some() {
         push(
             Os::Windows,
@@ -522,6 +532,42 @@ mod tests {
         );
         assert!(c.is_windows());
         assert_eq!(c.strength, Strength::Probable);
+    }
+
+    /// Windows evidence beyond the image (windows_evidence.rs): a resource only Windows nodes
+    /// advertise is definite, a Windows path probable, and a selector still decides.
+    #[test]
+    fn windows_by_resources_and_paths() {
+        let pod = |extra: Value| {
+            let mut p = json!({"kind":"Pod","spec":{"containers":[{"name":"a","image":"x"}]}});
+            for (k, v) in extra.as_object().unwrap() {
+                p["spec"]["containers"][0][k] = v.clone();
+            }
+            p
+        };
+        let c = class_of(
+            pod(json!({"resources": {"limits": {"microsoft.com/directx": "1"}}})),
+            &[ImageInfo::default()],
+        );
+        assert_eq!((c.os, c.strength), (Os::Windows, Strength::Definite));
+        assert!(
+            c.reason().contains("microsoft.com/directx"),
+            "{}",
+            c.reason()
+        );
+        let mounted = pod(json!({"volumeMounts": [{"name": "v", "mountPath": "C:\\data"}]}));
+        let c = class_of(mounted.clone(), &[ImageInfo::default()]);
+        assert_eq!((c.os, c.strength), (Os::Windows, Strength::Probable));
+        // A Linux image is weak evidence: the path still says Windows.
+        let linux = ImageInfo {
+            linux: true,
+            ..ImageInfo::default()
+        };
+        assert!(class_of(mounted.clone(), std::slice::from_ref(&linux)).is_windows());
+        // A Linux selector decides.
+        let mut pinned = mounted;
+        pinned["spec"]["nodeSelector"] = json!({"kubernetes.io/os": "linux"});
+        assert!(class_of(pinned, &[ImageInfo::default()]).is_linux());
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod quantity;
 pub mod schedule;
 pub mod target;
 pub mod windows;
+pub mod windows_evidence;
 pub mod work;
 pub mod workload;
 

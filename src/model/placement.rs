@@ -331,12 +331,17 @@ pub fn tolerations(site: &PodSite, context: &Context) -> Vec<Toleration> {
     tols
 }
 
-/// The blocking (NoSchedule, NoExecute) taints of `group` that `tolerations` do not tolerate.
-pub fn untolerated<'g>(group: &'g NodeGroup, tolerations: &[Toleration]) -> Vec<&'g Taint> {
+/// The blocking taints of `group` ([`schedule::blocks`]: NoSchedule and NoExecute, NoExecute
+/// only for a pod that names its node) that `tolerations` do not tolerate.
+pub fn untolerated<'g>(
+    group: &'g NodeGroup,
+    spec: &serde_json::Value,
+    tolerations: &[Toleration],
+) -> Vec<&'g Taint> {
     group
         .taints
         .iter()
-        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
+        .filter(|t| schedule::blocks(t, spec))
         .filter(|t| !schedule::tolerated(tolerations, t))
         .collect()
 }

@@ -8,9 +8,15 @@
 //! Pure: the pod spec is the request's `serde_json::Value` (typed structs drop fields), the node
 //! side a [`NodeGroup`].
 //!
+//! A pod with `spec.nodeName` bypasses the scheduler: only the named node is a candidate, and
+//! only the checks of that node's kubelet apply (`pkg/kubelet/lifecycle/predicate.go`,
+//! `canAdmitPod`: the node affinity and nodeSelector filter, and of the taints only `NoExecute`
+//! ones, "Kubelet is only interested in the NoExecute taint"); a `NoSchedule` taint does not keep
+//! it off the node.
+//!
 //! Not modelled (they need state the facts do not hold, or are not hard filters): resources,
-//! ports, volumes/topology, pod (anti-)affinity, topology spread, `spec.nodeName` (which
-//! bypasses the scheduler), preferred terms and `PreferNoSchedule`. Toleration operators `Lt`/`Gt`
+//! ports, volumes/topology, pod (anti-)affinity, topology spread, preferred terms and
+//! `PreferNoSchedule`. Toleration operators `Lt`/`Gt`
 //! (alpha `TaintTolerationComparisonOperators`, Kubernetes 1.35, off by default) tolerate
 //! nothing, as upstream does while the gate is off.
 
@@ -22,14 +28,36 @@ use super::labels::HOSTNAME_LABEL;
 pub use super::nodes::Toleration;
 use super::nodes::{NodeGroup, RuntimeClassFacts, Taint};
 
-/// The tolerations of a pod spec (entries that are not objects are skipped).
+/// The tolerations of a pod spec (entries that are not objects are skipped). One without a key
+/// whose operator is not `Exists` is left out: `ToleratesTaint` would compare its value with
+/// every taint's, but the API server refuses a pod that has one (`ValidateTolerations`,
+/// pkg/apis/core/validation/validation.go: "operator must be Exists when `key` is empty"), so
+/// it tolerates nothing on any node ([`keyless_not_exists`] says why).
 pub fn pod_tolerations(spec: &Value) -> Vec<Toleration> {
     spec["tolerations"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(Toleration::from_json)
+        .filter(|t| !keyless_not_exists(t))
         .collect()
+}
+
+/// A toleration the API server refuses: no key, and an operator other than `Exists`.
+pub fn keyless_not_exists(t: &Toleration) -> bool {
+    t.key.is_empty() && t.operator != "Exists"
+}
+
+/// `spec.nodeName`, when the pod names its node (and so bypasses the scheduler).
+pub fn node_name(spec: &Value) -> Option<&str> {
+    spec["nodeName"].as_str().filter(|n| !n.is_empty())
+}
+
+/// Whether `taint` keeps a pod off a node: NoSchedule and NoExecute taints through the
+/// scheduler's TaintToleration filter; only NoExecute ones for a pod that names its node (the
+/// kubelet's admission, `predicate.go`, is then the only check, and it looks at NoExecute only).
+pub fn blocks(taint: &Taint, spec: &Value) -> bool {
+    taint.effect == "NoExecute" || (taint.effect == "NoSchedule" && node_name(spec).is_none())
 }
 
 /// Whether any toleration tolerates `taint`.
@@ -161,10 +189,10 @@ pub fn selects(spec: &Value, node: &NodeView) -> bool {
         .any(|t| term_matches(t, node) == Some(true))
 }
 
-/// Whether the selection depends on which node of a group it is: a hostname label or a
-/// `matchFields` requirement.
+/// Whether the selection depends on which node of a group it is: `spec.nodeName`, a hostname
+/// label or a `matchFields` requirement.
 fn per_node(spec: &Value) -> bool {
-    if spec["nodeSelector"].get(HOSTNAME_LABEL).is_some() {
+    if node_name(spec).is_some() || spec["nodeSelector"].get(HOSTNAME_LABEL).is_some() {
         return true;
     }
     spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
@@ -217,7 +245,7 @@ pub fn fit(spec: &Value, group: &NodeGroup, runtime_class: Option<&RuntimeClassF
             hostname: hostname.as_deref(),
             name,
         };
-        selects(spec, &v) && rc_selects(&v)
+        node_name(spec).is_none_or(|n| n == name) && selects(spec, &v) && rc_selects(&v)
     };
     let selected = if per_node(spec)
         || runtime_class.is_some_and(|rc| rc.node_selector.contains_key(HOSTNAME_LABEL))
@@ -236,7 +264,8 @@ pub fn fit(spec: &Value, group: &NodeGroup, runtime_class: Option<&RuntimeClassF
     if let Some(rc) = runtime_class {
         tolerations.extend(rc.tolerations.iter().cloned());
     }
-    match find_untolerated(&group.taints, &tolerations) {
+    let blocking = group.taints.iter().filter(|t| blocks(t, spec));
+    match blocking.into_iter().find(|t| !tolerated(&tolerations, t)) {
         Some(t) => Fit::Untolerated(t.clone()),
         None => Fit::Fits { nodes: selected },
     }
@@ -663,6 +692,50 @@ mod tests {
         assert_eq!(fit(&linux, &g, None), Fit::NotSelected);
         // an empty group fits nothing
         assert_eq!(fit(&tolerant, &group(&[], &[]), None), Fit::NotSelected);
+    }
+
+    /// `spec.nodeName`: only the named node, and only NoExecute taints (the kubelet's
+    /// admission, pkg/kubelet/lifecycle/predicate.go; no scheduler runs).
+    #[test]
+    fn node_name_bypasses_the_scheduler() {
+        let g = group(&["os=windows:NoSchedule"], &["w1", "w2", "w3"]);
+        let named = json!({"nodeName": "w2", "containers": []});
+        assert_eq!(fit(&named, &g, None), Fit::Fits { nodes: 1 });
+        let elsewhere = json!({"nodeName": "l1", "containers": []});
+        assert_eq!(fit(&elsewhere, &g, None), Fit::NotSelected);
+        // The kubelet still checks the selectors against its node.
+        let linux = json!({"nodeName": "w2", "nodeSelector": {"kubernetes.io/os": "linux"}});
+        assert_eq!(fit(&linux, &g, None), Fit::NotSelected);
+        // A NoExecute taint is refused at admission.
+        let ne = group(&["os=windows:NoExecute"], &["w1"]);
+        let on_ne = json!({"nodeName": "w1"});
+        assert_eq!(
+            fit(&on_ne, &ne, None),
+            Fit::Untolerated(taint("os=windows:NoExecute"))
+        );
+        // An empty nodeName is no name.
+        let empty = json!({"nodeName": ""});
+        assert_eq!(
+            fit(&empty, &g, None),
+            Fit::Untolerated(taint("os=windows:NoSchedule"))
+        );
+    }
+
+    /// A key-less toleration with an operator other than Exists: the API server refuses the
+    /// pod, so it counts for nothing (ToleratesTaint alone would match by value).
+    #[test]
+    fn keyless_equal_toleration_tolerates_nothing() {
+        let g = group(&["os=windows:NoSchedule"], &["w1"]);
+        for op in [json!("Equal"), json!(null)] {
+            let spec = json!({"tolerations": [{"operator": op, "value": "windows"}]});
+            assert_eq!(pod_tolerations(&spec), vec![], "{op}");
+            assert_eq!(
+                fit(&spec, &g, None),
+                Fit::Untolerated(taint("os=windows:NoSchedule"))
+            );
+        }
+        let exists = json!({"tolerations": [{"operator": "Exists"}]});
+        assert_eq!(fit(&exists, &g, None), Fit::Fits { nodes: 1 });
     }
 
     #[test]

@@ -8,8 +8,12 @@
 //! edited with tabs. go-yaml also reads a tab after a mapping's `:` (`key:<TAB>value`) as the
 //! space it is, where saphyr-parser refuses it when a letter, digit or `-` follows.
 //!
-//! These three, and only these, are loaded as kubectl loads them, with a warning. The loader
-//! ([`crate::source`]) parses the text as it is; when saphyr-parser stops on one of those three
+//! Inside a flow collection (`[…]`, `{…}`) nested in a block, go-yaml checks no indentation at
+//! all: its lines may be indented with tabs, or at or left of the key (closing bracket
+//! included), where saphyr-parser refuses them.
+//!
+//! These four, and only these, are loaded as kubectl loads them, with a warning. The loader
+//! ([`crate::source`]) parses the text as it is; when saphyr-parser stops on one of those four
 //! errors, [`Relaxed::relax`] edits the parser's copy of the text at that place and the loader
 //! parses it again. The edits cannot change any value: the leading whitespace of a quoted
 //! string's continuation lines is never part of the string (YAML 1.2 §7.3 and go-yaml both drop
@@ -23,9 +27,9 @@
 //!
 //! Everything else is refused as before, with saphyr-parser's message and place: a tab that
 //! indents a block key or a plain or block scalar (go-yaml refuses those too), a document marker
-//! inside a quoted string, an unterminated string. The differences left (tab-indented lines
-//! inside `[…]`/`{…}` that kubectl accepts; `-<TAB>item` and a line holding only a tab in block
-//! context, which saphyr-parser accepts and kubectl refuses) are listed in the README.
+//! inside a quoted string, an unterminated string. The differences left (`-<TAB>item`, a line
+//! holding only a tab in block context, a block scalar whose content starts with a tab, which
+//! saphyr-parser accepts and kubectl refuses) are listed in the README.
 //! tests/yaml_kubectl.rs compares the loaded values with kubectl's on testdata/yaml/kubectl/.
 
 use saphyr_parser::{Marker, ScanError};
@@ -38,12 +42,21 @@ const MAX_EDITS: usize = 100_000;
 const TAB_IN_QUOTED: &str = "tab cannot be used as indentation";
 const SHALLOW_QUOTED: &str = "invalid indentation in quoted scalar";
 const TAB_AFTER_COLON: &str = "':' must be followed by a valid YAML whitespace";
+/// What saphyr-parser says of a line inside a flow collection (`[…]`, `{…}`) in block context
+/// that is indented with tabs, or not deeper than the block it sits in.
+const FLOW_INDENT: &[&str] = &[
+    "invalid indentation",
+    "invalid indentation in flow construct",
+    "tabs disallowed within this context (block indentation)",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Leniency {
     /// A tab in the indentation of a continuation line, or too little indentation.
     QuotedIndent,
     TabAfterColon,
+    /// A line of a flow collection indented with tabs, or at or left of its block's column.
+    FlowIndent,
 }
 
 impl Leniency {
@@ -53,6 +66,9 @@ impl Leniency {
                 "multi-line quoted string indented with tabs or by less than its key"
             }
             Leniency::TabAfterColon => "tab after a mapping's ':'",
+            Leniency::FlowIndent => {
+                "flow collection ([…] or {…}) continued on lines indented with tabs or left of its key"
+            }
         }
     }
 }
@@ -105,7 +121,11 @@ impl Relaxed {
         notes.sort();
         notes.dedup();
         let mut out: Vec<LoadError> = Vec::new();
-        for kind in [Leniency::QuotedIndent, Leniency::TabAfterColon] {
+        for kind in [
+            Leniency::QuotedIndent,
+            Leniency::TabAfterColon,
+            Leniency::FlowIndent,
+        ] {
             let lines: Vec<usize> = notes
                 .iter()
                 .filter(|(k, _)| *k == kind)
@@ -141,7 +161,8 @@ impl Relaxed {
 
     /// Edit the text so that the scan error `e` (raised on [`Self::text`]) goes away, when it is
     /// one of the leniencies of kubectl. `false`: it is not, or nothing could be changed.
-    pub fn relax(&mut self, e: &ScanError) -> bool {
+    /// `flow_col`: the column of the outermost flow collection the parser was in, if any.
+    pub fn relax(&mut self, e: &ScanError, flow_col: Option<usize>) -> bool {
         self.edits += 1;
         if self.edits > MAX_EDITS {
             return false;
@@ -168,6 +189,20 @@ impl Relaxed {
                 let spaces = " ".repeat(at - ws);
                 self.text.replace_range(ws..at, &spaces);
                 self.note(Leniency::TabAfterColon, m.line())
+            }
+            // Inside […] / {…} go-yaml checks no indentation, and a line's leading blanks are
+            // never part of a value there (separation, or folded in a multi-line plain or
+            // quoted scalar): spaces, deeper than the collection's opening bracket, change
+            // nothing. A line starting with a document marker is left alone (kubectl refuses
+            // it too).
+            info if FLOW_INDENT.contains(&info) => {
+                let Some(col) = flow_col else {
+                    return false;
+                };
+                let start = line_start(&self.text, at);
+                !is_document_marker(&self.text.as_bytes()[start..])
+                    && self.respace(start, col + 1)
+                    && self.note(Leniency::FlowIndent, m.line())
             }
             _ => false,
         }
@@ -301,6 +336,50 @@ mod tests {
         assert_eq!(r.unshift(Marker::new(15, 4, 1)), Marker::new(10, 4, 0));
         // Line 5: 5 before.
         assert_eq!(r.unshift(Marker::new(17, 5, 0)), Marker::new(12, 5, 0));
+    }
+
+    /// Lines of a flow collection in block context, indented with tabs or at or left of the
+    /// key: loaded as go-yaml loads them, with one warning; a plain scalar under-indented in
+    /// block context stays refused (kubectl refuses it too).
+    #[test]
+    fn flow_collections_ignore_indentation_as_go_yaml_does() {
+        use serde_json::json;
+        let load = |t: &str| {
+            crate::source::load_bytes_warned(t.as_bytes()).map(|(d, w)| {
+                (
+                    d[0].value.clone(),
+                    w.iter().map(|w| w.line).collect::<Vec<_>>(),
+                )
+            })
+        };
+        let s = |v| json!({"data": {"s": v}});
+        assert_eq!(
+            load("data:\n  s: [a,\n b]\n"),
+            Ok((s(json!(["a", "b"])), vec![3]))
+        );
+        assert_eq!(
+            load("data:\n  s: [a,\nb\n]\n"),
+            Ok((s(json!(["a", "b"])), vec![3]))
+        );
+        assert_eq!(
+            load("data:\n  s: [a,\n  b,\n]\n"),
+            Ok((s(json!(["a", "b"])), vec![3]))
+        );
+        assert_eq!(
+            load("data:\n  s: [a,\n\tb]\n"),
+            Ok((s(json!(["a", "b"])), vec![3]))
+        );
+        assert_eq!(
+            load("data:\n  s: {a: b,\nc: d\n}\n"),
+            Ok((s(json!({"a": "b", "c": "d"})), vec![3]))
+        );
+        // A later error keeps its own line.
+        let e = load("data:\n  s: [a,\nb]\n  t: x: y\n").unwrap_err();
+        assert_eq!(e.line, 4, "{e:?}");
+        // Block context: refused as before.
+        assert!(load("data:\n  s: a\n b\n").is_err());
+        // A document marker inside the collection is not re-indented.
+        assert!(load("s: [a,\n---\n]\n").is_err());
     }
 
     #[test]

@@ -242,11 +242,19 @@ fn load_with(
             warnings.extend(relaxed.iter().flat_map(|r| r.warnings()));
             break loader;
         };
+        // The column of the outermost open flow collection, when the parser stopped in one.
+        let flow_col = loader.stack.iter().find(|f| f.flow).map(|f| {
+            f.start
+                - text.as_bytes()[..f.start]
+                    .iter()
+                    .rposition(|&c| c == b'\n')
+                    .map_or(0, |p| p + 1)
+        });
         match loader.scan_error.take() {
             Some(raw)
                 if relaxed
                     .get_or_insert_with(|| kubectl::Relaxed::new(&text[bom..]))
-                    .relax(&raw) => {}
+                    .relax(&raw, flow_col) => {}
             _ => return Err(e),
         }
     };

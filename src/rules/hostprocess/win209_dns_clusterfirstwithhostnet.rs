@@ -5,7 +5,7 @@ use crate::model::meta::{Mutation, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::hostprocess::common::host_process_pod;
+use crate::rules::hostprocess::common::host_network;
 
 /// WIN209 in the registry.
 pub const RULE: Rule = Rule {
@@ -16,14 +16,19 @@ pub const RULE: Rule = Rule {
 pub static WIN209: RuleMeta = RuleMeta {
     id: "WIN209",
     name: "dns-clusterfirstwithhostnet",
-    severity: Severity::Warning,
-    summary: "dnsPolicy: ClusterFirstWithHostNet on a Windows pod that is not a HostProcess pod",
+    severity: Severity::Info,
+    summary: "dnsPolicy: ClusterFirstWithHostNet on a Windows pod that is not on the host network: the kubelet treats it as ClusterFirst",
     docs: r#"## What it does
-Finds `spec.dnsPolicy: ClusterFirstWithHostNet` on Windows pods without HostProcess containers.
+Finds `spec.dnsPolicy: ClusterFirstWithHostNet` on Windows pods that are not on the host network
+(no `hostNetwork: true`, so no HostProcess pod).
 
 ## Why is this bad?
-Windows does not support the `ClusterFirstWithHostNet` DNS policy for ordinary pods (they do not use
-the host network); only HostProcess pods run in the host network, where the policy makes sense.
+It is not: the kubelet gives such a pod the cluster DNS exactly as for `ClusterFirst`
+(`getPodDNSType` in `pkg/kubelet/network/dns/dns.go` returns the cluster DNS type for
+`ClusterFirstWithHostNet` whatever the pod's network, and differs from `ClusterFirst` only for a
+pod on the host network). The Kubernetes documentation's "not supported on Windows" is about
+host-network pods; off the host network the value just says something it does not do, which
+misleads the next reader into thinking the pod uses the host network. Advice only.
 
 ## Example
 ```yaml
@@ -33,7 +38,7 @@ spec:
 ```
 
 ## Fix
-Use `dnsPolicy: ClusterFirst` (the default) or `Default`.
+Use `dnsPolicy: ClusterFirst` (the default), which the kubelet applies anyway.
 "#,
     fix: None,
     source: "K-INTRO",
@@ -43,14 +48,16 @@ Use `dnsPolicy: ClusterFirst` (the default) or `Default`.
     mutation: Mutation::DEFAULT,
 };
 
-pub(crate) fn dns_clusterfirstwithhostnet(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if site.str("/dnsPolicy") != Some("ClusterFirstWithHostNet") || host_process_pod(site, eval) {
+pub(crate) fn dns_clusterfirstwithhostnet(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
+    // On the host network the value differs from ClusterFirst (which falls back to the node's
+    // DNS there): that is the HostProcess pods' business, not advice for this rule.
+    if site.str("/dnsPolicy") != Some("ClusterFirstWithHostNet") || host_network(site) {
         return Vec::new();
     }
     vec![Finding::new(
         &WIN209,
         site.ptr("/dnsPolicy"),
-        "dnsPolicy ClusterFirstWithHostNet is not supported for Windows pods that are not HostProcess pods; use ClusterFirst (the default)",
+        "dnsPolicy ClusterFirstWithHostNet on a pod that is not on the host network is ClusterFirst for the kubelet (the pod gets the cluster DNS either way); write ClusterFirst (the default)",
     )]
 }
 
@@ -68,10 +75,17 @@ mod tests {
         assert_eq!(ids(&pod, &cfg()), ["WIN209"]);
         let f = &only(&pod, &cfg(), "WIN209")[0];
         assert_eq!(f.pointer, "/spec/dnsPolicy");
-        assert_eq!(f.severity, Severity::Warning);
-        // HostProcess pods use the host network: fine.
+        assert_eq!(f.severity, Severity::Info);
+        // HostProcess pods use the host network, where the value is not ClusterFirst: silent.
         let hp = set(hpc(), "/spec/dnsPolicy", json!("ClusterFirstWithHostNet"));
         assert!(ids(&hp, &cfg()).is_empty());
+        // hostNetwork without HostProcess (WIN208's finding): not this rule's either.
+        let hn = set(
+            set(winok(), "/spec/dnsPolicy", json!("ClusterFirstWithHostNet")),
+            "/spec/hostNetwork",
+            json!(true),
+        );
+        assert!(only(&hn, &cfg(), "WIN209").is_empty());
         assert!(
             only(
                 &set(winok(), "/spec/dnsPolicy", json!("ClusterFirst")),

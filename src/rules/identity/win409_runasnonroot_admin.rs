@@ -17,6 +17,29 @@ pub const RULE: Rule = Rule {
 // ---------------------------------------------------------------------------------------------
 // WIN409
 
+/// Whether the image is one of Microsoft's own images whose default user is published as
+/// `ContainerAdministrator` (Server Core, Server, Windows, IIS, .NET Framework): then the
+/// kubelet's refusal is certain (`verifyRunAsNonRoot`, security_context_windows.go, compares the
+/// image's user with ContainerAdministrator). An image merely named after them may set another
+/// `USER`.
+fn microsoft_admin_image(image: &str) -> bool {
+    let img = image.to_ascii_lowercase();
+    let name = img.split('@').next().unwrap_or(&img);
+    let repo = match name.rfind(':') {
+        Some(i) if i > name.rfind('/').unwrap_or(0) => &name[..i],
+        _ => name,
+    };
+    matches!(
+        repo,
+        "mcr.microsoft.com/windows/servercore"
+            | "mcr.microsoft.com/windows/servercore/iis"
+            | "mcr.microsoft.com/windows/server"
+            | "mcr.microsoft.com/windows"
+            | "microsoft/windowsservercore"
+            | "microsoft/iis"
+    ) || repo.starts_with("mcr.microsoft.com/dotnet/framework/")
+}
+
 /// Whether the image's default user is `ContainerAdministrator`: Windows Server Core, Server and
 /// the full Windows base images and images built on them (`*windowsservercore*`, .NET Framework).
 /// Nano Server's default user is `ContainerUser`; anything else is unknown (`false`).
@@ -153,12 +176,23 @@ pub(crate) fn runasnonroot_admin(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     &WIN409,
                     site.container_ptr(&c, "/image"),
                     format!(
-                        "{} sets runAsNonRoot: true ({}) without runAsUserName, and image {image} runs as ContainerAdministrator by default; the kubelet will refuse to start it. Set windowsOptions.runAsUserName: ContainerUser",
+                        "{} sets runAsNonRoot: true ({}) without runAsUserName, and image {image} runs as ContainerAdministrator by default{}; the kubelet will refuse to start it. Set windowsOptions.runAsUserName: ContainerUser",
                         c.label(),
-                        crate::model::pod::dotted(&rnr.pointer)
+                        crate::model::pod::dotted(&rnr.pointer),
+                        if microsoft_admin_image(image) {
+                            ""
+                        } else {
+                            " (judged by its name: unless its Dockerfile sets another USER)"
+                        },
                     ),
                 )
-                .severity(Severity::Warning);
+                // The refusal is certain for Microsoft's own images; for one named after them it
+                // depends on a USER winlint cannot see.
+                .severity(if microsoft_admin_image(image) {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                });
                 if eval.fix_possible(site) {
                     f = f.with_fix(Fix {
                         safety: FixSafety::OptIn,
@@ -179,7 +213,9 @@ mod tests {
     use crate::engine::lint_object;
     use crate::model::{Context, Operation};
     use crate::rules::identity::common::tests::WIN34;
-    use crate::rules::testutil::{cfg, fixed, hit, hits, ids_in, second_container, set, winok};
+    use crate::rules::testutil::{
+        cfg, fixed, hit, hits, ids_in, only, second_container, set, winok,
+    };
     use serde_json::json;
 
     #[test]
@@ -223,15 +259,32 @@ mod tests {
     }
 
     #[test]
-    fn win409_servercore_default_user_warning_and_fix() {
+    fn win409_servercore_default_user_error_and_fix() {
         let pod = set(
             winok(),
             "/spec/securityContext",
             json!({"runAsNonRoot":true}),
         );
+        // Microsoft's Server Core image runs as ContainerAdministrator: the kubelet's refusal
+        // is certain (verifyRunAsNonRoot, security_context_windows.go).
         assert_eq!(
             hits(&pod, &cfg(), "WIN409"),
+            hit(Severity::Error, "/spec/containers/0/image")
+        );
+        // An image only named after it may set another USER: a warning that says so.
+        let derived = set(
+            pod.clone(),
+            "/spec/containers/0/image",
+            json!("contoso.azurecr.io/shop/web-servercore:1.2"),
+        );
+        assert_eq!(
+            hits(&derived, &cfg(), "WIN409"),
             hit(Severity::Warning, "/spec/containers/0/image")
+        );
+        assert!(
+            only(&derived, &cfg(), "WIN409")[0]
+                .message
+                .contains("judged by its name")
         );
         let f = fixed(&pod, &cfg(), "WIN409");
         assert_eq!(

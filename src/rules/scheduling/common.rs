@@ -79,6 +79,17 @@ pub(crate) mod tests {
         group("l", "linux", "", &[], &[], 3)
     }
 
+    /// Observed nodes: two ltsc2022 Windows nodes `w0`, `w1` tainted `taint`, three Linux ones.
+    pub(crate) fn windows_and_linux(taint: &str) -> crate::config::Config {
+        observed(
+            cfg(),
+            vec![
+                group("w", "windows", "10.0.20348", &[taint], &[], 2),
+                linux(),
+            ],
+        )
+    }
+
     /// A build selector that no observed node runs is not WIN006's error but WIN010's warning
     /// (a scale-from-zero ltsc2019 pool brings the node: the pod would run); the same selector
     /// against configured builds, and an image the selected build cannot run, stay errors.
@@ -212,20 +223,7 @@ pub(crate) mod tests {
     fn win603_only_where_its_pods_can_reach_windows_nodes() {
         let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "fluent-bit"},
             "spec": {"template": {"spec": {"containers": [{"name": "fb", "image": "fluent/fluent-bit:2.2"}]}}}});
-        let tainted = observed(
-            cfg(),
-            vec![
-                group(
-                    "w",
-                    "windows",
-                    "10.0.20348",
-                    &["os=windows:NoSchedule"],
-                    &[],
-                    2,
-                ),
-                linux(),
-            ],
-        );
+        let tainted = windows_and_linux("os=windows:NoSchedule");
         assert!(findings(&ds, &tainted).is_empty());
         let open = observed(
             cfg(),

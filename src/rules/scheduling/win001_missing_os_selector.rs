@@ -4,6 +4,7 @@ use crate::model::Eval;
 use crate::model::classify::{self, Os};
 use crate::model::labels::{OS_LABELS, WINDOWS_ONLY_NODE_LABELS};
 use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::schedule;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -31,6 +32,11 @@ The scheduler ignores `spec.os` and image names. Without an OS pin a Windows pod
 node, where it fails with `ErrImagePull` ("no matching manifest for linux/amd64") or
 `PodOSNotSupported`, and stays stuck.
 
+A pod that names its node (`spec.nodeName`) is placed by no scheduler: an OS pin would move it
+nowhere (the node's kubelet only checks the selectors against itself,
+`pkg/kubelet/lifecycle/predicate.go`), so the rule is silent for it, except when the cluster's
+nodes are known and the named node is not Windows (no fix: name a Windows node).
+
 ## Example
 ```yaml
 spec:
@@ -54,6 +60,12 @@ The webhook applies the same fix as mutation M1.
 pub(crate) fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let p = eval.placement(site);
     let key = eval.target.os_label_key();
+    if let Some(node) = schedule::node_name(site.spec) {
+        // No scheduler places a pod that names its node: an OS selector moves it nowhere
+        // (the kubelet only checks it against that node, predicate.go). Only the named node,
+        // when observed, says something.
+        return named_node_not_windows(site, eval, node);
+    }
     let mut severity = Severity::Error;
     let mut msg = if p.observed() {
         // The cluster's nodes say where the pod can land: a selector on any label that only
@@ -108,6 +120,28 @@ pub(crate) fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         });
     }
     vec![f]
+}
+
+/// A Windows pod whose `spec.nodeName` names an observed node that is not Windows: it runs there
+/// or nowhere. No fix: a selector would only make that kubelet refuse it sooner.
+fn named_node_not_windows(site: &PodSite, eval: &Eval, node: &str) -> Vec<Finding> {
+    let p = eval.placement(site);
+    if !p.observed() {
+        return Vec::new();
+    }
+    let Some(group) = p.other_fitting().into_iter().next() else {
+        return Vec::new();
+    };
+    vec![Finding::new(
+        &WIN001,
+        site.ptr("/nodeName"),
+        format!(
+            "Windows pod ({}) names its node, {node}, which is not Windows ({}): the scheduler does not place a pod with spec.nodeName, so it runs on that node or not at all. Name a Windows node, or drop spec.nodeName and add nodeSelector {}: windows",
+            eval.class.reason(),
+            group.describe(),
+            eval.target.os_label_key(),
+        ),
+    )]
 }
 
 /// A `nodeSelector` entry on a label only Windows nodes carry ([`WINDOWS_ONLY_NODE_LABELS`]).

@@ -24,7 +24,11 @@ pub static WIN007: RuleMeta = RuleMeta {
     docs: r#"## What it does
 When the target says Windows nodes are tainted (`windowsTaints`, default `os=windows:NoSchedule`, the
 convention of the Kubernetes Windows user guide), checks that the pod or its RuntimeClass tolerates
-every such taint (an `operator: Exists` toleration with an empty key tolerates everything).
+every such taint (an `operator: Exists` toleration with an empty key tolerates everything; an
+empty key with any other operator tolerates nothing: the API server refuses the pod,
+`ValidateTolerations`). A pod that names its node (`spec.nodeName`) bypasses the scheduler, so
+only `NoExecute` taints keep it off that node (the kubelet's admission,
+`pkg/kubelet/lifecycle/predicate.go`, looks at no other).
 The default taint is an assumption (neither configured nor read from the cluster): then the
 finding is a warning that says so. `--platform aks|eks|gke|generic` names the platform's taints.
 
@@ -68,7 +72,7 @@ pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Fin
         // The group that needs the fewest tolerations (the largest one on a tie).
         let (_, missing) = selected
             .iter()
-            .map(|(g, _)| (*g, placement::untolerated(g, &tols)))
+            .map(|(g, _)| (*g, placement::untolerated(g, site.spec, &tols)))
             .min_by_key(|(g, m)| (m.len(), std::cmp::Reverse(g.count())))
             .expect("a selected group");
         let n = selected.iter().map(|(g, _)| g.count()).sum::<usize>();
@@ -87,7 +91,7 @@ pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Fin
             .target
             .windows_node_taints()
             .iter()
-            .filter(|t| !schedule::tolerated(&tols, t))
+            .filter(|t| schedule::blocks(t, site.spec) && !schedule::tolerated(&tols, t))
             .collect();
         (missing, "Windows nodes are tainted".to_string())
     };
@@ -95,7 +99,21 @@ pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Fin
         return Vec::new();
     }
     let new_tols: Vec<Value> = missing.iter().map(|t| t.toleration()).collect();
-    let fix_ops = if site.get("/tolerations").is_some_and(Value::is_array) {
+    let refused = keyless_refused(site);
+    let fix_ops = if refused {
+        // The key-less entry makes the API server refuse the pod: the fix replaces it.
+        let mut kept: Vec<Value> = site.spec["tolerations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| {
+                schedule::Toleration::from_json(t).is_none_or(|t| !schedule::keyless_not_exists(&t))
+            })
+            .cloned()
+            .collect();
+        kept.extend(new_tols.iter().cloned());
+        vec![ops::replace(&site.ptr("/tolerations"), Value::Array(kept))]
+    } else if site.get("/tolerations").is_some_and(Value::is_array) {
         new_tols
             .iter()
             .map(|t| ops::add(&site.ptr("/tolerations/-"), t.clone()))
@@ -110,9 +128,21 @@ pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Fin
         site.spec_ptr.clone()
     };
     let them = if names.len() == 1 { "it" } else { "them" };
-    let mut msg = if is_daemonset(site) {
+    let mut msg = if refused {
+        format!(
+            "{whose} {} but the pod does not tolerate {them}: its toleration without key has an operator other than Exists, which the API server refuses (\"operator must be Exists when `key` is empty\"), so the pod is not created. Replace it with a toleration for {}",
+            names.join(", "),
+            names.join(", "),
+        )
+    } else if is_daemonset(site) {
         format!(
             "the DaemonSet creates no pod on Windows nodes: {whose} {} and its pods do not tolerate {them}. Add a toleration",
+            names.join(", "),
+        )
+    } else if let Some(node) = schedule::node_name(site.spec) {
+        // No scheduler: the kubelet's admission refuses it (predicate.go, NoExecute only).
+        format!(
+            "{whose} {} but the pod does not tolerate {them}; it names its node (spec.nodeName: {node}), so the kubelet there rejects it (UntoleratedTaint). Add a toleration",
             names.join(", "),
         )
     } else {
@@ -130,7 +160,14 @@ pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Fin
     }
     let mut f = Finding::new(&WIN007, ptr, msg).with_fix(Fix {
         safety: FixSafety::Safe,
-        description: format!("add toleration for {}", names.join(", ")),
+        description: if refused {
+            format!(
+                "replace the toleration without key by one for {}",
+                names.join(", ")
+            )
+        } else {
+            format!("add toleration for {}", names.join(", "))
+        },
         ops: fix_ops,
     });
     if p.facts == placement::NodeFacts::Configured && eval.target.taints_assumed() {
@@ -149,7 +186,22 @@ pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Fin
         // No pod of it is ever Pending: its controller creates none for those nodes.
         f = f.severity(Severity::Warning);
     }
+    if refused {
+        // Refused whatever the nodes are (ValidateTolerations): no assumption is involved.
+        f = f.severity(Severity::Error);
+    }
     vec![f]
+}
+
+/// Whether the pod has a toleration without key whose operator is not `Exists`: the API server
+/// refuses the pod ([`schedule::keyless_not_exists`]).
+fn keyless_refused(site: &PodSite) -> bool {
+    site.spec["tolerations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(schedule::Toleration::from_json)
+        .any(|t| schedule::keyless_not_exists(&t))
 }
 
 /// OS keys a toleration meant for a Windows taint is often written with.

@@ -2,6 +2,7 @@
 
 use crate::model::labels::{BETA_OS_LABEL, BUILD_LABEL, OS_LABELS};
 use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::schedule;
 use crate::model::workload::PodSite;
 use crate::model::{Eval, escape};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -20,6 +21,10 @@ pub const RULE: Rule = Rule {
 pub(crate) fn unplaced(site: &PodSite) -> &'static str {
     if is_daemonset(site) {
         "the DaemonSet creates no pod"
+    } else if schedule::node_name(site.spec).is_some() {
+        // No scheduler: the named node's kubelet checks the selectors (predicate.go,
+        // generalFilter) and fails the pod.
+        "the kubelet of the node it names (spec.nodeName) rejects the pod (NodeAffinity)"
     } else {
         "the pod stays Pending"
     }
@@ -43,6 +48,10 @@ Checks that a Windows pod's `nodeSelector` and required node affinity can match 
 ## Why is this bad?
 The API server accepts such a pod; the scheduler finds no node for it and it stays Pending
 ("0/5 nodes are available: 5 node(s) didn't match Pod's node affinity/selector").
+A pod that names its node (`spec.nodeName`) skips the scheduler, but the named node's kubelet
+checks the same selectors and rejects the pod (`NodeAffinity`, `pkg/kubelet/lifecycle/predicate.go`);
+with the cluster's nodes known, a `spec.nodeName` that is none of its Windows nodes (and no node
+that is not Windows either: WIN001) is a warning.
 
 ## Example
 ```yaml
@@ -144,6 +153,23 @@ pub(crate) fn selects_no_node(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             })
             .map(|(key, v)| format!("{key}={}", v.as_str().unwrap_or("")))
             .collect();
+        let named = schedule::node_name(site.spec);
+        if let Some(node) = named.filter(|n| !groups.iter().any(|g| g.nodes.contains_key(*n))) {
+            if p.other_fitting().is_empty() {
+                // (A node that is there but not Windows is WIN001's finding.)
+                out.push(Finding::new(
+                    &WIN010,
+                    site.ptr("/nodeName"),
+                    format!(
+                        "spec.nodeName {node} is none of the cluster's {n} Windows node{}: no scheduler moves a pod that names its node, so it runs only if a node of that name joins (the pod garbage collector deletes pods bound to a missing node). Name a Windows node, or drop spec.nodeName",
+                        if n == 1 { "" } else { "s" },
+                    ),
+                )
+                // The node list may lag behind a node that is joining: never a denial.
+                .severity(Severity::Warning));
+            }
+            return out;
+        }
         let what = if missing.is_empty() {
             "its nodeSelector and required node affinity".to_string()
         } else {
@@ -171,9 +197,71 @@ pub(crate) fn selects_no_node(site: &PodSite, eval: &Eval) -> Vec<Finding> {
 mod tests {
 
     use crate::model::Severity;
-    use crate::rules::scheduling::common::tests::linux;
+    use crate::rules::scheduling::common::tests::{linux, windows_and_linux};
     use crate::rules::testutil::{cfg, group, ids, observed, only, set, winok};
     use serde_json::json;
+
+    /// spec.nodeName bypasses the scheduler: the named node alone decides (WIN001 when it is
+    /// not Windows, WIN010 when the cluster has no such node), and only NoExecute taints keep
+    /// the pod off it (WIN007; pkg/kubelet/lifecycle/predicate.go).
+    #[test]
+    fn pods_that_name_their_node() {
+        let c = windows_and_linux("os=windows:NoSchedule");
+        let named = |n: &str| set(winok(), "/spec/nodeName", json!(n));
+        // A Windows node: the NoSchedule taint does not apply, nothing to say.
+        assert!(
+            ids(&named("w1"), &c).is_empty(),
+            "{:?}",
+            ids(&named("w1"), &c)
+        );
+        // A Linux node (and no selector to make its kubelet refuse the pod): WIN001, at
+        // spec.nodeName, without a fix.
+        let mut on_linux = named("l0");
+        on_linux["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("nodeSelector");
+        let f = only(&on_linux, &c, "WIN001");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].pointer, "/spec/nodeName");
+        assert!(f[0].fix.is_none());
+        assert!(
+            f[0].message.contains("names its node, l0"),
+            "{}",
+            f[0].message
+        );
+        assert!(only(&on_linux, &c, "WIN010").is_empty());
+        // No such node: WIN010, a warning.
+        let f = only(&named("gone"), &c, "WIN010");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(
+            f[0].message.starts_with("spec.nodeName gone is none of"),
+            "{}",
+            f[0].message
+        );
+        // A NoExecute taint on the named node: WIN007, the kubelet refuses it.
+        let ne = windows_and_linux("os=windows:NoExecute");
+        let f = only(&named("w0"), &ne, "WIN007");
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("UntoleratedTaint"),
+            "{}",
+            f[0].message
+        );
+        // Its selectors still count: a wrong one makes the kubelet reject it.
+        let wrong = set(
+            named("w0"),
+            "/spec/nodeSelector/kubernetes.io~1os",
+            json!("Windows"),
+        );
+        let f = only(&wrong, &c, "WIN010");
+        assert!(
+            f.iter()
+                .any(|f| f.message.contains("rejects the pod (NodeAffinity)")),
+            "{f:?}"
+        );
+    }
 
     #[test]
     fn win010_selectors_that_match_no_windows_node() {

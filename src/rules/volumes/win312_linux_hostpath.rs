@@ -148,7 +148,10 @@ pub(crate) fn linux_hostpath(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
                 format!(
                     "hostPath volume {name:?} has type {ty}: the Windows kubelet finds no device files, so the type check fails and the pod does not start. Remove the volume or run this workload on Linux"
                 ),
-            ));
+            )
+            // The kubelet refuses to set the volume up: the pod cannot start (an error, unlike
+            // the paths above, which mount an ordinary directory).
+            .severity(Severity::Error));
         }
     }
     out
@@ -228,10 +231,7 @@ mod tests {
             );
             assert_eq!(
                 hits(&v, &cfg(), "WIN312"),
-                vec![(
-                    Severity::Warning,
-                    "/spec/volumes/0/hostPath/type".to_string()
-                )],
+                vec![(Severity::Error, "/spec/volumes/0/hostPath/type".to_string())],
                 "{ty}"
             );
         }
