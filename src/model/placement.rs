@@ -236,7 +236,7 @@ pub fn windows_landing(
             let lands = !swallowing.is_empty()
                 && nodes.iter().any(|g| {
                     schedule::fit(site.spec, g, rc) != Fit::NotSelected
-                        && untolerated(g, &swallowing).is_empty()
+                        && untolerated(g, site.spec, &swallowing).is_empty()
                 });
             lands.then_some(WindowsLanding::Swallowed)
         }
