@@ -3,8 +3,10 @@
 //!
 //! * `/validate` ([`Endpoint::Validate`]): CREATE and UPDATE of pods and pod-bearing workloads.
 //!   Error findings deny (`allowed: false`, `status.code: 403`, a message listing rule IDs,
-//!   names and fixes); warnings become `response.warnings` (one line each, rule ID first, under
-//!   120 characters as kubectl prints them); info findings are not reported. On UPDATE an error
+//!   names, fixes and a link to each rule's documentation page); warnings become
+//!   `response.warnings` (one line each, rule ID first, shaped by [`warnings`] for what the API
+//!   server does with them: at most 256 runes, the remedy kept whole); info findings are not
+//!   reported. On UPDATE an error
 //!   the old object already had is reported as a warning only, so `kubectl label` on an old
 //!   pod keeps working.
 //! * A workload is judged by the pods it will create (issue 8 §1, `Webhook::judge`): when
@@ -60,10 +62,10 @@ use crate::model::{Context, Finding, Operation, Severity};
 use crate::rules;
 
 pub mod scan;
+pub mod warnings;
 
-/// The most characters a warning may have (kubectl prints them one per line; the API server
-/// truncates long ones).
-pub const MAX_WARNING_CHARS: usize = 119;
+pub use warnings::MAX_WARNING_CHARS;
+use warnings::{finding_line, truncate};
 
 /// The warning that the rules needing node facts did not deny because the cluster shows no
 /// Windows node ([`placement::UNOBSERVED_NOTE`] on their findings).
@@ -196,6 +198,8 @@ struct Judged {
     exempted: Vec<&'static str>,
     /// Why `winlint.io/ignore` was not honoured (the `exemptions:` policy).
     refused: Option<String>,
+    /// The mutations of the pods the user must hear of ([`mutation::Mutated::notices`]).
+    notices: Vec<(&'static str, String)>,
 }
 
 /// The request cannot be answered with an AdmissionReview (HTTP 400).
@@ -436,11 +440,13 @@ impl Webhook {
         let findings = judged.findings;
         out.findings = findings.iter().map(|f| (f.rule.id, f.severity)).collect();
         out.exempted = judged.exempted;
+        let old = match operation {
+            Operation::Update => evaluable(req, "oldObject", &out.kind).ok().flatten(),
+            _ => None,
+        };
         // On UPDATE an error the old object already had is not the change's fault: warn only.
         let old_errors: Vec<(&'static str, String)> = match operation {
-            Operation::Update => evaluable(req, "oldObject", &out.kind)
-                .ok()
-                .flatten()
+            Operation::Update => old
                 .map(|old| self.in_namespace(old, &out.namespace))
                 .and_then(|old| self.judge(&old, operation, ns))
                 .map(|j| j.findings)
@@ -456,8 +462,15 @@ impl Webhook {
         if let Some(refused) = &judged.refused {
             warnings.push(truncate(&format!("winlint: {refused}"), MAX_WARNING_CHARS));
         }
+        // What the pods will get, said only when pods will be created: a denied workload
+        // creates none, and "the webhook adds nodeSelector" above a denial for that very
+        // selector (a DaemonSet's) contradicts it.
+        let mut creation = Vec::new();
         if !judged.added.is_empty() {
-            warnings.push(pod_creation_line(&judged.added));
+            creation.push(pod_creation_line(&judged.added));
+        }
+        for (id, what) in &judged.notices {
+            creation.push(warnings::mutation_line(id, what, true));
         }
         for f in &findings {
             match f.severity {
@@ -466,9 +479,10 @@ impl Webhook {
                         .iter()
                         .any(|(id, p)| *id == f.rule.id && *p == f.pointer) =>
                 {
-                    warnings.push(warning_line(
+                    warnings.push(finding_line(
                         f.rule.id,
                         &format!("(already present) {}", f.message),
+                        f,
                     ));
                 }
                 Severity::Error => errors.push(f),
@@ -478,9 +492,9 @@ impl Webhook {
                         if warnings.first().is_none_or(|w| *w != NO_WINDOWS_NODE) {
                             warnings.insert(0, NO_WINDOWS_NODE.to_string());
                         }
-                        warnings.push(warning_line(f.rule.id, &format!("{before}{after}")));
+                        warnings.push(finding_line(f.rule.id, &format!("{before}{after}"), f));
                     }
-                    None => warnings.push(warning_line(f.rule.id, &f.message)),
+                    None => warnings.push(finding_line(f.rule.id, &f.message, f)),
                 },
                 Severity::Info => {}
             }
@@ -494,13 +508,21 @@ impl Webhook {
             lines.extend(
                 errors
                     .iter()
-                    .map(|f| warning_line(&format!("{WOULD_DENY} {}", f.rule.id), &f.message)),
+                    .map(|f| finding_line(&format!("{WOULD_DENY} {}", f.rule.id), &f.message, f)),
             );
             warnings.splice(0..0, lines);
             errors.clear();
         }
+        if errors.is_empty() {
+            let at = warnings
+                .iter()
+                .take_while(|w| w.starts_with("winlint:") || w.starts_with(WOULD_DENY))
+                .count();
+            warnings.splice(at..at, creation);
+        }
         dedup_in_order(&mut warnings);
         warnings.truncate(MAX_WARNINGS);
+        let warnings = crate::admission::warnings::within_budget(warnings);
         if !errors.is_empty() {
             out.allowed = false;
             out.decision = Decision::Denied;
@@ -601,6 +623,8 @@ impl Webhook {
                 let mut judged: Vec<Finding> =
                     after.into_iter().filter(|f| !moves_pods(f)).collect();
                 judged.extend(findings.into_iter().filter(|f| moves_pods(f)));
+                let placing =
+                    |id: &str| rules::find(id).is_some_and(|r| r.meta.mutation.places_pod);
                 Some(Judged {
                     findings: judged,
                     added: m
@@ -608,12 +632,18 @@ impl Webhook {
                         .into_iter()
                         .filter(|n| !mutation::places_pod(n))
                         .collect(),
+                    notices: m
+                        .notices
+                        .into_iter()
+                        .filter(|(id, _)| !placing(id))
+                        .collect(),
                     ..Judged::default()
                 })
             }
             Some(after) => Some(Judged {
                 findings: after,
                 added: m.changed,
+                notices: m.notices,
                 ..Judged::default()
             }),
             None => as_written(findings),
@@ -668,6 +698,17 @@ impl Webhook {
         out.decision = Decision::Patched;
         let bytes = serde_json::to_vec(&m.patch).expect("patch operations serialize");
         let mut resp = resp;
+        // What rewrote the user's values or changed the pod's posture is said, not silent.
+        let said: Vec<String> = m
+            .notices
+            .iter()
+            .map(|(id, what)| warnings::mutation_line(id, what, false))
+            .collect();
+        if !said.is_empty() {
+            let mut said = said;
+            said.truncate(MAX_WARNINGS);
+            resp["warnings"] = warnings::within_budget(said).into();
+        }
         resp["patchType"] = "JSONPatch".into();
         resp["patch"] = base64::engine::general_purpose::STANDARD
             .encode(bytes)
@@ -992,21 +1033,6 @@ fn pod_creation_line(added: &[String]) -> String {
     truncate(&line, MAX_WARNING_CHARS)
 }
 
-/// One warning line: `WIN003: message`, at most [`MAX_WARNING_CHARS`] characters.
-pub fn warning_line(rule_id: &str, message: &str) -> String {
-    let first = message.lines().next().unwrap_or("");
-    truncate(&format!("{rule_id}: {first}"), MAX_WARNING_CHARS)
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut t: String = s.chars().take(max - 1).collect();
-    t.push('…');
-    t
-}
-
 fn dedup_in_order(v: &mut Vec<String>) {
     let mut seen = std::collections::HashSet::new();
     v.retain(|s| seen.insert(s.clone()));
@@ -1048,8 +1074,13 @@ fn denial_message(out: &Outcome, errors: &[&Finding]) -> String {
     );
     for f in errors.iter().take(MAX_DENIAL_LINES) {
         let fix = match &f.fix {
-            Some(fix) => fix.description.clone(),
-            None => format!("see `winlint explain {}`", f.rule.id),
+            // The link stays whole: a long description is what is shortened.
+            Some(fix) => format!(
+                "{}; see {}",
+                truncate(&fix.description, MAX_DENIAL_PART_CHARS),
+                f.rule.docs_url()
+            ),
+            None => format!("see {}", f.rule.docs_url()),
         };
         msg.push_str(&format!(
             "\n- {} {} at {}: {} (fix: {})",
@@ -1057,7 +1088,7 @@ fn denial_message(out: &Outcome, errors: &[&Finding]) -> String {
             f.rule.name,
             truncate(&f.pointer, MAX_DENIAL_PART_CHARS),
             truncate(f.message.trim(), MAX_DENIAL_PART_CHARS),
-            truncate(&fix, MAX_DENIAL_PART_CHARS)
+            fix
         ));
     }
     // A pod with thousands of bad containers was denied with 6 MB of text (issue 15): the
@@ -1454,15 +1485,22 @@ mod tests {
         old["spec"]["os"] = json!({"name": "windows"});
         old["spec"]["nodeSelector"] = json!({"kubernetes.io/os": "windows"});
         old["spec"]["securityContext"] = json!({"runAsUser": 1000});
-        let mut body: Value = serde_json::from_slice(&review("UPDATE", old.clone())).unwrap();
-        body["request"]["oldObject"] = old.clone();
-        let a = answer(&w, &serde_json::to_vec(&body).unwrap(), Endpoint::Validate);
+        let update = |new: &Value| {
+            let mut body: Value = serde_json::from_slice(&review("UPDATE", new.clone())).unwrap();
+            body["request"]["oldObject"] = old.clone();
+            answer(&w, &serde_json::to_vec(&body).unwrap(), Endpoint::Validate)
+        };
+        // A change to the spec (an image update) is admitted, the old error said again.
+        let mut new = old.clone();
+        new["spec"]["containers"][0]["image"] =
+            "mcr.microsoft.com/windows/nanoserver:ltsc2022".into();
+        let a = update(&new);
         assert_eq!(a["response"]["allowed"], true, "{a}");
         let warnings = a["response"]["warnings"].as_array().unwrap();
         assert!(
             warnings
                 .iter()
-                .any(|w| w.as_str().unwrap().starts_with("WIN101"))
+                .any(|w| w.as_str().unwrap().starts_with("WIN101: (already present)"))
         );
         // The same error on CREATE denies.
         let a = answer(&w, &review("CREATE", old), Endpoint::Validate);
@@ -1638,11 +1676,14 @@ mod tests {
 
         // UPDATE: an ltsc2019 template already denied before the change stays a warning.
         let old = deployment("default", IIS_2019, json!({}));
+        let update = |new: &Value| {
+            let mut body: Value = serde_json::from_slice(&review("UPDATE", new.clone())).unwrap();
+            body["request"]["oldObject"] = old.clone();
+            answer(&w, &serde_json::to_vec(&body).unwrap(), Endpoint::Validate)
+        };
         let mut new = old.clone();
-        new["metadata"]["labels"] = json!({"team": "web"});
-        let mut body: Value = serde_json::from_slice(&review("UPDATE", new)).unwrap();
-        body["request"]["oldObject"] = old;
-        let a = answer(&w, &serde_json::to_vec(&body).unwrap(), Endpoint::Validate);
+        new["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 60.into();
+        let a = update(&new);
         assert_eq!(a["response"]["allowed"], true, "{a}");
         assert!(
             warnings(&a)
@@ -1722,13 +1763,5 @@ mod tests {
             l(&["betaOsLabel", "os", "linuxOnlyFields"]),
             "winlint: at pod creation the mutating webhook adds os and changes betaOsLabel, linuxOnlyFields"
         );
-    }
-
-    #[test]
-    fn warnings_are_short() {
-        let long = "x".repeat(300);
-        let w = warning_line("WIN003", &long);
-        assert!(w.starts_with("WIN003: "));
-        assert_eq!(w.chars().count(), MAX_WARNING_CHARS);
     }
 }

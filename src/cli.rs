@@ -374,23 +374,7 @@ fn explain(key: &str) -> i32 {
         eprintln!("winlint: unknown rule {key:?} (see `winlint rules`)");
         return EXIT_USAGE;
     };
-    let m = r.meta;
-    let fix = match m.fix {
-        Some(FixSafety::Safe) => "safe (applied by --fix and the webhook)",
-        Some(FixSafety::OptIn) => "opt-in (--fix-opt-in or fix.optIn in the config)",
-        None => "none",
-    };
-    let text = format!(
-        "# {} {}\n\n{}\n\nSeverity: {}\nApplies: {}\nFix: {}\nSource: {}\n\n{}\n",
-        m.id,
-        m.name,
-        m.summary,
-        m.severity.as_str(),
-        m.applies,
-        fix,
-        m.source,
-        m.docs.trim_end()
-    );
+    let text = r.meta.page();
     crate::process::finish_output(crate::process::print_stdout(&text), EXIT_OK)
 }
 
