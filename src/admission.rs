@@ -444,6 +444,9 @@ impl Webhook {
             Operation::Update => evaluable(req, "oldObject", &out.kind).ok().flatten(),
             _ => None,
         };
+        // An UPDATE that leaves the pod specs as they were (a label, a scale, a rollout
+        // restart's annotation) is not warned again of what its creation was warned of.
+        let spec_untouched = old.as_ref().is_some_and(|old| same_pod_specs(old, &object));
         // On UPDATE an error the old object already had is not the change's fault: warn only.
         let old_errors: Vec<(&'static str, String)> = match operation {
             Operation::Update => old
@@ -498,6 +501,11 @@ impl Webhook {
                 },
                 Severity::Info => {}
             }
+        }
+        if spec_untouched {
+            // What warn mode would deny (a new error) is still said below.
+            warnings.clear();
+            creation.clear();
         }
         let enforcement = ns.enforcement.unwrap_or(self.config.policy.enforcement);
         if !errors.is_empty() && enforcement == Enforcement::Warn {
@@ -986,6 +994,13 @@ fn evaluable_mut<'r>(
         *slot = object;
     }
     Ok(Some(slot))
+}
+
+/// Whether two versions of an object have the same pod specs (each pod site's `spec`, in
+/// order): what the rules judge of the pods beyond their labels.
+fn same_pod_specs(old: &Value, new: &Value) -> bool {
+    let (old, new) = (workload::pod_sites(old), workload::pod_sites(new));
+    old.len() == new.len() && old.iter().zip(&new).all(|(a, b)| a.spec == b.spec)
 }
 
 /// Lint, turning a panicking rule into `None`.
@@ -1502,6 +1517,41 @@ mod tests {
                 .iter()
                 .any(|w| w.as_str().unwrap().starts_with("WIN101: (already present)"))
         );
+        // Issue 20 §5: `kubectl label` leaves the spec as it was: admitted, nothing repeated.
+        let mut labelled = old.clone();
+        labelled["metadata"]["labels"] = json!({"team": "web"});
+        let a = update(&labelled);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+        assert!(a["response"].get("warnings").is_none(), "{a}");
+        // A new error still denies, whatever else stayed.
+        let mut worse = labelled.clone();
+        worse["spec"]["securityContext"]["runAsGroup"] = 1000.into();
+        let a = update(&worse);
+        assert_eq!(a["response"]["allowed"], false, "{a}");
+        // A new error from a label alone denies, and in warn mode is said.
+        let mut relabelled = old.clone();
+        relabelled["metadata"]["labels"] = json!({"kubernetes.io/os": "linux"});
+        let a = update(&relabelled);
+        assert_eq!(a["response"]["allowed"], false, "{a}");
+        let mut warn = Config::default();
+        warn.policy.enforcement = Enforcement::Warn;
+        let mut body: Value = serde_json::from_slice(&review("UPDATE", relabelled)).unwrap();
+        body["request"]["oldObject"] = old.clone();
+        let body = serde_json::to_vec(&body).unwrap();
+        let a = answer(&Webhook::new(warn), &body, Endpoint::Validate);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+        let said = a["response"]["warnings"].as_array().unwrap();
+        assert!(
+            said.iter()
+                .any(|w| w.as_str().unwrap().starts_with(WOULD_DENY)),
+            "{a}"
+        );
+        assert!(
+            !said
+                .iter()
+                .any(|w| w.as_str().unwrap().contains("already present")),
+            "{a}"
+        );
         // The same error on CREATE denies.
         let a = answer(&w, &review("CREATE", old), Endpoint::Validate);
         assert_eq!(a["response"]["allowed"], false);
@@ -1691,6 +1741,13 @@ mod tests {
                 .any(|w| w.starts_with("WIN502: (already present)")),
             "{a}"
         );
+        // A label or a scale leaves the pods' spec alone: nothing said again (issue 20 §5).
+        let mut scaled = old.clone();
+        scaled["metadata"]["labels"] = json!({"team": "web"});
+        scaled["spec"]["replicas"] = 5.into();
+        let a = update(&scaled);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+        assert!(warnings(&a).is_empty(), "{a}");
     }
 
     /// Namespace facts (the live watch's labels): an exempt namespace is not evaluated; in a
