@@ -52,14 +52,12 @@ use serde::de::value::SeqAccessDeserializer;
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
-use crate::config::{Config, Enforcement, HyperV, OnError};
+use crate::config::{Config, Enforcement, OnError};
 use crate::engine::{self, mutation};
 use crate::model::labels::{DEFAULT_OS_LABEL, ENFORCEMENT_NAMESPACE_LABEL};
-use crate::model::meta::Recorded;
 use crate::model::placement;
 use crate::model::workload::{self, Lookup};
 use crate::model::{Context, Finding, Operation, Severity};
-use crate::rules;
 
 pub mod scan;
 pub mod warnings;
@@ -248,27 +246,7 @@ impl Webhook {
 
     /// The webhook with the cluster facts of `context` (RuntimeClasses, namespace labels).
     pub fn with_context(config: Config, context: Arc<Context>) -> Self {
-        let mut mutate_config = config.clone();
-        // M2: opt-in fixes the mutation applies for this target (the Windows-build pin in a
-        // cluster of several builds).
-        for rule in rules::all() {
-            if rule
-                .meta
-                .mutation
-                .opt_in_when
-                .is_some_and(|f| f(&config.target))
-            {
-                mutate_config.policy.fix_opt_in.insert(rule.meta.id.into());
-            }
-            // M4 with `mutation.stripLinuxOnlyFields`: the Linux-only fields that would make
-            // the API server reject the pod once `spec.os` is added are removed (their rules'
-            // opt-in fixes), so `spec.os` can be added; recorded as `linuxOnlyFields`.
-            if config.policy.mutation.strip_linux_only_fields
-                && rule.meta.mutation.recorded_as == Some(Recorded::LinuxOnlyFields)
-            {
-                mutate_config.policy.fix_opt_in.insert(rule.meta.id.into());
-            }
-        }
+        let mutate_config = engine::judge::mutation_config(&config);
         let mut mutate_probable_config = mutate_config.clone();
         mutate_probable_config.policy.mutation.probable = true;
         Webhook {
@@ -569,7 +547,9 @@ impl Webhook {
         Some(judged)
     }
 
-    /// [`Webhook::judge`] given the report of `object` as written.
+    /// [`Webhook::judge`] given the report of `object` as written: [`engine::judge::as_pods`]
+    /// under this webhook's configurations for the namespace (the same function `winlint
+    /// audit` judges a running workload with when it finds this webhook registered).
     fn judge_from(
         &self,
         object: &Value,
@@ -577,85 +557,20 @@ impl Webhook {
         ns: NamespaceFacts,
         report: &engine::ObjectReport,
     ) -> Option<Judged> {
-        let findings = report.findings.clone();
-        let as_written = |findings| {
-            Some(Judged {
-                findings,
-                ..Judged::default()
-            })
-        };
-        let is_pod = object.get("kind").and_then(Value::as_str) == Some("Pod");
-        if is_pod
-            || !self.config.policy.pod_mutation
-            || !findings.iter().any(|f| f.severity == Severity::Error)
-        {
-            return as_written(findings);
-        }
-        let cfg = self.mutate_config_for(ns);
-        // A DaemonSet's controller picks the nodes of its pods from the template (its
-        // nodeSelector, affinity and tolerations: `NodeShouldRunDaemonPod`), before any pod
-        // exists: what the pod webhook adds to those pods later moves none of them. So its
-        // placement errors are judged as written.
-        let daemon = object.get("kind").and_then(Value::as_str) == Some("DaemonSet");
-        let moves_pods = |f: &Finding| daemon && f.rule.mutation.places_pod;
-        // Only a mutation that can take an error away can change the verdict: the fix of an
-        // error that the webhook applies, or Hyper-V isolation (which can make an image
-        // runnable). When none can, the template is denied as written, at one evaluation
-        // (its warnings are then the template's own).
-        let removable = cfg.policy.mutation.hyperv != HyperV::Off
-            || findings.iter().any(|f| {
-                f.severity == Severity::Error
-                    && f.rule.mutation.recorded_as.is_some()
-                    && !moves_pods(f)
-                    && engine::fix::fix_allowed(f, cfg)
-            });
-        if !removable {
-            return as_written(findings);
-        }
-        let mut pods = object.clone();
-        // The mutation configuration differs from the validating one only in its fix policy, so
-        // on CREATE the lint above is the one the mutation starts from.
-        let Some(m) = engine::deadline::catch(|| match op {
-            Operation::Create => mutation::mutate_linted(&mut pods, cfg, &self.context, report),
-            _ => mutation::mutate_with(&mut pods, cfg, &self.context),
-        }) else {
-            return as_written(findings);
-        };
-        if m.patch.is_empty() {
-            return as_written(findings);
-        }
-        match lint(&pods, &self.config, &self.context, op) {
-            Some(after) if daemon => {
-                // The pods' placement is the template's: its placement findings as written,
-                // the rest as its pods will be.
-                let mut judged: Vec<Finding> =
-                    after.into_iter().filter(|f| !moves_pods(f)).collect();
-                judged.extend(findings.into_iter().filter(|f| moves_pods(f)));
-                let placing =
-                    |id: &str| rules::find(id).is_some_and(|r| r.meta.mutation.places_pod);
-                Some(Judged {
-                    findings: judged,
-                    added: m
-                        .changed
-                        .into_iter()
-                        .filter(|n| !mutation::places_pod(n))
-                        .collect(),
-                    notices: m
-                        .notices
-                        .into_iter()
-                        .filter(|(id, _)| !placing(id))
-                        .collect(),
-                    ..Judged::default()
-                })
-            }
-            Some(after) => Some(Judged {
-                findings: after,
-                added: m.changed,
-                notices: m.notices,
-                ..Judged::default()
-            }),
-            None => as_written(findings),
-        }
+        let j = engine::judge::as_pods(
+            object,
+            op,
+            &self.config,
+            self.mutate_config_for(ns),
+            &self.context,
+            report,
+        )?;
+        Some(Judged {
+            findings: j.findings,
+            added: j.added,
+            notices: j.notices,
+            ..Judged::default()
+        })
     }
 
     /// `object` with `metadata.namespace` filled in from the request when it lacks one and the
@@ -1001,11 +916,6 @@ fn evaluable_mut<'r>(
 fn same_pod_specs(old: &Value, new: &Value) -> bool {
     let (old, new) = (workload::pod_sites(old), workload::pod_sites(new));
     old.len() == new.len() && old.iter().zip(&new).all(|(a, b)| a.spec == b.spec)
-}
-
-/// Lint, turning a panicking rule into `None`.
-fn lint(object: &Value, config: &Config, context: &Context, op: Operation) -> Option<Vec<Finding>> {
-    engine::deadline::catch(|| engine::lint_object(object, config, context, op).findings)
 }
 
 /// The warning that says what the pod mutating webhook will do to a workload's pods: the
