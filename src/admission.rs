@@ -218,10 +218,8 @@ impl std::error::Error for BadRequest {}
 #[derive(Debug, Clone)]
 pub struct Webhook {
     pub config: Config,
-    mutate_config: Config,
-    /// For namespaces that opted in with `winlint.io/default-os=windows`: Windows-probable pods
-    /// are mutated too (shared/rules.md §3).
-    mutate_probable_config: Config,
+    /// The pod mutation's configurations (one for `winlint.io/default-os=windows` namespaces).
+    mutation: engine::judge::MutationConfigs,
     /// RuntimeClasses and namespace labels (the live facts of `winlint serve`; empty without).
     context: Arc<Context>,
 }
@@ -246,13 +244,9 @@ impl Webhook {
 
     /// The webhook with the cluster facts of `context` (RuntimeClasses, namespace labels).
     pub fn with_context(config: Config, context: Arc<Context>) -> Self {
-        let mutate_config = engine::judge::mutation_config(&config);
-        let mut mutate_probable_config = mutate_config.clone();
-        mutate_probable_config.policy.mutation.probable = true;
         Webhook {
+            mutation: engine::judge::MutationConfigs::new(&config),
             config,
-            mutate_config,
-            mutate_probable_config,
             context,
         }
     }
@@ -278,11 +272,7 @@ impl Webhook {
 
     /// The configuration the pod mutation uses in a namespace.
     fn mutate_config_for(&self, ns: NamespaceFacts) -> &Config {
-        if ns.windows_default {
-            &self.mutate_probable_config
-        } else {
-            &self.mutate_config
-        }
+        self.mutation.for_namespace(ns.windows_default)
     }
 
     /// Answer one AdmissionReview (`body` as received).

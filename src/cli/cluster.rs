@@ -63,6 +63,10 @@ pub struct AuditArgs {
     color: ColorChoice,
     #[command(flatten)]
     registry: super::registry::RegistryArgs,
+    /// Judge workloads by the pods winlint's mutating webhook gives them, as `/validate` does,
+    /// even when the webhook is not found in the cluster (by default: when it is).
+    #[arg(long)]
+    assume_webhook: bool,
 }
 
 /// The configuration and context with a cluster's facts, and what the report says of them.
@@ -123,6 +127,35 @@ pub fn target(args: &ClusterArgs, cfg: &Config) -> Result<ClusterTarget, String>
 struct Read {
     target: ClusterTarget,
     inventory: cluster::Inventory,
+    /// Why workloads are judged by their pods (winlint's mutating webhook found, or assumed),
+    /// or `None`: as written.
+    as_pods: Option<String>,
+}
+
+/// Whether to judge workloads as the pods winlint's mutating webhook makes of them: `Some`
+/// (why) when `--assume-webhook` says so or the cluster has the webhook. A cluster that does not
+/// let us look is judged as written, and says so.
+async fn webhook_judging(client: &kube::Client, assume: bool) -> Option<String> {
+    if assume {
+        return Some("--assume-webhook".into());
+    }
+    match cluster::webhooks::winlint_mutating(client, cluster::PAGE_SIZE).await {
+        Ok(found) if !found.is_empty() => Some(format!(
+            "winlint's mutating webhook is registered (MutatingWebhookConfiguration {})",
+            found.join(", ")
+        )),
+        Ok(_) => None,
+        Err(e) => {
+            let why = match e.kind {
+                ErrorKind::Forbidden => "not allowed to list mutatingwebhookconfigurations".into(),
+                _ => e.without_hint(),
+            };
+            eprintln!(
+                "winlint: judging workloads as written: {why}, so whether winlint's mutating webhook is registered is unknown (--assume-webhook judges them by their pods)"
+            );
+            None
+        }
+    }
 }
 
 fn read(args: &AuditArgs, cfg: &Config) -> Result<Read, String> {
@@ -148,6 +181,7 @@ fn read(args: &AuditArgs, cfg: &Config) -> Result<Read, String> {
         Ok(Read {
             target: ClusterTarget::new(cfg, &facts, &origin),
             inventory,
+            as_pods: webhook_judging(&client, args.assume_webhook).await,
         })
     })?
 }
@@ -184,6 +218,7 @@ pub fn audit(args: AuditArgs) -> i32 {
     let Read {
         mut target,
         inventory,
+        as_pods,
     } = match read(&args, &cfg) {
         Ok(r) => r,
         Err(line) => {
@@ -209,6 +244,10 @@ pub fn audit(args: AuditArgs) -> i32 {
         AuditFormat::Sarif => Format::Sarif,
         AuditFormat::Github => Format::Github,
     });
+    let judge = as_pods.map(|why| {
+        eprintln!("winlint: judging workloads by the pods they create: {why}");
+        AsPods::new(&target.config)
+    });
     let mut summary = Summary::default();
     let mut audit = AuditSummary::default();
     let mut namespaces = BTreeSet::new();
@@ -218,7 +257,11 @@ pub fn audit(args: AuditArgs) -> i32 {
         summary.objects += 1;
         audit.cluster_pods += if o.kind == "Pod" { 1 } else { o.pods.len() };
         summary.pods += workload::pod_sites(&o.object).len();
-        let rep = engine::lint_object(&o.object, &target.config, &target.context, Operation::Lint);
+        let mut rep =
+            engine::lint_object(&o.object, &target.config, &target.context, Operation::Lint);
+        if let Some(j) = &judge {
+            rep.findings = j.judge(&o.object, &target, &rep);
+        }
         summary.suppressed += rep.suppressed;
         let place = format!("{}/{}/{}", o.namespace, o.kind, o.name);
         if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
@@ -252,4 +295,39 @@ pub fn audit(args: AuditArgs) -> i32 {
     summary.cluster = Some(target.summary);
     let written = sink.finish(&counts, &errors, &summary, args.color);
     exit_code(written, &errors, &counts, args.fail_on)
+}
+
+/// To judge running workloads as `/validate` does ([`engine::judge::as_pods`], the function
+/// it calls, under the same pod mutation configurations).
+struct AsPods(engine::judge::MutationConfigs);
+
+impl AsPods {
+    fn new(config: &Config) -> AsPods {
+        AsPods(engine::judge::MutationConfigs::new(config))
+    }
+
+    /// The findings `object` is judged by; those of `report` (as written) when a rule fails.
+    fn judge(
+        &self,
+        object: &serde_json::Value,
+        target: &ClusterTarget,
+        report: &engine::ObjectReport,
+    ) -> Vec<crate::model::Finding> {
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or("");
+        let windows_default = target
+            .context
+            .namespaces
+            .get(namespace)
+            .and_then(|l| l.get(crate::model::labels::DEFAULT_OS_LABEL))
+            .is_some_and(|v| v == "windows");
+        engine::judge::as_pods(
+            object,
+            Operation::Lint,
+            &target.config,
+            self.0.for_namespace(windows_default),
+            &target.context,
+            report,
+        )
+        .map_or_else(|| report.findings.clone(), |j| j.findings)
+    }
 }

@@ -27,11 +27,39 @@ pub struct Judged {
     pub notices: Vec<(&'static str, String)>,
 }
 
+/// The configurations of the webhook's pod mutation: [`mutation_config`], and its variant for
+/// the namespaces that opted in with `winlint.io/default-os=windows`, where Windows-probable
+/// pods are mutated too (shared/rules.md §3).
+#[derive(Debug, Clone)]
+pub struct MutationConfigs {
+    plain: Config,
+    probable: Config,
+}
+
+impl MutationConfigs {
+    pub fn new(config: &Config) -> MutationConfigs {
+        let plain = mutation_config(config);
+        let mut probable = plain.clone();
+        probable.policy.mutation.probable = true;
+        MutationConfigs { plain, probable }
+    }
+
+    /// The configuration in a namespace (`windows_default`: labelled
+    /// `winlint.io/default-os=windows`).
+    pub fn for_namespace(&self, windows_default: bool) -> &Config {
+        if windows_default {
+            &self.probable
+        } else {
+            &self.plain
+        }
+    }
+}
+
 /// The configuration of the webhook's pod mutation, from the validating one: M2, the opt-in
 /// fixes the mutation applies for this target (the Windows-build pin in a cluster of several
 /// builds); M4 with `mutation.stripLinuxOnlyFields`, the Linux-only fields that would make the
 /// API server reject the pod once `spec.os` is added are removed (their rules' opt-in fixes).
-pub fn mutation_config(config: &Config) -> Config {
+fn mutation_config(config: &Config) -> Config {
     let mut mutate_config = config.clone();
     for rule in rules::all() {
         if rule
