@@ -677,7 +677,7 @@ fn lint_docs(
                 continue;
             }
             summary.pods += workload::pod_sites(obj).len();
-            let rep = engine::lint_object(obj, cfg, cx, Operation::Lint);
+            let rep = engine::judge::lint_judged(obj, cfg, cx, Operation::Lint);
             summary.suppressed += rep.suppressed;
             if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
                 ignore_reasons.push(format!("{}: {r}", object_label(obj)));

@@ -932,10 +932,12 @@ fn audit_and_the_webhook_agree_with_and_without_the_mutating_webhook() {
         assert_eq!(answer["response"]["allowed"], ids.is_empty(), "{answer}");
         ids
     };
-    let audit_errors = || -> (Vec<String>, String) {
-        let out = Run::new(&["audit", "-n", &ns, "--kubeconfig", kc, "-o", "json"])
-            .env_remove("KUBECONFIG")
-            .run();
+    // `winlint --cluster` on the Deployment's manifest judges it as audit does.
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("iis.yaml");
+    std::fs::write(&manifest, serde_json::to_string(&deployment).unwrap()).unwrap();
+    let errors_of = |args: &[&str]| -> (Vec<String>, String) {
+        let out = Run::new(args).env_remove("KUBECONFIG").run();
         out.assert_clean_exit();
         let mut ids: Vec<String> = out.json()["findings"]
             .as_array()
@@ -947,11 +949,23 @@ fn audit_and_the_webhook_agree_with_and_without_the_mutating_webhook() {
         ids.sort();
         (ids, out.stderr.clone())
     };
+    let lint_errors = || {
+        errors_of(&[
+            "--cluster",
+            "--kubeconfig",
+            kc,
+            "-o",
+            "json",
+            path(&manifest),
+        ])
+    };
+    let audit_errors = || errors_of(&["audit", "-n", &ns, "--kubeconfig", kc, "-o", "json"]);
 
     let (without, stderr) = audit_errors();
     assert_eq!(without, ["WIN007"], "{stderr}");
     assert_eq!(webhook_errors(false), without);
     assert_eq!(stderr, "");
+    assert_eq!(lint_errors(), (without.clone(), String::new()));
 
     // winlint's webhook configuration, as `winlint manifests` and the chart name its webhook;
     // its namespaceSelector matches no namespace, so the API server never calls it.
@@ -967,8 +981,14 @@ fn audit_and_the_webhook_agree_with_and_without_the_mutating_webhook() {
             "admissionReviewVersions": ["v1"]}]}))
         .ok();
     let (with, stderr) = audit_errors();
+    let (lint_with, lint_stderr) = lint_errors();
     c.delete("mutatingwebhookconfiguration", None, &configuration)
         .ok();
+    assert_eq!(lint_with, with, "{lint_stderr}");
+    assert!(
+        lint_stderr.contains("judging workloads by the pods they create"),
+        "{lint_stderr}"
+    );
     assert_eq!(with, Vec::<String>::new(), "{stderr}");
     assert_eq!(webhook_errors(true), with);
     assert!(

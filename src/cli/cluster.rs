@@ -119,7 +119,12 @@ pub fn target(args: &ClusterArgs, cfg: &Config) -> Result<ClusterTarget, String>
         let facts = cluster::read_once(&client, cluster::PAGE_SIZE)
             .await
             .map_err(|e| one_line(&e, FACTS_RBAC))?;
-        Ok(ClusterTarget::new(cfg, &facts, &origin))
+        let mut target = ClusterTarget::new(cfg, &facts, &origin);
+        if let Some(why) = webhook_judging(&client, false).await {
+            eprintln!("winlint: judging workloads by the pods they create: {why}");
+            target.config.policy.judge_as_pods = true;
+        }
+        Ok(target)
     })?
 }
 
@@ -244,10 +249,10 @@ pub fn audit(args: AuditArgs) -> i32 {
         AuditFormat::Sarif => Format::Sarif,
         AuditFormat::Github => Format::Github,
     });
-    let judge = as_pods.map(|why| {
+    if let Some(why) = as_pods {
         eprintln!("winlint: judging workloads by the pods they create: {why}");
-        AsPods::new(&target.config)
-    });
+        target.config.policy.judge_as_pods = true;
+    }
     let mut summary = Summary::default();
     let mut audit = AuditSummary::default();
     let mut namespaces = BTreeSet::new();
@@ -257,11 +262,8 @@ pub fn audit(args: AuditArgs) -> i32 {
         summary.objects += 1;
         audit.cluster_pods += if o.kind == "Pod" { 1 } else { o.pods.len() };
         summary.pods += workload::pod_sites(&o.object).len();
-        let mut rep =
-            engine::lint_object(&o.object, &target.config, &target.context, Operation::Lint);
-        if let Some(j) = &judge {
-            rep.findings = j.judge(&o.object, &target, &rep);
-        }
+        let rep =
+            engine::judge::lint_judged(&o.object, &target.config, &target.context, Operation::Lint);
         summary.suppressed += rep.suppressed;
         let place = format!("{}/{}/{}", o.namespace, o.kind, o.name);
         if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
@@ -295,39 +297,4 @@ pub fn audit(args: AuditArgs) -> i32 {
     summary.cluster = Some(target.summary);
     let written = sink.finish(&counts, &errors, &summary, args.color);
     exit_code(written, &errors, &counts, args.fail_on)
-}
-
-/// To judge running workloads as `/validate` does ([`engine::judge::as_pods`], the function
-/// it calls, under the same pod mutation configurations).
-struct AsPods(engine::judge::MutationConfigs);
-
-impl AsPods {
-    fn new(config: &Config) -> AsPods {
-        AsPods(engine::judge::MutationConfigs::new(config))
-    }
-
-    /// The findings `object` is judged by; those of `report` (as written) when a rule fails.
-    fn judge(
-        &self,
-        object: &serde_json::Value,
-        target: &ClusterTarget,
-        report: &engine::ObjectReport,
-    ) -> Vec<crate::model::Finding> {
-        let namespace = object["metadata"]["namespace"].as_str().unwrap_or("");
-        let windows_default = target
-            .context
-            .namespaces
-            .get(namespace)
-            .and_then(|l| l.get(crate::model::labels::DEFAULT_OS_LABEL))
-            .is_some_and(|v| v == "windows");
-        engine::judge::as_pods(
-            object,
-            Operation::Lint,
-            &target.config,
-            self.0.for_namespace(windows_default),
-            &target.context,
-            report,
-        )
-        .map_or_else(|| report.findings.clone(), |j| j.findings)
-    }
 }

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::{ObjectReport, lint_object, mutation};
 use crate::config::{Config, HyperV};
+use crate::model::labels::DEFAULT_OS_LABEL;
 use crate::model::meta::Recorded;
 use crate::model::{Context, Finding, Operation, Severity};
 use crate::rules;
@@ -25,6 +26,39 @@ pub struct Judged {
     pub added: Vec<String>,
     /// The mutations of the pods the user must hear of ([`mutation::Mutated::notices`]).
     pub notices: Vec<(&'static str, String)>,
+}
+
+/// Lint `object` as the linter reports it: as written, or, with `policy.judge_as_pods`
+/// (winlint's mutating webhook is in the cluster), by the pods it will create, as `/validate`
+/// judges it ([`as_pods`], under the mutation configuration of its namespace). Only an object
+/// with errors costs more than its lint.
+pub fn lint_judged(
+    object: &Value,
+    config: &Config,
+    context: &Context,
+    op: Operation,
+) -> ObjectReport {
+    let mut report = lint_object(object, config, context, op);
+    if !config.policy.judge_as_pods
+        || !report
+            .findings
+            .iter()
+            .any(|f| f.severity == Severity::Error)
+    {
+        return report;
+    }
+    let namespace = object["metadata"]["namespace"].as_str().unwrap_or("");
+    let windows_default = context
+        .namespaces
+        .get(namespace)
+        .and_then(|l| l.get(DEFAULT_OS_LABEL))
+        .is_some_and(|v| v == "windows");
+    let mutation = MutationConfigs::new(config);
+    let mutate = mutation.for_namespace(windows_default);
+    if let Some(j) = as_pods(object, op, config, mutate, context, &report) {
+        report.findings = j.findings;
+    }
+    report
 }
 
 /// The configurations of the webhook's pod mutation: [`mutation_config`], and its variant for
