@@ -376,23 +376,7 @@ fn explain(key: &str) -> i32 {
         eprintln!("winlint: unknown rule {key:?} (see `winlint rules`)");
         return EXIT_USAGE;
     };
-    let m = r.meta;
-    let fix = match m.fix {
-        Some(FixSafety::Safe) => "safe (applied by --fix and the webhook)",
-        Some(FixSafety::OptIn) => "opt-in (--fix-opt-in or fix.optIn in the config)",
-        None => "none",
-    };
-    let text = format!(
-        "# {} {}\n\n{}\n\nSeverity: {}\nApplies: {}\nFix: {}\nSource: {}\n\n{}\n",
-        m.id,
-        m.name,
-        m.summary,
-        m.severity.as_str(),
-        m.applies,
-        fix,
-        m.source,
-        m.docs.trim_end()
-    );
+    let text = r.meta.page();
     crate::process::finish_output(crate::process::print_stdout(&text), EXIT_OK)
 }
 
@@ -695,7 +679,7 @@ fn lint_docs(
                 continue;
             }
             summary.pods += workload::pod_sites(obj).len();
-            let rep = engine::lint_object(obj, cfg, cx, Operation::Lint);
+            let rep = engine::judge::lint_judged(obj, cfg, cx, Operation::Lint);
             summary.suppressed += rep.suppressed;
             if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
                 ignore_reasons.push(format!("{}: {r}", object_label(obj)));

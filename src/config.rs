@@ -176,6 +176,11 @@ pub struct Policy {
     /// `/validate` judges a workload by the pods it will create: its template after the
     /// mutations that webhook will apply. False: templates are judged as written.
     pub pod_mutation: bool,
+    /// The linter (`winlint audit`, `winlint --cluster`) judges workloads by the pods
+    /// winlint's mutating webhook gives them, as `/validate` does
+    /// ([`crate::engine::judge::lint_judged`]): set when that webhook is found in the cluster
+    /// (or `audit --assume-webhook`). Off: as written. The webhook itself reads `pod_mutation`.
+    pub judge_as_pods: bool,
     /// Who may exempt a pod with `winlint.io/ignore` (`exemptions:`).
     pub exemptions: ExemptionPolicy,
     /// Deny, or only warn, what the rules would deny (`webhook.enforcement`).
@@ -287,6 +292,7 @@ impl Default for Config {
                     .map(|r| (r.meta.id.to_string(), None))
                     .collect(),
                 pod_mutation: true,
+                judge_as_pods: false,
                 ..Policy::default()
             },
         }

@@ -223,7 +223,8 @@ pub fn webhook_configurations(
         })
     };
     let mut mutating = common("/mutate");
-    mutating["name"] = "mutate.winlint.io".into();
+    // audit and --cluster find the webhook by this name (cluster::webhooks).
+    mutating["name"] = crate::cluster::webhooks::MUTATING_WEBHOOK.into();
     mutating["rules"] = mutating_rules();
     mutating["reinvocationPolicy"] = "IfNeeded".into();
     let mut validating = common("/validate");

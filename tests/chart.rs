@@ -235,6 +235,9 @@ fn webhook_settings_match_the_catalogue_and_winlint_manifests() {
     ] {
         assert!(wh.contains(needle), "webhooks.yaml lacks {needle}");
     }
+    // `winlint audit` and `--cluster` find the pod webhook by its name.
+    let name = format!("- name: {}", winlint::cluster::webhooks::MUTATING_WEBHOOK);
+    assert!(wh.contains(&name), "webhooks.yaml lacks {name}");
     assert_eq!(
         wh.matches("include \"winlint.namespaceSelector\"").count(),
         2

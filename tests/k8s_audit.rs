@@ -386,7 +386,13 @@ fn audit_reports_the_kinds_it_may_not_list() {
     // without the ReplicaSets and Jobs their Pods are reported as themselves.
     let out = winlint(&["audit", "-n", &w.prod, "--kubeconfig", path(&bob)]);
     out.assert_code(2);
-    assert_eq!(out.stderr, "");
+    // Nor may bob look for winlint's webhook: the workloads are judged as written, and said so.
+    assert_eq!(
+        out.stderr,
+        "winlint: judging workloads as written: not allowed to list \
+         mutatingwebhookconfigurations, so whether winlint's mutating webhook is registered is \
+         unknown (--assume-webhook judges them by their pods)\n"
+    );
     golden(
         "testdata/audit/prod-forbidden.txt",
         &normal(&c, &out.stdout, &names(w)),
@@ -923,4 +929,155 @@ fn audit_scale_measurement() {
             inv.objects.len()
         );
     });
+}
+
+/// Issue 20 §1: `winlint audit` and the webhook give the same verdict for the same Deployment
+/// (an OS selector, no toleration of the Windows nodes' taint), with and without winlint's
+/// mutating webhook registered in the cluster. Without it the pods would stay Pending: both
+/// say WIN007 (the webhook's `/validate`, configured with `webhook.mutate: false`, denies).
+/// With it the pods get the toleration at creation: audit finds the configuration and judges
+/// the Deployment by its pods, and both find no error.
+#[test]
+fn audit_and_the_webhook_agree_with_and_without_the_mutating_webhook() {
+    let Some(c) = cluster() else { return };
+    // The webhook configuration is cluster-wide and changes every audit's verdict: it exists
+    // only while this test holds the node lock that every audit test holds.
+    let _nodes = with_nodes(&c, tainted_ltsc2022(&c));
+    let ns = c.unique("verdict");
+    c.create_namespace(&ns, &[]);
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "iis", "namespace": ns},
+        "spec": {"selector": {"matchLabels": {"app": "iis"}},
+            "template": {"metadata": {"labels": {"app": "iis"}},
+                "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
+                    "containers": [{"name": "iis", "image":
+                        "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"}]}}}});
+    c.create(&deployment).ok();
+    let kc = path(&c.kubeconfig);
+
+    // The webhook's verdict, under the cluster's facts as audit reads them.
+    let rt = k8s_support::runtime();
+    let client = k8s_support::client(&rt, &c.kubeconfig);
+    let facts = rt
+        .block_on(winlint::cluster::read_once(
+            &client,
+            winlint::cluster::PAGE_SIZE,
+        ))
+        .unwrap();
+    let webhook_errors = |mutate: bool| -> Vec<String> {
+        let mut cfg =
+            winlint::cluster::effective::apply(&winlint::config::Config::default(), &facts);
+        cfg.policy.pod_mutation = mutate;
+        let cx = std::sync::Arc::new(winlint::cluster::effective::context(&facts));
+        let webhook = winlint::admission::Webhook::with_context(cfg, cx);
+        let body = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "u", "operation": "CREATE", "namespace": ns,
+                "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+                "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+                "object": deployment}});
+        let out = webhook
+            .review(
+                &serde_json::to_vec(&body).unwrap(),
+                winlint::admission::Endpoint::Validate,
+            )
+            .unwrap();
+        let answer: Value = serde_json::from_slice(&out.body).unwrap();
+        let mut ids: Vec<String> = answer["response"]["status"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .lines()
+            .filter_map(|l| l.strip_prefix("- "))
+            .map(|l| l[..6].to_string())
+            .collect();
+        ids.sort();
+        assert_eq!(answer["response"]["allowed"], ids.is_empty(), "{answer}");
+        ids
+    };
+    // `winlint --cluster` on the Deployment's manifest judges it as audit does.
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("iis.yaml");
+    std::fs::write(&manifest, serde_json::to_string(&deployment).unwrap()).unwrap();
+    let errors_of = |args: &[&str]| -> (Vec<String>, String) {
+        let out = Run::new(args).env_remove("KUBECONFIG").run();
+        out.assert_clean_exit();
+        let mut ids: Vec<String> = out.json()["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "error")
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        (ids, out.stderr.clone())
+    };
+    let lint_errors = || {
+        errors_of(&[
+            "--cluster",
+            "--kubeconfig",
+            kc,
+            "-o",
+            "json",
+            path(&manifest),
+        ])
+    };
+    let audit_errors = || errors_of(&["audit", "-n", &ns, "--kubeconfig", kc, "-o", "json"]);
+
+    let (without, stderr) = audit_errors();
+    assert_eq!(without, ["WIN007"], "{stderr}");
+    assert_eq!(webhook_errors(false), without);
+    assert_eq!(stderr, "");
+    assert_eq!(lint_errors(), (without.clone(), String::new()));
+
+    // winlint's webhook configuration, as `winlint manifests` and the chart name its webhook;
+    // its namespaceSelector matches no namespace, so the API server never calls it.
+    let configuration = c.unique("winlint");
+    c.create(&json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration", "metadata": {"name": configuration},
+        "webhooks": [{"name": winlint::cluster::webhooks::MUTATING_WEBHOOK,
+            "clientConfig": {"url": "https://127.0.0.1:9/mutate"},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                "resources": ["pods"]}],
+            "namespaceSelector": {"matchLabels": {"envtest.winlint.io/never": "true"}},
+            "failurePolicy": "Ignore", "sideEffects": "None",
+            "admissionReviewVersions": ["v1"]}]}))
+        .ok();
+    let (with, stderr) = audit_errors();
+    let (lint_with, lint_stderr) = lint_errors();
+    c.delete("mutatingwebhookconfiguration", None, &configuration)
+        .ok();
+    assert_eq!(lint_with, with, "{lint_stderr}");
+    assert!(
+        lint_stderr.contains("judging workloads by the pods they create"),
+        "{lint_stderr}"
+    );
+    assert_eq!(with, Vec::<String>::new(), "{stderr}");
+    assert_eq!(webhook_errors(true), with);
+    assert!(
+        stderr.contains(&format!(
+            "judging workloads by the pods they create: winlint's mutating webhook is registered (MutatingWebhookConfiguration {configuration})"
+        )),
+        "{stderr}"
+    );
+
+    // --assume-webhook judges by the pods without looking.
+    let out = Run::new(&[
+        "audit",
+        "-n",
+        &ns,
+        "--kubeconfig",
+        kc,
+        "-o",
+        "json",
+        "--assume-webhook",
+    ])
+    .env_remove("KUBECONFIG")
+    .run();
+    assert!(
+        !out.json()["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["severity"] == "error"),
+        "{out}"
+    );
 }

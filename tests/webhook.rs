@@ -69,7 +69,10 @@ fn summarize(request: &Value, path: &str, answer: &Value) -> Value {
         .map(|a| a.iter().map(|w| w.as_str().unwrap()).collect())
         .unwrap_or_default();
     for w in &warnings {
-        assert!(w.chars().count() < 120, "warning too long: {w}");
+        assert!(
+            w.chars().count() <= winlint::admission::MAX_WARNING_CHARS,
+            "warning too long: {w}"
+        );
         assert!(w.starts_with("WIN") || w.starts_with("winlint"), "{w}");
     }
     let warning_rules: BTreeSet<String> = warnings.iter().map(|w| rule_of(w)).collect();

@@ -74,7 +74,11 @@ async fn warn_mode_admits_and_says_what_would_be_denied() {
             w[1].starts_with("would deny: WIN502: container \"a\" image "),
             "{w:?}"
         );
-        assert!(w.iter().all(|l| l.chars().count() < 120), "{w:?}");
+        assert!(
+            w.iter()
+                .all(|l| l.chars().count() <= winlint::admission::MAX_WARNING_CHARS),
+            "{w:?}"
+        );
     }
     let m = server.metrics_addr.unwrap();
     let (_, text) = plain_get(m, "/metrics").await;

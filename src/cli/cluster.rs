@@ -65,6 +65,10 @@ pub struct AuditArgs {
     view: report::ViewArgs,
     #[command(flatten)]
     registry: super::registry::RegistryArgs,
+    /// Judge workloads by the pods winlint's mutating webhook gives them, as `/validate` does,
+    /// even when the webhook is not found in the cluster (by default: when it is).
+    #[arg(long)]
+    assume_webhook: bool,
 }
 
 /// The configuration and context with a cluster's facts, and what the report says of them.
@@ -117,7 +121,12 @@ pub fn target(args: &ClusterArgs, cfg: &Config) -> Result<ClusterTarget, String>
         let facts = cluster::read_once(&client, cluster::PAGE_SIZE)
             .await
             .map_err(|e| one_line(&e, FACTS_RBAC))?;
-        Ok(ClusterTarget::new(cfg, &facts, &origin))
+        let mut target = ClusterTarget::new(cfg, &facts, &origin);
+        if let Some(why) = webhook_judging(&client, false).await {
+            eprintln!("winlint: judging workloads by the pods they create: {why}");
+            target.config.policy.judge_as_pods = true;
+        }
+        Ok(target)
     })?
 }
 
@@ -125,6 +134,35 @@ pub fn target(args: &ClusterArgs, cfg: &Config) -> Result<ClusterTarget, String>
 struct Read {
     target: ClusterTarget,
     inventory: cluster::Inventory,
+    /// Why workloads are judged by their pods (winlint's mutating webhook found, or assumed),
+    /// or `None`: as written.
+    as_pods: Option<String>,
+}
+
+/// Whether to judge workloads as the pods winlint's mutating webhook makes of them: `Some`
+/// (why) when `--assume-webhook` says so or the cluster has the webhook. A cluster that does not
+/// let us look is judged as written, and says so.
+async fn webhook_judging(client: &kube::Client, assume: bool) -> Option<String> {
+    if assume {
+        return Some("--assume-webhook".into());
+    }
+    match cluster::webhooks::winlint_mutating(client, cluster::PAGE_SIZE).await {
+        Ok(found) if !found.is_empty() => Some(format!(
+            "winlint's mutating webhook is registered (MutatingWebhookConfiguration {})",
+            found.join(", ")
+        )),
+        Ok(_) => None,
+        Err(e) => {
+            let why = match e.kind {
+                ErrorKind::Forbidden => "not allowed to list mutatingwebhookconfigurations".into(),
+                _ => e.without_hint(),
+            };
+            eprintln!(
+                "winlint: judging workloads as written: {why}, so whether winlint's mutating webhook is registered is unknown (--assume-webhook judges them by their pods)"
+            );
+            None
+        }
+    }
 }
 
 fn read(args: &AuditArgs, cfg: &Config) -> Result<Read, String> {
@@ -150,6 +188,7 @@ fn read(args: &AuditArgs, cfg: &Config) -> Result<Read, String> {
         Ok(Read {
             target: ClusterTarget::new(cfg, &facts, &origin),
             inventory,
+            as_pods: webhook_judging(&client, args.assume_webhook).await,
         })
     })?
 }
@@ -191,6 +230,7 @@ pub fn audit(args: AuditArgs) -> i32 {
     let Read {
         mut target,
         inventory,
+        as_pods,
     } = match read(&args, &cfg) {
         Ok(r) => r,
         Err(line) => {
@@ -219,6 +259,10 @@ pub fn audit(args: AuditArgs) -> i32 {
         },
         &args.view,
     );
+    if let Some(why) = as_pods {
+        eprintln!("winlint: judging workloads by the pods they create: {why}");
+        target.config.policy.judge_as_pods = true;
+    }
     let mut summary = Summary::default();
     let mut audit = AuditSummary::default();
     let mut namespaces = BTreeSet::new();
@@ -228,7 +272,8 @@ pub fn audit(args: AuditArgs) -> i32 {
         summary.objects += 1;
         audit.cluster_pods += if o.kind == "Pod" { 1 } else { o.pods.len() };
         summary.pods += workload::pod_sites(&o.object).len();
-        let rep = engine::lint_object(&o.object, &target.config, &target.context, Operation::Lint);
+        let rep =
+            engine::judge::lint_judged(&o.object, &target.config, &target.context, Operation::Lint);
         summary.suppressed += rep.suppressed;
         let place = report::object_name(Some(&o.namespace), &format!("{}/{}", o.kind, o.name));
         if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {

@@ -64,6 +64,7 @@ pub mod client;
 pub mod effective;
 pub mod facts;
 pub mod live;
+pub mod webhooks;
 
 pub use crate::model::schedule::{self, Fit, Toleration, fit};
 pub use args::ClusterArgs;

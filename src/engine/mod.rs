@@ -6,6 +6,7 @@
 pub use crate::model::deadline;
 pub mod exemptions;
 pub mod fix;
+pub mod judge;
 pub mod mutation;
 
 use serde_json::Value;

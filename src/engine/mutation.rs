@@ -211,6 +211,44 @@ pub struct Mutated {
     /// What the mutation says to the pod's author (admission warnings): why a pod was pinned
     /// to Linux nodes.
     pub notes: Vec<String>,
+    /// What the user is told of the fixes applied ([`notices`]): `(rule ID, fix description)`,
+    /// one per fix that rewrites or removes a value the user wrote or changes the pod's
+    /// security posture.
+    pub notices: Vec<(&'static str, String)>,
+}
+
+/// The applied fixes of `findings` that the user must hear of: a fix that replaces or removes
+/// what the user wrote (a `kubernetes.io/os: Windows` made `windows`, a Linux-only field
+/// taken out, an env name renamed), or one that changes what the pod may do on its node
+/// ([`Recorded::changes_posture`](crate::model::meta::Recorded::changes_posture): a HostProcess
+/// pod given `hostNetwork: true`). Additions that only place the pod (a selector, a
+/// toleration, `spec.os`) are recorded in `winlint.io/mutated` and not repeated.
+fn notices(
+    findings: &[crate::model::Finding],
+    applied: &[&'static crate::model::RuleMeta],
+    config: &Config,
+) -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    for f in findings {
+        let Some(fix) = &f.fix else { continue };
+        if !applied.iter().any(|r| r.id == f.rule.id) || !super::fix::fix_allowed(f, config) {
+            continue;
+        }
+        let rewrites = fix
+            .ops
+            .iter()
+            .any(|op| matches!(op, PatchOperation::Replace(_) | PatchOperation::Remove(_)));
+        let posture = f
+            .rule
+            .mutation
+            .recorded_as
+            .is_some_and(|r| r.changes_posture());
+        let notice = (f.rule.id, fix.description.clone());
+        if (rewrites || posture) && !out.contains(&notice) {
+            out.push(notice);
+        }
+    }
+    out
 }
 
 /// Whether the mutation recorded as `name` changes which nodes a pod can land on (a rule's
@@ -295,6 +333,7 @@ pub fn mutate_linted(
         };
         let (patch, applied) = fixer.fix_guarded(object, &report.findings);
         m.patch = patch;
+        m.notices = notices(&report.findings, &applied, config);
         for rule in applied {
             m.rules.push(rule.id);
             // fix_guarded applies only the fixes of rules that have a mutation name.

@@ -82,6 +82,42 @@ pub struct RuleMeta {
     pub mutation: Mutation,
 }
 
+/// Where the rules' documentation pages live: `docs/rules/WINxxx.md` of the project's
+/// repository, generated from the metadata ([`RuleMeta::page`]; `cargo test --test rule_docs`
+/// keeps them in step). Denials link here: cluster users have `kubectl`, not `winlint explain`.
+pub const DOCS_BASE_URL: &str = "https://github.com/winlint/winlint/blob/main/docs/rules";
+
+impl RuleMeta {
+    /// The URL of the rule's documentation page.
+    pub fn docs_url(&self) -> String {
+        format!("{DOCS_BASE_URL}/{}.md", self.id)
+    }
+
+    /// The rule's documentation page (Markdown): what `winlint explain` prints and
+    /// `docs/rules/WINxxx.md` holds.
+    pub fn page(&self) -> String {
+        let fix = match self.fix {
+            Some(FixSafety::Safe) if self.mutation.recorded_as.is_some() => {
+                "safe (applied by --fix, and by the mutating webhook when it creates a pod)"
+            }
+            Some(FixSafety::Safe) => "safe (applied by --fix; the webhook does not apply it)",
+            Some(FixSafety::OptIn) => "opt-in (--fix-opt-in or fix.optIn in the config)",
+            None => "none",
+        };
+        format!(
+            "# {} {}\n\n{}\n\n- Severity: {}\n- Applies: {}\n- Fix: {}\n- Source: {}\n\n{}\n",
+            self.id,
+            self.name,
+            self.summary,
+            self.severity.as_str(),
+            self.applies,
+            fix,
+            self.source,
+            self.docs.trim_end()
+        )
+    }
+}
+
 /// The pods a rule runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RuleOs {
@@ -110,6 +146,11 @@ pub struct Mutation {
     /// pin). A DaemonSet's controller places its pods from the template before any exists, so
     /// such a mutation at pod creation moves none of them (`/validate` judges it as written).
     pub places_pod: bool,
+    /// A finding of the rule says an image of the pod cannot run on Windows nodes (a
+    /// Linux-only image): while one stands unfixed, the webhook applies no fix that places the
+    /// pod ([`Mutation::places_pod`]), which would only make it schedulable on nodes where it
+    /// can never start. The pod is left as written.
+    pub image_cannot_run: bool,
 }
 
 impl Mutation {
@@ -119,6 +160,7 @@ impl Mutation {
         adds_spec_os: false,
         opt_in_when: None,
         places_pod: false,
+        image_cannot_run: false,
     };
 
     /// A webhook mutation recorded as `name` in `winlint.io/mutated`.
@@ -167,6 +209,13 @@ pub enum Recorded {
 }
 
 impl Recorded {
+    /// The mutation changes what the pod may do on its node, even when it only adds a field
+    /// (the host network; the account the containers run as): the webhook says so in a
+    /// warning, like a mutation that rewrites or removes a value the user wrote.
+    pub const fn changes_posture(self) -> bool {
+        matches!(self, Recorded::HostNetwork | Recorded::RunAsUserName)
+    }
+
     /// The name recorded in `winlint.io/mutated`.
     pub const fn as_str(self) -> &'static str {
         match self {

@@ -82,7 +82,10 @@ such as `mcr.microsoft.com/windows/nanoserver:ltsc2022`
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
-    mutation: Mutation::named(Recorded::Image),
+    mutation: Mutation {
+        image_cannot_run: true,
+        ..Mutation::named(Recorded::Image)
+    },
 };
 
 pub(crate) fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {

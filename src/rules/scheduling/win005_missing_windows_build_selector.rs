@@ -93,6 +93,7 @@ term instead. The webhook applies it as mutation M2 when the cluster has mixed b
         places_pod: true,
         adds_spec_os: false,
         opt_in_when: Some(|target| target.cluster_mixed_builds),
+        image_cannot_run: false,
     },
 };
 
