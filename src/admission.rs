@@ -74,6 +74,8 @@ pub const TOO_DENSE: &str = "the request has more JSON values than its size allo
 pub const DEADLINE_EXCEEDED: &str = "its evaluation passed the request's deadline";
 /// The most warnings returned for one object.
 pub const MAX_WARNINGS: usize = 20;
+/// The head of the warning that says why `mutation.linuxGuard: auto` pinned a pod to Linux.
+const LINUX_GUARD_HEAD: &str = "WIN011: linuxGuard pinned it to Linux";
 
 /// Which webhook was called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -615,9 +617,9 @@ impl Webhook {
         // says why; what rewrote the user's values or changed the pod's posture is said, not
         // silent.
         let said: Vec<String> = m
-            .notes
+            .pins
             .iter()
-            .cloned()
+            .map(|f| warnings::finding_line(LINUX_GUARD_HEAD, &f.message, f))
             .chain(
                 m.notices
                     .iter()

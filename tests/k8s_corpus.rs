@@ -669,7 +669,7 @@ fn the_realworld_corpus_through_the_webhook_on_three_cluster_shapes() {
             let linux_guard = |w: &String| {
                 *shape == "aks"
                     && (w.starts_with("WIN011:")
-                        || w.contains("winlint: linuxGuard pinned it to Linux:"))
+                        || w.contains("WIN011: linuxGuard pinned it to Linux:"))
             };
             if r.file.starts_with("linux/") && !r.warnings.iter().all(linux_guard) {
                 failures.push(format!(

@@ -920,7 +920,7 @@ fn linux_guard_auto_pins_linux_only_pods_on_untainted_windows_nodes() {
     assert!(
         warnings
             .iter()
-            .any(|w| w.starts_with("winlint: linuxGuard pinned it to Linux: redis:7.2")),
+            .any(|w| w.starts_with("WIN011: linuxGuard pinned it to Linux: redis:7.2")),
         "{warnings:#?}"
     );
 

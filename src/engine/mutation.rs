@@ -208,9 +208,10 @@ pub struct Mutated {
     pub rules: Vec<&'static str>,
     /// Every finding of the object before mutation (rule ID, severity).
     pub findings: Vec<(&'static str, Severity)>,
-    /// What the mutation says to the pod's author (admission warnings): why a pod was pinned
-    /// to Linux nodes.
-    pub notes: Vec<String>,
+    /// The findings whose fix pinned the pod to Linux nodes (`mutation.linuxGuard: auto`, WIN011):
+    /// the pod's author did not ask for the move, so the admission warnings say why, each within
+    /// what the API server passes on (the front end words them).
+    pub pins: Vec<crate::model::Finding>,
     /// What the user is told of the fixes applied ([`notices`]): `(rule ID, fix description)`,
     /// one per fix that rewrites or removes a value the user wrote or changes the pod's
     /// security posture.
@@ -364,7 +365,8 @@ pub fn mutate_linted(
 
 /// `mutation.linuxGuard: auto`: WIN011's fix, the one code path that decides which pod is
 /// pinned to Linux nodes (its images have no Windows variant, it has no OS pin, and it can land
-/// on a Windows node of the target). Each pin is said in a note (an admission warning).
+/// on a Windows node of the target). Each pin is kept in [`Mutated::pins`] (an admission
+/// warning).
 fn pin_linux(object: &mut Value, report: &ObjectReport, m: &mut Mutated) {
     let guard = &crate::rules::scheduling::win011_linux_pod_can_land_on_windows::WIN011;
     for f in report.findings.iter().filter(|f| f.rule.id == guard.id) {
@@ -375,11 +377,7 @@ fn pin_linux(object: &mut Value, report: &ObjectReport, m: &mut Mutated) {
             if !m.changed.contains(&name) {
                 m.changed.push(name);
             }
-            // Short lines (admission warnings): what was done, then why, images first.
-            m.notes.push(format!(
-                "winlint: linuxGuard pinned it to Linux: {}",
-                f.message
-            ));
+            m.pins.push(f.clone());
         }
     }
 }
@@ -529,11 +527,13 @@ mod tests {
             "linuxGuard"
         );
         assert_eq!(m.rules, ["WIN011"]);
-        assert_eq!(m.notes.len(), 1);
+        assert_eq!(m.pins.len(), 1);
         assert!(
-            m.notes[0].starts_with("winlint: linuxGuard pinned it to Linux: redis:7.2 "),
+            m.pins[0]
+                .message
+                .starts_with("redis:7.2 is a Linux-only image"),
             "{}",
-            m.notes[0]
+            m.pins[0].message
         );
         // spec.os.name linux (a Linux pod by its own word) is pinned too.
         let declared = set(pod("nginx:1.27"), "/spec/os", json!({"name": "linux"}));
