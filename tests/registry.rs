@@ -5,7 +5,6 @@
 mod registry_support;
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -15,7 +14,7 @@ use serde_json::json;
 use winlint::model::image_facts::{HostVerdict, ImageFacts};
 use winlint::registry::http::HttpError;
 use winlint::registry::{
-    Keyring, Limits, LookupError, RegistryClient, RegistryMetrics, Resolver, Settings,
+    Credentials, Keyring, Limits, LookupError, RegistryClient, RegistryMetrics, Resolver, Settings,
 };
 use winlint::windows::{Build, Isolation, WS2019, WS2022, WS2025};
 
@@ -30,7 +29,7 @@ fn limits() -> Limits {
 
 fn resolver_with(keyring: Keyring, settings: Settings) -> Resolver {
     Resolver::new(
-        RegistryClient::new(limits(), Arc::new(keyring)),
+        RegistryClient::new(limits(), Credentials::new(keyring)),
         settings,
         RegistryMetrics::default(),
     )
