@@ -5,6 +5,7 @@
 //! * `http`: bounded HTTP (timeouts, body cap, redirect limit, no credentials across hosts);
 //! * `keyring`: credentials (docker config, pull secrets; never a credential helper) matched
 //!   to an image the kubelet's way; `auth`: the `401` challenges;
+//! * `pull_secrets`: `serve`'s credentials, read from Secrets of its namespace by name;
 //! * `client`: one lookup (manifest, config, Basic/Bearer);
 //! * `resolver`: the caches (digest → facts bounded, tag → digest with a TTL), single-flight,
 //!   backoff; `disk`: facts by digest between CLI runs; `metrics`: `winlint_registry_*`;
@@ -16,6 +17,7 @@ pub mod disk;
 pub mod http;
 pub mod keyring;
 pub mod metrics;
+pub mod pull_secrets;
 pub mod resolver;
 pub mod serve;
 pub mod source;
