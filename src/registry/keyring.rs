@@ -162,6 +162,18 @@ impl Keyring {
         }
     }
 
+    /// Append `other`'s credentials after this keyring's (a later secret's, tried later for
+    /// the same key).
+    pub fn extend(&mut self, other: &Keyring) {
+        for (k, c) in &other.by_key {
+            self.by_key
+                .entry(k.clone())
+                .or_default()
+                .extend(c.iter().cloned());
+        }
+        self.helpers.extend(other.helpers.iter().cloned());
+    }
+
     /// Credentials held (every key, every entry).
     pub fn len(&self) -> usize {
         self.by_key.values().map(Vec::len).sum()

@@ -7,9 +7,11 @@
 //! A secret's credentials are those the kubelet reads from it (`kubernetes.io/dockerconfigjson`
 //! → `.dockerconfigjson`'s `auths`; `kubernetes.io/dockercfg` → `.dockercfg`), merged in the
 //! configured order into one keyring matched to images as the kubelet matches
-//! (`keyring.rs`). A secret that is missing, forbidden or unreadable is left out and logged
-//! (once per change of what went wrong); the others still count.
+//! (`keyring.rs`). A secret that is missing or malformed is left out and logged (once per
+//! change of what went wrong); a reading that fails (unreachable, 5xx, 403) keeps what that
+//! secret gave before; the others count either way.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
@@ -31,7 +33,8 @@ pub const NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/
 
 /// winlint's namespace: the flag (or `$POD_NAMESPACE`), else the ServiceAccount's file.
 pub fn own_namespace(flag: Option<&str>) -> Option<String> {
-    flag.map(str::to_string)
+    flag.filter(|f| !f.trim().is_empty())
+        .map(str::to_string)
         .or_else(|| std::fs::read_to_string(NAMESPACE_FILE).ok())
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
@@ -59,78 +62,113 @@ pub fn add_secret(ring: &mut Keyring, secret: &Secret) -> Result<(), String> {
         .map_err(|e| format!("{key}: {e}"))
 }
 
-/// One reading: the keyring of every readable secret, and the problems by secret.
-pub async fn read(client: &kube::Client, p: &PullSecrets) -> (Keyring, Vec<String>) {
-    let api: Api<Secret> = Api::namespaced(client.clone(), &p.namespace);
-    let mut ring = Keyring::default();
-    let mut problems = Vec::new();
-    for name in &p.names {
-        let what = format!("Secret {}/{name}", p.namespace);
-        match api.get_opt(name).await {
-            Ok(Some(s)) => {
-                if let Err(e) = add_secret(&mut ring, &s) {
-                    problems.push(format!("{what}: {e}"));
+/// Reads the secrets and remembers what each gave, so that a failed reading (the API server
+/// unreachable, a 5xx) keeps the credentials read before instead of dropping them; a secret
+/// that is gone (404) or no longer parses is dropped.
+#[derive(Debug)]
+pub struct Reader {
+    p: PullSecrets,
+    last_good: BTreeMap<String, Keyring>,
+    last_problems: Option<Vec<String>>,
+}
+
+impl Reader {
+    pub fn new(p: PullSecrets) -> Self {
+        Reader {
+            p,
+            last_good: BTreeMap::new(),
+            last_problems: None,
+        }
+    }
+
+    /// One reading: the keyring of the secrets in their configured order, and the problems.
+    pub async fn read(&mut self, client: &kube::Client) -> (Keyring, Vec<String>) {
+        let api: Api<Secret> = Api::namespaced(client.clone(), &self.p.namespace);
+        let mut problems = Vec::new();
+        for name in &self.p.names {
+            let what = format!("Secret {}/{name}", self.p.namespace);
+            match api.get_opt(name).await {
+                Ok(Some(s)) => {
+                    let mut part = Keyring::default();
+                    match add_secret(&mut part, &s) {
+                        Ok(()) => {
+                            self.last_good.insert(name.clone(), part);
+                        }
+                        Err(e) => {
+                            problems.push(format!("{what}: {e}"));
+                            self.last_good.remove(name);
+                        }
+                    }
+                }
+                Ok(None) => {
+                    problems.push(format!("{what}: not found"));
+                    self.last_good.remove(name);
+                }
+                Err(e) => {
+                    let e = crate::cluster::ClusterError::from_kube(format!("reading {what}"), &e);
+                    let kept = if self.last_good.contains_key(name) {
+                        "; the credentials read before are kept"
+                    } else {
+                        ""
+                    };
+                    problems.push(format!(
+                        "{e} (winlint needs get on that Secret: the chart grants it by name){kept}"
+                    ));
                 }
             }
-            Ok(None) => problems.push(format!("{what}: not found")),
-            Err(e) => {
-                let e = crate::cluster::ClusterError::from_kube(format!("reading {what}"), &e);
-                problems.push(format!(
-                    "{e} (winlint needs get on that Secret: the chart grants it by name)"
-                ));
+        }
+        let mut ring = Keyring::default();
+        for name in &self.p.names {
+            if let Some(part) = self.last_good.get(name) {
+                ring.extend(part);
+            }
+        }
+        ring.helpers.sort();
+        ring.helpers.dedup();
+        (ring, problems)
+    }
+
+    /// One pass of [`follow`]: swap a changed keyring in, log problems when they change.
+    pub async fn refresh(&mut self, client: &kube::Client, credentials: &Credentials) {
+        let (ring, problems) = self.read(client).await;
+        if self.last_problems.as_ref() != Some(&problems) {
+            for pr in &problems {
+                tracing::warn!(uid = "", "registry.pullSecrets: {pr}");
+            }
+            self.last_problems = Some(problems);
+        }
+        let (n, helpers) = (ring.len(), ring.helpers.clone());
+        if credentials.replace(ring) {
+            tracing::info!(
+                uid = "",
+                "registry.pullSecrets: {n} credential(s) from {} in namespace {}",
+                self.p.names.join(", "),
+                self.p.namespace
+            );
+            for h in helpers {
+                tracing::warn!(
+                    uid = "",
+                    "registry.pullSecrets: a secret names a credential helper ({h}); winlint never runs one"
+                );
             }
         }
     }
-    ring.helpers.sort();
-    ring.helpers.dedup();
-    (ring, problems)
 }
 
-/// Read the secrets into `credentials` now, then every interval until shutdown.
+/// Read the secrets into `credentials` every interval (the first reading is the caller's)
+/// until shutdown.
 pub async fn follow(
     client: kube::Client,
-    p: PullSecrets,
+    mut reader: Reader,
     credentials: Credentials,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let mut last_problems = None;
     loop {
-        refresh(&client, &p, &credentials, &mut last_problems).await;
         tokio::select! {
-            _ = tokio::time::sleep(p.interval) => {}
+            _ = tokio::time::sleep(reader.p.interval) => {}
             _ = shutdown.changed() => return,
         }
-    }
-}
-
-/// One pass of [`follow`]: swap a changed keyring in, log problems when they change.
-pub async fn refresh(
-    client: &kube::Client,
-    p: &PullSecrets,
-    credentials: &Credentials,
-    last_problems: &mut Option<Vec<String>>,
-) {
-    let (ring, problems) = read(client, p).await;
-    if last_problems.as_ref() != Some(&problems) {
-        for pr in &problems {
-            tracing::warn!(uid = "", "registry.pullSecrets: {pr}");
-        }
-        *last_problems = Some(problems);
-    }
-    let (n, helpers) = (ring.len(), ring.helpers.clone());
-    if credentials.replace(ring) {
-        tracing::info!(
-            uid = "",
-            "registry.pullSecrets: {n} credential(s) from {} in namespace {}",
-            p.names.join(", "),
-            p.namespace
-        );
-        for h in helpers {
-            tracing::warn!(
-                uid = "",
-                "registry.pullSecrets: a secret names a credential helper ({h}); winlint never runs one"
-            );
-        }
+        reader.refresh(&client, &credentials).await;
     }
 }
 
@@ -187,6 +225,40 @@ mod tests {
         assert_eq!(ring.len(), 2);
     }
 
+    /// An API server that cannot be reached keeps the credentials read before (a blip must not
+    /// turn every private image into a refusal); the problem says so.
+    #[tokio::test]
+    async fn an_unreachable_api_server_keeps_the_last_credentials() {
+        let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", dead.local_addr().unwrap());
+        drop(dead);
+        let client = kube::Client::try_from(kube::Config::new(url.parse().unwrap())).unwrap();
+        let mut reader = Reader::new(PullSecrets {
+            namespace: "wl".into(),
+            names: vec!["regcred".into(), "never-read".into()],
+            interval: Duration::from_secs(30),
+        });
+        let mut part = Keyring::default();
+        add_secret(
+            &mut part,
+            &secret(
+                "kubernetes.io/dockerconfigjson",
+                ".dockerconfigjson",
+                r#"{"auths": {"r.example": {"username": "a", "password": "1"}}}"#,
+            ),
+        )
+        .unwrap();
+        reader.last_good.insert("regcred".into(), part);
+        let (ring, problems) = reader.read(&client).await;
+        assert_eq!(ring.lookup("r.example/app")[0].username, "a");
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems[0].contains("credentials read before are kept"),
+            "{problems:?}"
+        );
+        assert!(!problems[1].contains("kept"), "{problems:?}");
+    }
+
     #[test]
     fn the_namespace_flag_wins_and_blank_is_none() {
         assert_eq!(
@@ -195,7 +267,11 @@ mod tests {
         );
         if !std::path::Path::new(NAMESPACE_FILE).exists() {
             assert_eq!(own_namespace(None), None);
-            assert_eq!(own_namespace(Some("")), None);
+            assert_eq!(
+                own_namespace(Some(" ")),
+                None,
+                "a blank $POD_NAMESPACE is none"
+            );
         }
     }
 }

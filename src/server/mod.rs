@@ -255,12 +255,12 @@ async fn start_pull_secrets(
 ) -> Result<
     (
         kube::Client,
-        crate::registry::pull_secrets::PullSecrets,
+        crate::registry::pull_secrets::Reader,
         crate::registry::Credentials,
     ),
     ServeError,
 > {
-    use crate::registry::pull_secrets::{self, PullSecrets};
+    use crate::registry::pull_secrets::{self, PullSecrets, Reader};
     let namespace = pull_secrets::own_namespace(args.pull_secrets_namespace.as_deref())
         .ok_or_else(|| {
             ServeError::Flag(
@@ -275,11 +275,20 @@ async fn start_pull_secrets(
     let p = PullSecrets {
         namespace,
         names: config.policy.registry.pull_secrets.clone(),
-        interval: secs(args.pull_secrets_interval),
+        // A reading is a GET per secret: never faster than twice a second, at least daily.
+        interval: {
+            let i = args.pull_secrets_interval;
+            secs(if i.is_finite() {
+                i.clamp(0.5, 86_400.0)
+            } else {
+                30.0
+            })
+        },
     };
     let credentials = images.credentials().clone();
-    pull_secrets::refresh(&client, &p, &credentials, &mut None).await;
-    Ok((client, p, credentials))
+    let mut reader = Reader::new(p);
+    reader.refresh(&client, &credentials).await;
+    Ok((client, reader, credentials))
 }
 
 pub(super) fn secs(s: f64) -> Duration {
@@ -571,10 +580,10 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         hash,
     );
 
-    if let Some((client, p, credentials)) = pull_secrets {
+    if let Some((client, reader, credentials)) = pull_secrets {
         tokio::spawn(crate::registry::pull_secrets::follow(
             client,
-            p,
+            reader,
             credentials,
             shutdown_rx.clone(),
         ));
