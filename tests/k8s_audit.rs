@@ -943,9 +943,8 @@ fn audit_registry_cache_measurement() {
         let out = cmd.output().expect("/usr/bin/time runs winlint");
         let stderr = String::from_utf8_lossy(&out.stderr);
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let registry_findings = report["findings"]
-            .as_array()
-            .unwrap()
+        let findings = report["findings"].as_array().unwrap();
+        let registry_findings = findings
             .iter()
             .filter(|f| {
                 f["message"]
@@ -953,6 +952,11 @@ fn audit_registry_cache_measurement() {
                     .is_some_and(|m| m.contains("registry:"))
             })
             .count();
+        let mut by_rule = std::collections::BTreeMap::<String, usize>::new();
+        for f in findings {
+            *by_rule.entry(f["rule"].to_string()).or_default() += 1;
+        }
+        eprintln!("  {by_rule:?}");
         eprintln!(
             "winlint audit -A {label}: {} (exit {:?}; {} pods, {} findings, {registry_findings} from registry facts)",
             stderr.lines().last().unwrap_or_default(),

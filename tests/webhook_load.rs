@@ -287,7 +287,7 @@ async fn latency_with_registry_modes() {
         let bodies = captured_with_images_at(&registry);
         let c = certs();
         let cfg = c.dir.path().join("winlint.yaml");
-        std::fs::write(&cfg, format!("registry:\n  mode: {mode}\n")).unwrap();
+        std::fs::write(&cfg, format!("registry:\n  mode: \"{mode}\"\n")).unwrap();
         let mut a = args(&c);
         a.config = Some(cfg);
         let server = start(a).await;
@@ -311,12 +311,12 @@ async fn latency_with_registry_modes() {
             }
         }
         let metrics = server.state.metrics.render();
-        let count = |name: &str| -> f64 {
+        let count = |name: &str| -> u64 {
             metrics
                 .lines()
                 .filter(|l| l.starts_with(name))
                 .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-                .sum()
+                .sum::<f64>() as u64
         };
         for (path, mut l) in lat {
             l.sort();
