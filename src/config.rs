@@ -265,6 +265,10 @@ pub struct RegistryFile {
     pub tag_ttl_seconds: Option<u64>,
     /// Image digests kept in memory (default 4096).
     pub cache_entries: Option<usize>,
+    /// `serve`: Secrets of type `kubernetes.io/dockerconfigjson` (or legacy
+    /// `kubernetes.io/dockercfg`) in winlint's own namespace whose credentials the lookups use,
+    /// read by name (`get` on exactly these) and re-read so a rotated secret is picked up.
+    pub pull_secrets: Vec<String>,
 }
 
 /// The longest `registry.syncBudgetMs` accepted.
@@ -360,6 +364,8 @@ const BUILD_HINT: &str =
 pub enum ConfigError {
     #[error("registry.syncBudgetMs {0}: at most 1000 (a webhook in the request path)")]
     SyncBudget(u64),
+    #[error("registry.pullSecrets: {0:?} is not a Secret name (a DNS subdomain)")]
+    PullSecretName(String),
     #[error("unknown rule {0:?} (see `winlint rules`)")]
     UnknownRule(String),
     #[error("target.kubernetesVersion {0:?}: expected e.g. \"1.34\"")]
@@ -551,6 +557,14 @@ impl Config {
             return Err(ConfigError::SyncBudget(
                 f.registry.sync_budget_ms.unwrap_or(0),
             ));
+        }
+        if let Some(bad) = f
+            .registry
+            .pull_secrets
+            .iter()
+            .find(|n| !crate::rules::identity::common::dns1123_subdomain_errors(n).is_empty())
+        {
+            return Err(ConfigError::PullSecretName(bad.clone()));
         }
         self.policy.registry = f.registry.clone();
         Ok(())

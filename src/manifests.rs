@@ -2,7 +2,8 @@
 //!
 //! In-cluster (default): Namespace, ServiceAccount, ClusterRole and ClusterRoleBinding (the
 //! live cluster facts: get/list/watch on nodes, namespaces and runtimeclasses; not with
-//! `--cluster-facts off`), ConfigMap (`winlint.yaml`), TLS Secret, Deployment, Service,
+//! `--cluster-facts off`), a Role and RoleBinding with `get` on exactly the Secrets of
+//! `registry.pullSecrets` (when the configuration looks images up), ConfigMap (`winlint.yaml`), TLS Secret, Deployment, Service,
 //! PodDisruptionBudget and the two webhook configurations, with a CA and serving certificate
 //! generated on the spot (rcgen, ring) and the CA as `caBundle`.
 //!
@@ -260,11 +261,13 @@ pub fn cluster_facts_rules() -> Value {
 
 /// Everything to install the webhook in a cluster (the `tls` certificate must be valid for the
 /// Service's DNS names).
-/// `mutates`: whether to register the mutating webhook (the configuration's `webhook.mutate`).
+/// `mutates`: whether to register the mutating webhook (the configuration's `webhook.mutate`);
+/// `pull_secrets`: the Secrets `serve` reads (`registry.pullSecrets`, when lookups are on).
 pub fn in_cluster(
     args: &ManifestsArgs,
     config_yaml: &str,
     mutates: bool,
+    pull_secrets: &[String],
     tls: &GeneratedTls,
 ) -> Vec<Value> {
     let ns = args.namespace.as_str();
@@ -291,6 +294,24 @@ pub fn in_cluster(
                            "name": NAME},
                "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": ns}]}));
     }
+    if !pull_secrets.is_empty() {
+        // `get` on exactly the named Secrets of its own namespace: serve re-reads them by
+        // name, never lists Secrets.
+        let name = format!("{NAME}-pull-secrets");
+        out.push(
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+               "metadata": meta(&name),
+               "rules": [{"apiGroups": [""], "resources": ["secrets"],
+                          "resourceNames": pull_secrets, "verbs": ["get"]}]}),
+        );
+        out.push(
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": meta(&name),
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                           "name": name},
+               "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": ns}]}),
+        );
+    }
     out.extend([
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(NAME),
                "data": {"winlint.yaml": config_yaml}}),
@@ -298,7 +319,7 @@ pub fn in_cluster(
                "metadata": meta("winlint-tls"),
                "data": {"tls.crt": b64(&tls.cert_pem), "tls.key": b64(&tls.key_pem),
                         "ca.crt": b64(&tls.ca_pem)}}),
-        deployment(args, &labels),
+        deployment(args, &labels, !pull_secrets.is_empty()),
         json!({"apiVersion": "v1", "kind": "Service", "metadata": meta(NAME),
                "spec": {"selector": labels, "ports": [
                    {"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"},
@@ -323,7 +344,7 @@ pub fn in_cluster(
     out
 }
 
-fn deployment(args: &ManifestsArgs, labels: &Value) -> Value {
+fn deployment(args: &ManifestsArgs, labels: &Value, pull_secrets: bool) -> Value {
     let ns = args.namespace.as_str();
     let facts = args.cluster_facts == FactsMode::On;
     let mut serve_args = vec![
@@ -352,6 +373,9 @@ fn deployment(args: &ManifestsArgs, labels: &Value) -> Value {
     } else {
         serve_args.extend(["--cluster-facts".into(), "off".into()]);
     }
+    if pull_secrets {
+        serve_args.extend(["--pull-secrets-namespace".into(), ns.to_string()]);
+    }
     json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": NAME, "namespace": ns, "labels": labels},
@@ -362,8 +386,9 @@ fn deployment(args: &ManifestsArgs, labels: &Value) -> Value {
                 "metadata": {"labels": labels},
                 "spec": {
                     "serviceAccountName": NAME,
-                    // The live cluster facts read the API server with the ServiceAccount.
-                    "automountServiceAccountToken": facts,
+                    // The live cluster facts and the pull secrets read the API server with
+                    // the ServiceAccount.
+                    "automountServiceAccountToken": facts || pull_secrets,
                     "nodeSelector": {OS_LABEL: "linux"},
                     // Only where the image has a binary (scripts/dist.sh builds these).
                     "affinity": {"nodeAffinity": {
@@ -572,11 +597,17 @@ pub fn render(args: &ManifestsArgs) -> Result<String, ManifestsError> {
             let text =
                 std::fs::read_to_string(p).map_err(io(format!("--config {}", p.display())))?;
             let parsed = crate::config::Config::from_yaml(&text, &p.display().to_string())?;
-            (text, parsed.policy.pod_mutation)
+            let r = &parsed.policy.registry;
+            let pull_secrets = if r.mode == crate::config::RegistryMode::Off {
+                Vec::new()
+            } else {
+                r.pull_secrets.clone()
+            };
+            (text, parsed.policy.pod_mutation, pull_secrets)
         }
-        None => (DEFAULT_CONFIG.to_string(), true),
+        None => (DEFAULT_CONFIG.to_string(), true, Vec::new()),
     };
-    let (config, mutates) = config;
+    let (config, mutates, pull_secrets) = config;
     if let Some(url) = &args.url {
         let host = url_host(url)?;
         let kept = match (&args.ca_bundle, args.rotate_certs) {
@@ -635,7 +666,7 @@ pub fn render(args: &ManifestsArgs) -> Result<String, ManifestsError> {
         format!("{NAME}.{ns}.svc.cluster.local"),
     ];
     let tls = generate_tls(&names, days)?;
-    let docs = in_cluster(args, &config, mutates, &tls);
+    let docs = in_cluster(args, &config, mutates, &pull_secrets, &tls);
     Ok(format!(
         "# winlint admission webhook: kubectl apply -f this file.\n\
          # Generated by `winlint manifests`; the CA key was not kept: re-run to rotate.\n{}",

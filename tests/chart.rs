@@ -339,9 +339,9 @@ fn cluster_facts_rbac_is_read_only_and_switchable() {
         2
     );
     let d = read("templates/deployment.yaml");
-    // The token is mounted for the facts, or for the certificate controller.
+    // The token is mounted for the facts, the certificate controller or the pull secrets.
     assert!(d.contains(
-        "automountServiceAccountToken: {{ or .Values.clusterFacts.enabled (eq .Values.certificates.mode \"controller\") }}"
+        "automountServiceAccountToken: {{ or .Values.clusterFacts.enabled (eq .Values.certificates.mode \"controller\") (eq (include \"winlint.pullSecrets\" .) \"true\") }}"
     ));
     assert!(d.contains("--cluster-facts=off"));
     assert_eq!(values()["clusterFacts"]["enabled"], true);
@@ -692,6 +692,57 @@ fn helm_template_when_helm_is_available() {
     assert!(cfg.target.pinned.kubernetes && cfg.target.kubernetes.at_least(1, 20));
     let np = docs.iter().find(|d| d["kind"] == "NetworkPolicy").unwrap();
     assert_eq!(np["spec"]["egress"], json!([]));
+    // Pull secrets (registry lookups on): a Role with `get` on exactly those Secrets of the
+    // release namespace, the token mounted even without the cluster facts, the namespace
+    // passed, egress to the API server, DNS and the registries; the config carries the names.
+    let docs = helm_template(
+        &helm,
+        &[
+            "clusterFacts.enabled=false",
+            "networkPolicy.enabled=true",
+            "config.registry.mode=background",
+            "config.registry.pullSecrets={regcred,acr}",
+        ],
+    );
+    let role = docs
+        .iter()
+        .find(|d| d["kind"] == "Role" && d["metadata"]["name"] == "winlint-pull-secrets")
+        .expect("the pull-secrets Role");
+    let role: k8s_openapi::api::rbac::v1::Role = typed(role);
+    assert_eq!(role.metadata.namespace.as_deref(), Some("winlint-system"));
+    let rule = &role.rules.unwrap()[0];
+    assert_eq!(
+        rule.resource_names.clone().unwrap(),
+        vec!["regcred".to_string(), "acr".to_string()]
+    );
+    assert_eq!(rule.verbs, vec!["get"]);
+    assert!(
+        docs.iter()
+            .any(|d| d["kind"] == "RoleBinding" && d["roleRef"]["name"] == "winlint-pull-secrets")
+    );
+    let d = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let dep: k8s_openapi::api::apps::v1::Deployment = typed(d);
+    let pod = dep.spec.unwrap().template.spec.unwrap();
+    assert_eq!(pod.automount_service_account_token, Some(true));
+    let args = pod.containers[0].args.clone().unwrap();
+    assert!(
+        args.contains(&"--pull-secrets-namespace=winlint-system".to_string()),
+        "{args:?}"
+    );
+    let cfg = rendered_config(&docs);
+    assert_eq!(cfg.policy.registry.pull_secrets, vec!["regcred", "acr"]);
+    let np = docs.iter().find(|d| d["kind"] == "NetworkPolicy").unwrap();
+    let egress = np["spec"]["egress"].to_string();
+    for port in ["443", "6443", "53"] {
+        assert!(egress.contains(&format!("\"port\":{port}")), "{egress}");
+    }
+    // Lookups off (the default): no Role for the secrets, whatever is listed.
+    let docs = helm_template(&helm, &["config.registry.pullSecrets={regcred}"]);
+    assert!(docs.iter().all(|d| d["kind"] != "Role"));
+    assert_eq!(
+        rendered_config(&docs).policy.registry.mode,
+        winlint::config::RegistryMode::Off
+    );
     // A configured build list pins the builds even with live facts.
     let docs = helm_template(&helm, &["config.target.windowsBuilds={ltsc2019,ltsc2022}"]);
     let cfg = rendered_config(&docs);

@@ -12,6 +12,7 @@
 
 mod cli_support;
 mod k8s_support;
+mod registry_support;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -1080,4 +1081,106 @@ fn audit_and_the_webhook_agree_with_and_without_the_mutating_webhook() {
             .any(|f| f["severity"] == "error"),
         "{out}"
     );
+}
+
+/// `winlint audit -A --registry` with a cold and a warm `--registry-cache` (issue 18): SCALE_PODS
+/// Windows Pods (default 1 000) naming SCALE_TAGS tags (default 10, each its own single
+/// manifest, 20348 and 17763 in turn) of a local `docker-registry`, against this API server. Not a pass/fail test: run it
+/// and read the numbers.
+///
+/// `KUBEBUILDER_ASSETS=… cargo test --release --test k8s_audit -- --ignored --nocapture
+///  audit_registry_cache`
+#[test]
+#[ignore = "measurement: a registry and 1 000 Pods"]
+fn audit_registry_cache_measurement() {
+    use registry_support::{Layout, Plat, Registry};
+    let Some(c) = cluster() else { return };
+    if registry_support::tools().is_none() {
+        return;
+    }
+    let _nodes = with_nodes(&c, tainted_ltsc2022(&c));
+    let tags: usize = env_or("SCALE_TAGS", 10);
+    let pods: usize = env_or("SCALE_PODS", 1000);
+    let reg = Registry::start(None);
+    let mut layout = Layout::new();
+    let versions: Vec<String> = (0..tags)
+        .map(|t| format!("10.0.20348.{}", 2000 + t))
+        .collect();
+    for (t, v) in versions.iter().enumerate() {
+        let m = layout.manifest(&Plat {
+            os: "windows",
+            arch: "amd64",
+            version: Some(v),
+        });
+        layout.tag(&m, &format!("v{t}"));
+    }
+    for t in 0..tags {
+        reg.push(layout.dir.path(), &format!("v{t}"), "team/app", false);
+    }
+    let ns = c.unique("regscale");
+    c.create_namespace(&ns, &[]);
+    let t = Instant::now();
+    let objects: Vec<Value> = (0..pods)
+        .map(|i| {
+            json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("p-{i:05}"), "namespace": ns},
+            "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
+                "tolerations": [{"key": "os", "operator": "Equal", "value": "windows",
+                    "effect": "NoSchedule"}],
+                "containers": [{"name": "app",
+                    "image": format!("{}/team/app:v{}", reg.host, i % tags)}]}})
+        })
+        .collect();
+    for chunk in objects.chunks(250) {
+        c.create(&json!({"apiVersion": "v1", "kind": "List", "items": chunk}))
+            .ok();
+    }
+    eprintln!(
+        "{pods} Pods over {tags} tags created in {:.1?}",
+        t.elapsed()
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let no_docker_config = tempfile::tempdir().unwrap();
+    let kc = path(&c.kubeconfig);
+    let cache_arg = path(cache.path()).to_string();
+    for (label, registry) in [
+        ("offline (no --registry)", false),
+        ("--registry, cold cache", true),
+        ("--registry, warm cache", true),
+        ("--registry, warm cache", true),
+    ] {
+        let mut cmd = std::process::Command::new("/usr/bin/time");
+        cmd.args(["-f", "%e s wall, %M KiB max RSS"])
+            .arg(cli_support::bin())
+            .args(["audit", "-A", "--kubeconfig", kc, "-o", "json"])
+            .env_remove("KUBECONFIG")
+            .env("DOCKER_CONFIG", no_docker_config.path());
+        if registry {
+            cmd.args(["--registry", "--registry-cache", &cache_arg]);
+        }
+        let out = cmd.output().expect("/usr/bin/time runs winlint");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let findings = report["findings"].as_array().unwrap();
+        let registry_findings = findings
+            .iter()
+            .filter(|f| {
+                f["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("registry:"))
+            })
+            .count();
+        let mut by_rule = std::collections::BTreeMap::<String, usize>::new();
+        for f in findings {
+            *by_rule.entry(f["rule"].to_string()).or_default() += 1;
+        }
+        eprintln!("  {by_rule:?}");
+        eprintln!(
+            "winlint audit -A {label}: {} (exit {:?}; {} pods, {} findings, {registry_findings} from registry facts)",
+            stderr.lines().last().unwrap_or_default(),
+            out.status.code(),
+            report["summary"]["cluster_pods"],
+            report["findings"].as_array().unwrap().len(),
+        );
+    }
 }

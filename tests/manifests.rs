@@ -364,6 +364,60 @@ fn cluster_facts_off_drops_the_rbac() {
     assert_eq!(a[i + 1], "off");
 }
 
+/// `registry.pullSecrets` (with lookups on): a Role with `get` on exactly those Secrets of
+/// winlint's namespace, the token mounted, the namespace passed; with lookups off, nothing.
+#[test]
+fn pull_secrets_get_a_role_on_exactly_their_names() {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("winlint.yaml");
+    let mut args = ManifestsArgs::new();
+    args.cluster_facts = winlint::server::FactsMode::Off;
+    args.namespace = "wl".into();
+    args.config = Some(cfg.clone());
+    std::fs::write(
+        &cfg,
+        "registry:\n  mode: background\n  pullSecrets: [regcred, acr]\n",
+    )
+    .unwrap();
+    let docs = yaml_docs(&render(&args).unwrap());
+    let role: Role = typed(find(&docs, "Role"));
+    assert_eq!(role.metadata.namespace.as_deref(), Some("wl"));
+    let rules = role.rules.unwrap();
+    assert_eq!(rules.len(), 1);
+    assert_eq!(
+        rules[0].resources.as_deref(),
+        Some(&["secrets".to_string()][..])
+    );
+    assert_eq!(
+        rules[0].resource_names.as_deref(),
+        Some(&["regcred".to_string(), "acr".to_string()][..])
+    );
+    assert_eq!(rules[0].verbs, vec!["get"]);
+    let rb: RoleBinding = typed(find(&docs, "RoleBinding"));
+    assert_eq!(rb.role_ref.name, "winlint-pull-secrets");
+    let dep: Deployment = typed(find(&docs, "Deployment"));
+    let pod = dep.spec.unwrap().template.spec.unwrap();
+    assert_eq!(pod.automount_service_account_token, Some(true));
+    let a = pod.containers[0].args.clone().unwrap();
+    let i = a
+        .iter()
+        .position(|x| x == "--pull-secrets-namespace")
+        .expect("--pull-secrets-namespace");
+    assert_eq!(a[i + 1], "wl");
+
+    std::fs::write(
+        &cfg,
+        "registry:\n  mode: \"off\"\n  pullSecrets: [regcred]\n",
+    )
+    .unwrap();
+    let docs = yaml_docs(&render(&args).unwrap());
+    assert!(docs.iter().all(|d| d["kind"] != "Role"));
+    std::fs::write(&cfg, "registry:\n  pullSecrets: [Not_A_Name]\n").unwrap();
+    let e = render(&args).unwrap_err().to_string();
+    assert!(e.contains("Not_A_Name"), "{e}");
+}
+
 #[test]
 fn each_run_generates_a_fresh_ca() {
     let a = render(&ManifestsArgs::new()).unwrap();

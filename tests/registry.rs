@@ -5,7 +5,6 @@
 mod registry_support;
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -15,7 +14,7 @@ use serde_json::json;
 use winlint::model::image_facts::{HostVerdict, ImageFacts};
 use winlint::registry::http::HttpError;
 use winlint::registry::{
-    Keyring, Limits, LookupError, RegistryClient, RegistryMetrics, Resolver, Settings,
+    Credentials, Keyring, Limits, LookupError, RegistryClient, RegistryMetrics, Resolver, Settings,
 };
 use winlint::windows::{Build, Isolation, WS2019, WS2022, WS2025};
 
@@ -30,7 +29,7 @@ fn limits() -> Limits {
 
 fn resolver_with(keyring: Keyring, settings: Settings) -> Resolver {
     Resolver::new(
-        RegistryClient::new(limits(), Arc::new(keyring)),
+        RegistryClient::new(limits(), Credentials::new(keyring)),
         settings,
         RegistryMetrics::default(),
     )
@@ -291,6 +290,77 @@ async fn the_bearer_token_flow() {
             .filter(|(l, _)| l.contains("/token?"))
             .all(|(_, a)| a.as_deref() == Some(&basic))
     );
+}
+
+/// Every credential the keyring matches is tried, most specific key first, then an anonymous
+/// token: a refused `HOST/team` credential falls through to the `HOST` one, and a public
+/// repository is read anonymously when every matched credential is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_matching_credential_is_tried_then_anonymous() {
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let good = good_basic();
+    let fake = Fake::start(move |req, addr| {
+        if req.path.starts_with("/token?") {
+            let public = req.path.contains("public%2Fapp");
+            return match req.auth.as_deref() {
+                Some(a) if a == good => {
+                    Reply::Full(200, vec![], br#"{"token":"tok-good"}"#.to_vec())
+                }
+                None if public => Reply::Full(200, vec![], br#"{"token":"tok-anon"}"#.to_vec()),
+                _ => Reply::Full(401, vec![], vec![]),
+            };
+        }
+        match req.auth.as_deref() {
+            Some("Bearer tok-good") | Some("Bearer tok-anon") => ok_index(&req.method),
+            _ => {
+                let challenge = format!(r#"Bearer realm="http://{addr}/token",service="fake""#);
+                Reply::Full(401, vec![("WWW-Authenticate".into(), challenge)], vec![])
+            }
+        }
+    });
+    let cred = |p: &str| winlint::registry::Credential {
+        username: "robot".into(),
+        password: p.into(),
+    };
+    let mut ring = Keyring::default();
+    ring.insert(&format!("{}/team", fake.addr), cred("stale"));
+    ring.insert(&format!("http://{}/v2/", fake.addr), cred("good"));
+    let r = resolver_with(ring, Settings::default());
+    r.resolve(&format!("{}/team/app:1", fake.addr))
+        .await
+        .unwrap();
+    let tokens: Vec<Option<String>> = fake
+        .requests()
+        .into_iter()
+        .filter(|(l, _)| l.contains("/token?"))
+        .map(|(_, a)| a)
+        .collect();
+    assert_eq!(
+        tokens,
+        vec![
+            Some(format!("Basic {}", b64("robot:stale"))),
+            Some(good_basic())
+        ],
+        "the specific key first, then the host's"
+    );
+
+    let mut stale_only = Keyring::default();
+    stale_only.insert(&fake.addr, cred("stale"));
+    let r = resolver_with(stale_only, Settings::default());
+    r.resolve(&format!("{}/public/app:1", fake.addr))
+        .await
+        .unwrap();
+    assert!(matches!(
+        r.resolve(&format!("{}/team/other:1", fake.addr)).await,
+        Err(LookupError::Auth(_))
+    ));
+}
+
+fn good_basic() -> String {
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("robot:good")
+    )
 }
 
 /// A resolver against a fake that answers `reply` to everything: the lookup's error and the

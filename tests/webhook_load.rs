@@ -6,6 +6,7 @@
 //! cargo test --release --test webhook_load -- --ignored --nocapture
 //! ```
 
+mod registry_support;
 mod webhook_support;
 
 use std::time::{Duration, Instant};
@@ -183,4 +184,157 @@ async fn validate_latency_with_and_without_cluster_facts() {
     run("live facts of 5 000 nodes / 2 000 namespaces").await;
     server.shutdown();
     server.wait().await;
+}
+
+/// The captured reviews (`testdata/admission`) with every image moved to `registry` (the
+/// original reference as the repository path), by the path they were sent to.
+fn captured_with_images_at(registry: &str) -> Vec<(String, Vec<u8>)> {
+    fn rewrite(v: &mut serde_json::Value, registry: &str) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    match x {
+                        serde_json::Value::String(s) if k == "image" => {
+                            *s = format!("{registry}/{s}");
+                        }
+                        _ => rewrite(x, registry),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| rewrite(x, registry)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(captures_dir()).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if !name.ends_with(".json") || name.ends_with(".meta.json") {
+            continue;
+        }
+        let meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(p.with_extension("meta.json")).unwrap())
+                .unwrap();
+        let path = meta["path"].as_str().unwrap();
+        let path = path.split('?').next().unwrap();
+        let path = if path.starts_with("/mutate") {
+            "/mutate"
+        } else {
+            "/validate"
+        };
+        let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&std::fs::read(&p).unwrap())
+        else {
+            continue;
+        };
+        rewrite(&mut v, registry);
+        out.push((path.to_string(), serde_json::to_vec(&v).unwrap()));
+    }
+    out.sort();
+    out
+}
+
+/// `registry.mode: background` against `off` on the captured reviews (issue 18: the registry
+/// must not make the webhook slower): the same bodies, their images moved to a loopback fake
+/// registry that answers every manifest with a Windows 20348 index. Background with the
+/// registry up is measured after one warm-up pass (the facts are cached; later requests read
+/// them); with the registry down every image stays a miss (heuristics, lookups refused and
+/// backed off).
+///
+/// ```text
+/// cargo test --release --test webhook_load -- --ignored --nocapture registry_modes
+/// ```
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "load measurement; run with --ignored --nocapture"]
+async fn latency_with_registry_modes() {
+    let fake = registry_support::Fake::start(|_, _| {
+        let body = serde_json::json!({"schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.index.v1+json",
+            "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": format!("sha256:{}", "1".repeat(64)), "size": 1,
+                "platform": {"os": "windows", "architecture": "amd64",
+                    "os.version": "10.0.20348.1"}}]})
+        .to_string()
+        .into_bytes();
+        let digest = winlint::registry::client::sha256(&body);
+        registry_support::Reply::Full(
+            200,
+            vec![
+                (
+                    "Content-Type".into(),
+                    "application/vnd.oci.image.index.v1+json".into(),
+                ),
+                ("Docker-Content-Digest".into(), digest),
+            ],
+            body,
+        )
+    });
+    // A port nothing listens on: the registry is down.
+    let down = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let rounds = 100;
+    for (label, mode, registry) in [
+        ("off", "off", fake.addr.clone()),
+        (
+            "background, registry up (facts cached)",
+            "background",
+            fake.addr.clone(),
+        ),
+        ("background, registry down", "background", down.clone()),
+        ("off (again)", "off", fake.addr.clone()),
+    ] {
+        let bodies = captured_with_images_at(&registry);
+        let c = certs();
+        let cfg = c.dir.path().join("winlint.yaml");
+        std::fs::write(&cfg, format!("registry:\n  mode: \"{mode}\"\n")).unwrap();
+        let mut a = args(&c);
+        a.config = Some(cfg);
+        let server = start(a).await;
+        let mut client = Client::connect(server.addr, &c.tls.ca_pem, false).await;
+        // Warm-up: first sight of every image (background queues the lookups), then a pause
+        // for them to land.
+        for (path, b) in &bodies {
+            client.post(path, b.clone()).await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        for (path, b) in &bodies {
+            client.post(path, b.clone()).await.unwrap();
+        }
+        let mut lat: std::collections::BTreeMap<&str, Vec<Duration>> = Default::default();
+        for _ in 0..rounds {
+            for (path, b) in &bodies {
+                let t = Instant::now();
+                let (status, _) = client.post(path, b.clone()).await.unwrap();
+                lat.entry(path.as_str()).or_default().push(t.elapsed());
+                assert_eq!(status, 200);
+            }
+        }
+        let metrics = server.state.metrics.render();
+        let count = |name: &str| -> u64 {
+            metrics
+                .lines()
+                .filter(|l| l.starts_with(name))
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum::<f64>() as u64
+        };
+        for (path, mut l) in lat {
+            l.sort();
+            println!(
+                "{path}, registry {label}: p50 {:?} p99 {:?} ({} requests over {} captured reviews)",
+                percentile(&l, 0.50),
+                percentile(&l, 0.99),
+                l.len(),
+                l.len() / rounds
+            );
+        }
+        println!(
+            "  registry {label}: lookups {}, cache hits {}, failures {}",
+            count("winlint_registry_lookups_total"),
+            count("winlint_registry_cache_hits_total"),
+            count("winlint_registry_failures_total")
+        );
+        server.shutdown();
+        server.wait().await;
+    }
 }

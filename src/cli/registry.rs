@@ -12,7 +12,9 @@ use clap::Args;
 
 use crate::model::context::ImageFactsSource;
 use crate::registry::source::resolve_all;
-use crate::registry::{Keyring, Limits, RegistryClient, RegistryMetrics, Resolver, Settings};
+use crate::registry::{
+    Credentials, Keyring, Limits, RegistryClient, RegistryMetrics, Resolver, Settings,
+};
 
 #[derive(Args, Debug, Default, Clone)]
 pub struct RegistryArgs {
@@ -55,7 +57,7 @@ pub fn image_facts(
             .or_else(crate::registry::disk::default_dir),
         ..Settings::default()
     };
-    let client = RegistryClient::new(Limits::default(), Arc::new(keyring));
+    let client = RegistryClient::new(Limits::default(), Credentials::new(keyring));
     let resolver = Resolver::new(client, settings, RegistryMetrics::default());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -8,15 +8,16 @@
 //! that already builds hyper, hyper-rustls and rustls for kube.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use hyper::header::{self, HeaderName};
 use hyper::{Method, StatusCode};
 use serde_json::Value;
 
-use super::auth::{Challenge, Keyring, parse_challenge};
+use super::auth::{Challenge, parse_challenge};
 use super::http::{Http, HttpError, Limits, Response};
+use super::keyring::{Credential, Credentials};
 use crate::model::image::ImageRef;
 use crate::model::image_facts::{ImageFacts, Manifest, ParseError, parse_config, parse_manifest};
 
@@ -62,22 +63,30 @@ impl LookupError {
     }
 }
 
+/// (registry, repository) → (Authorization value, valid until).
+type Tokens = HashMap<(String, String), (String, Instant)>;
+
 /// The distribution API client: HTTP, credentials and the Bearer tokens it was given.
 #[derive(Debug)]
 pub struct RegistryClient {
     http: Http,
-    keyring: Arc<Keyring>,
-    /// (registry, repository) → (Authorization value, valid until).
-    tokens: Mutex<HashMap<(String, String), (String, Instant)>>,
+    credentials: Credentials,
+    /// The tokens, with the credentials' generation they were got under.
+    tokens: Mutex<(u64, Tokens)>,
 }
 
 impl RegistryClient {
-    pub fn new(limits: Limits, keyring: Arc<Keyring>) -> Self {
+    pub fn new(limits: Limits, credentials: Credentials) -> Self {
         RegistryClient {
             http: Http::new(limits),
-            keyring,
-            tokens: Mutex::new(HashMap::new()),
+            tokens: Mutex::new((credentials.generation(), HashMap::new())),
+            credentials,
         }
+    }
+
+    /// The credentials it uses (`serve` replaces them when a pull secret changes).
+    pub fn credentials(&self) -> &Credentials {
+        &self.credentials
     }
 
     /// The digest a tag points at, by `HEAD` (free on Docker Hub, where a GET counts as a pull).
@@ -148,7 +157,9 @@ impl RegistryClient {
     }
 
     /// A request with the repository's credentials: the cached token first; on `401`, the
-    /// challenge's scheme (Basic from the keyring, or a new Bearer token), once.
+    /// challenge's scheme with every credential the keyring matches to the image, most
+    /// specific first (the kubelet tries them in turn), then, for a token realm, an anonymous
+    /// token (a public repository on a registry whose credentials were refused).
     async fn get(
         &self,
         r: &ImageRef,
@@ -161,9 +172,15 @@ impl RegistryClient {
             .map(|a| vec![(header::ACCEPT, a.to_string())])
             .unwrap_or_default();
         let key = (r.registry.clone(), r.repository.clone());
+        let generation = self.credentials.generation();
         let cached = {
-            let tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
+            let mut tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
+            // A token got with credentials that were since replaced is not used again.
+            if tokens.0 != generation {
+                *tokens = (generation, HashMap::new());
+            }
             tokens
+                .1
                 .get(&key)
                 .filter(|(_, until)| *until > Instant::now())
                 .map(|(t, _)| t.clone())
@@ -179,43 +196,54 @@ impl RegistryClient {
             .header(header::WWW_AUTHENTICATE)
             .and_then(parse_challenge)
             .ok_or_else(|| LookupError::Auth("401 without a challenge winlint reads".into()))?;
-        let cred = self.keyring.get(&r.registry);
-        let (auth, ttl) = match challenge {
-            Challenge::Basic => {
-                let c = cred.ok_or_else(|| {
-                    LookupError::Auth(format!("{} asks for credentials; none given", r.registry))
-                })?;
-                (c.basic(), Duration::from_secs(3600))
+        let keyring = self.credentials.current();
+        let creds = keyring.lookup(&format!("{}/{}", r.registry, r.repository));
+        let anonymous = matches!(challenge, Challenge::Bearer { .. }).then_some(None);
+        let mut refused = 0;
+        for cred in creds.iter().copied().map(Some).chain(anonymous) {
+            let (auth, ttl) = match (&challenge, cred) {
+                (Challenge::Basic, Some(c)) => (c.basic(), Duration::from_secs(3600)),
+                (Challenge::Basic, None) => continue,
+                (Challenge::Bearer { realm, service, .. }, c) => {
+                    match self.token(r, realm, service.as_deref(), c).await {
+                        Ok((token, ttl)) => (format!("Bearer {token}"), ttl),
+                        Err(LookupError::Auth(_)) => {
+                            refused += 1;
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            };
+            let resp = self
+                .http
+                .request(method.clone(), &url, &headers, Some(&auth))
+                .await?;
+            if resp.status == StatusCode::UNAUTHORIZED {
+                refused += 1;
+                continue;
             }
-            Challenge::Bearer { realm, service, .. } => {
-                let (token, ttl) = self.token(r, &realm, service.as_deref()).await?;
-                (format!("Bearer {token}"), ttl)
+            let mut tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
+            if tokens.0 == generation {
+                tokens.1.insert(key, (auth, Instant::now() + ttl));
             }
-        };
-        let resp = self
-            .http
-            .request(method, &url, &headers, Some(&auth))
-            .await?;
-        if resp.status == StatusCode::UNAUTHORIZED {
-            return Err(LookupError::Auth(format!(
-                "{} refused the credentials",
-                r.registry
-            )));
+            return Ok(resp);
         }
-        self.tokens
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, (auth, Instant::now() + ttl));
-        Ok(resp)
+        Err(LookupError::Auth(if creds.is_empty() {
+            format!("{} asks for credentials; none match the image", r.registry)
+        } else {
+            format!("{} refused the credentials ({refused} tried)", r.registry)
+        }))
     }
 
-    /// The token flow: GET the realm with `service` and `scope=repository:NAME:pull`, Basic
-    /// credentials when the keyring has some; `{token | access_token, expires_in}`.
+    /// The token flow: GET the realm with `service` and `scope=repository:NAME:pull`, with
+    /// Basic credentials when given; `{token | access_token, expires_in}`.
     async fn token(
         &self,
         r: &ImageRef,
         realm: &str,
         service: Option<&str>,
+        cred: Option<&Credential>,
     ) -> Result<(String, Duration), LookupError> {
         let query = {
             let mut q = form_urlencoded::Serializer::new(String::new());
@@ -227,7 +255,7 @@ impl RegistryClient {
         };
         let sep = if realm.contains('?') { '&' } else { '?' };
         let url = format!("{realm}{sep}{query}");
-        let basic = self.keyring.get(&r.registry).map(|c| c.basic());
+        let basic = cred.map(Credential::basic);
         let resp = self
             .http
             .request(Method::GET, &url, &[], basic.as_deref())

@@ -3,7 +3,9 @@
 //! `Context::image_facts` and never wait for a network.
 //!
 //! * `http`: bounded HTTP (timeouts, body cap, redirect limit, no credentials across hosts);
-//! * `auth`: docker config credentials (never a credential helper) and `401` challenges;
+//! * `keyring`: credentials (docker config, pull secrets; never a credential helper) matched
+//!   to an image the kubelet's way; `auth`: the `401` challenges;
+//! * `pull_secrets`: `serve`'s credentials, read from Secrets of its namespace by name;
 //! * `client`: one lookup (manifest, config, Basic/Bearer);
 //! * `resolver`: the caches (digest → facts bounded, tag → digest with a TTL), single-flight,
 //!   backoff; `disk`: facts by digest between CLI runs; `metrics`: `winlint_registry_*`;
@@ -13,13 +15,15 @@ pub mod auth;
 pub mod client;
 pub mod disk;
 pub mod http;
+pub mod keyring;
 pub mod metrics;
+pub mod pull_secrets;
 pub mod resolver;
 pub mod serve;
 pub mod source;
 
-pub use auth::{Credential, Keyring};
 pub use client::{LookupError, RegistryClient};
 pub use http::Limits;
+pub use keyring::{Credential, Credentials, Keyring};
 pub use metrics::RegistryMetrics;
 pub use resolver::{Resolver, Settings};

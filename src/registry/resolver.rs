@@ -2,7 +2,7 @@
 //! for a TTL (10 minutes by default: a tag is looked up once per TTL however many pods name
 //! it), one lookup in flight per reference (later askers wait for it), per-registry backoff
 //! after 429/5xx/timeouts, failures that are facts (404, unauthorized, a bad manifest)
-//! remembered for a minute, and optionally a directory of facts keyed by digest (the CLI's
+//! remembered for a minute (or until the credentials change), and optionally a directory of facts keyed by digest (the CLI's
 //! cache between runs: a tag costs one HEAD, a digest nothing).
 
 use std::collections::HashMap;
@@ -57,8 +57,9 @@ struct State {
     facts: HashMap<String, (Arc<ImageFacts>, u64)>,
     /// reference → (digest, when learnt).
     tags: HashMap<String, (String, Instant)>,
-    /// reference → (error, when).
-    failed: HashMap<String, (LookupError, Instant)>,
+    /// reference → (error, when, the credentials' generation it was met under: a refusal
+    /// is forgotten when a pull secret changes).
+    failed: HashMap<String, (LookupError, Instant, u64)>,
     /// registry → (failures in a row, no request before).
     backoff: HashMap<String, (u32, Instant)>,
     in_flight: HashMap<String, Lookup>,
@@ -166,8 +167,9 @@ impl Resolver {
     /// The shared lookup of `reference`, created when none runs.
     fn start(&self, reference: &str) -> Lookup {
         let mut st = self.state();
-        if let Some((e, at)) = st.failed.get(reference)
+        if let Some((e, at, generation)) = st.failed.get(reference)
             && at.elapsed() < self.inner.settings.negative_ttl
+            && *generation == self.inner.client.credentials().generation()
         {
             return futures::future::ready(Err(e.clone())).boxed().shared();
         }
@@ -193,6 +195,7 @@ impl Resolver {
             return Err(LookupError::Backoff(wait));
         }
         let m = &self.inner.metrics;
+        let generation = self.inner.client.credentials().generation();
         let start = Instant::now();
         let out = tokio::time::timeout(
             self.inner.settings.lookup_timeout,
@@ -235,9 +238,15 @@ impl Resolver {
                     .insert(r.registry.clone(), (n, Instant::now() + delay));
             }
             Err(e) => {
-                st.failed
-                    .insert(reference.to_string(), (e.clone(), Instant::now()));
-                bound(&mut st.failed, self.inner.settings.capacity, |(_, at)| *at);
+                st.failed.insert(
+                    reference.to_string(),
+                    (e.clone(), Instant::now(), generation),
+                );
+                bound(
+                    &mut st.failed,
+                    self.inner.settings.capacity,
+                    |(_, at, _)| *at,
+                );
             }
         }
         out.map(|(f, _)| f)

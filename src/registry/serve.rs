@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::source::{Background, image_references, resolve_all};
-use super::{Keyring, Limits, RegistryClient, RegistryMetrics, Resolver, Settings};
+use super::{Credentials, Limits, RegistryClient, RegistryMetrics, Resolver, Settings};
 use crate::config::{RegistryFile, RegistryMode};
 use crate::model::context::ImageFactsSource;
 
@@ -17,13 +17,15 @@ use crate::model::context::ImageFactsSource;
 #[derive(Debug, Clone)]
 pub struct ServeImages {
     resolver: Resolver,
+    /// Replaced by the pull-secret reader (`registry.pullSecrets`).
+    credentials: Credentials,
     mode: RegistryMode,
     budget: Duration,
 }
 
 impl ServeImages {
-    /// Build from the configuration and register the metrics. Credentials: none yet (public
-    /// registries and anonymous pulls); pull secrets are a later step of issue 18.
+    /// Build from the configuration and register the metrics. Credentials: none until
+    /// `pull_secrets::follow` reads the configured secrets into [`ServeImages::credentials`].
     pub fn new(
         cfg: &RegistryFile,
         metrics: &mut prometheus_client::registry::Registry,
@@ -38,9 +40,11 @@ impl ServeImages {
         };
         let m = RegistryMetrics::default();
         m.register(metrics);
-        let client = RegistryClient::new(Limits::default(), Arc::new(Keyring::default()));
+        let credentials = Credentials::default();
+        let client = RegistryClient::new(Limits::default(), credentials.clone());
         Some(ServeImages {
             resolver: Resolver::new(client, settings, m),
+            credentials,
             mode: cfg.mode,
             budget: Duration::from_millis(
                 cfg.sync_budget_ms
@@ -53,6 +57,11 @@ impl ServeImages {
     /// What the webhook's context reads.
     pub fn source(&self) -> Arc<dyn ImageFactsSource> {
         Arc::new(Background(self.resolver.clone()))
+    }
+
+    /// The credentials lookups use (the pull secrets' reader swaps them).
+    pub fn credentials(&self) -> &Credentials {
+        &self.credentials
     }
 
     pub fn resolver(&self) -> &Resolver {

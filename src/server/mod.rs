@@ -184,6 +184,14 @@ pub struct ServeArgs {
     /// Namespace of --certificates-secret (default: $POD_NAMESPACE).
     #[arg(long, value_name = "NAMESPACE", env = "POD_NAMESPACE")]
     pub certificates_namespace: Option<String>,
+    /// winlint's own namespace, where the Secrets of `registry.pullSecrets` are read (default:
+    /// $POD_NAMESPACE, else the ServiceAccount's namespace file).
+    #[arg(long, value_name = "NAMESPACE", env = "POD_NAMESPACE")]
+    pub pull_secrets_namespace: Option<String>,
+    /// Seconds between readings of the `registry.pullSecrets` Secrets (a rotated secret is
+    /// used from the next reading).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS", hide = true)]
+    pub pull_secrets_interval: f64,
     /// Names of the managed serving certificate, repeatable (the Service's DNS names).
     #[arg(long = "certificates-name", value_name = "NAME")]
     pub certificates_names: Vec<String>,
@@ -228,12 +236,59 @@ impl ServeArgs {
             ca_bundle_check_interval: 60.0,
             certificates_secret: None,
             certificates_namespace: None,
+            pull_secrets_namespace: None,
+            pull_secrets_interval: 30.0,
             certificates_names: Vec::new(),
             certificates_validity: 365.0 * 86_400.0,
             certificates_check_interval: 60.0,
             cluster: ClusterArgs::default(),
         }
     }
+}
+
+/// `registry.pullSecrets`: the namespace, a client, and a first reading before the first
+/// request (a secret that cannot be read is logged; lookups go on without it).
+async fn start_pull_secrets(
+    args: &ServeArgs,
+    config: &Config,
+    images: &crate::registry::serve::ServeImages,
+) -> Result<
+    (
+        kube::Client,
+        crate::registry::pull_secrets::Reader,
+        crate::registry::Credentials,
+    ),
+    ServeError,
+> {
+    use crate::registry::pull_secrets::{self, PullSecrets, Reader};
+    let namespace = pull_secrets::own_namespace(args.pull_secrets_namespace.as_deref())
+        .ok_or_else(|| {
+            ServeError::Flag(
+                "registry.pullSecrets needs winlint's namespace: --pull-secrets-namespace, \
+                 $POD_NAMESPACE or the ServiceAccount's namespace file"
+                    .into(),
+            )
+        })?;
+    let client = crate::cluster::client(&args.cluster.client_source())
+        .await
+        .map_err(|e| ServeError::Flag(format!("registry.pullSecrets: {e}")))?;
+    let p = PullSecrets {
+        namespace,
+        names: config.policy.registry.pull_secrets.clone(),
+        // A reading is a GET per secret: never faster than twice a second, at least daily.
+        interval: {
+            let i = args.pull_secrets_interval;
+            secs(if i.is_finite() {
+                i.clamp(0.5, 86_400.0)
+            } else {
+                30.0
+            })
+        },
+    };
+    let credentials = images.credentials().clone();
+    let mut reader = Reader::new(p);
+    reader.refresh(&client, &credentials).await;
+    Ok((client, reader, credentials))
 }
 
 pub(super) fn secs(s: f64) -> Duration {
@@ -485,6 +540,12 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
     let mut metrics = Metrics::new();
     let images =
         crate::registry::serve::ServeImages::new(&config.policy.registry, &mut metrics.registry);
+    let pull_secrets = match &images {
+        Some(i) if !config.policy.registry.pull_secrets.is_empty() => {
+            Some(start_pull_secrets(&args, &config, i).await?)
+        }
+        _ => None,
+    };
     let initial = Evaluation {
         webhook: Webhook::with_context(
             config.clone(),
@@ -519,6 +580,14 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         hash,
     );
 
+    if let Some((client, reader, credentials)) = pull_secrets {
+        tokio::spawn(crate::registry::pull_secrets::follow(
+            client,
+            reader,
+            credentials,
+            shutdown_rx.clone(),
+        ));
+    }
     if let Some(w) = &state.watch {
         follow_facts(&state, w, secs(args.cluster_facts_timeout), &shutdown_rx);
     }

@@ -78,3 +78,19 @@ clientConfig:
   caBundle: {{ $ca }}
   {{- end }}
 {{- end -}}
+
+{{/* "true" when serve reads pull secrets (registry lookups on and secrets named), else "". */}}
+{{- define "winlint.pullSecrets" -}}
+{{- $r := .Values.config.registry | default dict -}}
+{{- if and $r.pullSecrets (ne (toString ($r.mode | default "off")) "off") (ne (toString $r.mode) "false") -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when serve looks images up in registries. */}}
+{{- define "winlint.registryLookups" -}}
+{{- $r := .Values.config.registry | default dict -}}
+{{- if and $r.mode (ne (toString $r.mode) "off") -}}
+true
+{{- end -}}
+{{- end -}}
