@@ -3,6 +3,7 @@
 
 mod cluster;
 mod input;
+mod parallel;
 mod registry;
 mod write;
 
@@ -282,6 +283,11 @@ struct LintArgs {
     fix_follow_symlinks: bool,
     #[command(flatten)]
     registry: registry::RegistryArgs,
+    /// Threads that read and lint inputs (default: the cores available). The output is the
+    /// same whatever the number; --fix without --diff writes files from one thread.
+    #[arg(long, short = 'j', value_name = "N",
+        value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
 }
 
 /// Entry point; returns the exit code.
@@ -677,12 +683,15 @@ fn lint_docs(
     findings: &mut Vec<Located>,
     summary: &mut Summary,
     ignore_reasons: &mut Vec<String>,
+    stderr: &mut String,
 ) {
+    use std::fmt::Write as _;
     for (di, doc) in docs.iter().enumerate() {
         if rendered.is_none() && workload::is_patch(&doc.value) {
             // Not an object (crate::model::workload::is_patch): neither linted nor fixed.
             let (line, _) = doc.map.locate("");
-            eprintln!(
+            let _ = writeln!(
+                stderr,
                 "{name}:{line}: note: a strategic-merge patch ($patch directives), not an object: not linted alone; lint the kustomization that applies it"
             );
         }
@@ -854,16 +863,42 @@ struct Pass2 {
     diffs: Vec<(usize, String)>,
 }
 
-/// Pass 2 for one input: read, parse, fix, lint; pushes its findings onto `findings`.
-fn lint_input(
-    idx: usize,
-    input: &Input,
-    args: &LintArgs,
-    cfg: &Config,
-    cx: &Context,
-    findings: &mut Vec<Located>,
-    out: &mut Pass2,
-) {
+/// Pass 2's work on one input, made on any thread and reported on the main one, in order.
+#[derive(Default)]
+struct Linted {
+    findings: Vec<Located>,
+    /// The counts of `summary` (its other fields are the run's).
+    summary: Summary,
+    errors: Vec<InputError>,
+    ignore_reasons: Vec<String>,
+    diff: Option<String>,
+    /// Its warnings and notes, written to stderr when it is reported (in report order, as a
+    /// run on one thread writes them).
+    stderr: String,
+}
+
+impl Pass2 {
+    /// Take input `idx`'s results, its findings onto `findings`.
+    fn add(&mut self, idx: usize, l: Linted, findings: &mut Vec<Located>) {
+        if !l.stderr.is_empty() {
+            let _ = std::io::stderr().lock().write_all(l.stderr.as_bytes());
+        }
+        findings.extend(l.findings);
+        let s = &mut self.summary;
+        s.files += l.summary.files;
+        s.objects += l.summary.objects;
+        s.pods += l.summary.pods;
+        s.suppressed += l.summary.suppressed;
+        self.errors.extend(l.errors.into_iter().map(|e| (idx, e)));
+        (self.ignore_reasons).extend(l.ignore_reasons.into_iter().map(|r| (idx, r)));
+        self.diffs.extend(l.diff.map(|d| (idx, d)));
+    }
+}
+
+/// Pass 2 for one input: read, parse, fix, lint.
+fn lint_input(input: &Input, args: &LintArgs, cfg: &Config, cx: &Context) -> Linted {
+    use std::fmt::Write as _;
+    let mut out = Linted::default();
     let error = |message: String| InputError {
         file: input.name.clone(),
         line: 0,
@@ -873,8 +908,8 @@ fn lint_input(
     let bytes = match input.read(args.max_input_bytes) {
         Ok(b) => b,
         Err(e) => {
-            out.errors.push((idx, error(e.to_string())));
-            return;
+            out.errors.push(error(e.to_string()));
+            return out;
         }
     };
     out.summary.files += 1;
@@ -882,13 +917,18 @@ fn lint_input(
         Ok((d, warnings)) => {
             // YAML that kubectl accepts and YAML 1.2 does not (crate::source::kubectl).
             for w in warnings {
-                match &input.rendered {
-                    Some(r) => eprintln!(
+                let _ = match &input.rendered {
+                    Some(r) => writeln!(
+                        out.stderr,
                         "{} ({} output, line {}): warning: {}",
                         input.name, r.label, w.line, w.message
                     ),
-                    None => eprintln!("{}:{}: warning: {}", input.name, w.line, w.message),
-                }
+                    None => writeln!(
+                        out.stderr,
+                        "{}:{}: warning: {}",
+                        input.name, w.line, w.message
+                    ),
+                };
             }
             d
         }
@@ -901,8 +941,8 @@ fn lint_input(
                 )),
                 None => load_error(&input.name, e),
             };
-            out.errors.push((idx, e));
-            return;
+            out.errors.push(e);
+            return out;
         }
     };
     // A tool's output: --fix cannot edit it (refused below), and findings have no line.
@@ -923,7 +963,8 @@ fn lint_input(
                 let (line, column) = docs
                     .get(n.root)
                     .map_or((0, 0), |d| d.map.locate(&n.pointer));
-                eprintln!(
+                let _ = writeln!(
+                    out.stderr,
                     "{}:{line}:{column}: {} not fixed by --fix: {}",
                     input.name, n.rule, n.reason
                 );
@@ -932,13 +973,12 @@ fn lint_input(
         match fixed {
             Ok(Some(fixed)) => {
                 if args.diff {
-                    out.diffs.push((
-                        idx,
+                    out.diff = Some(
                         similar::TextDiff::from_lines(text, &fixed)
                             .unified_diff()
                             .header(&diff_name("a", &input.name), &diff_name("b", &input.name))
                             .to_string(),
-                    ));
+                    );
                 } else {
                     let written = match &input.path {
                         Some(path) => write::write_fix(
@@ -960,13 +1000,13 @@ fn lint_input(
                     };
                     if let Err(e) = written {
                         out.errors
-                            .push((idx, error(format!("--fix did not write the file: {e}"))));
+                            .push(error(format!("--fix did not write the file: {e}")));
                         // The findings stay, and this is why (not "the finding remains").
                         otherwise = e;
                     } else {
                         match source::load(&fixed) {
                             Ok(d) => docs = d,
-                            Err(e) => out.errors.push((idx, load_error(&input.name, e))),
+                            Err(e) => out.errors.push(load_error(&input.name, e)),
                         }
                     }
                 }
@@ -976,17 +1016,15 @@ fn lint_input(
                     && !args.diff
                     && let Err(e) = crate::process::print_stdout(text)
                 {
-                    out.errors.push((idx, error(format!("cannot write: {e}"))));
+                    out.errors.push(error(format!("cannot write: {e}")));
                 }
             }
             Err(e) => {
                 otherwise = format!("the file could not be fixed: {e}");
-                out.errors
-                    .push((idx, error(format!("cannot apply fixes: {e}"))));
+                out.errors.push(error(format!("cannot apply fixes: {e}")));
             }
         }
     }
-    let (before, mut reasons) = (findings.len(), Vec::new());
     lint_docs(
         &input.name,
         &docs,
@@ -998,27 +1036,23 @@ fn lint_input(
         },
         cfg,
         cx,
-        findings,
+        &mut out.findings,
         &mut out.summary,
-        &mut reasons,
+        &mut out.ignore_reasons,
+        &mut out.stderr,
     );
-    out.ignore_reasons
-        .extend(reasons.into_iter().map(|r| (idx, r)));
-    let unfixed = findings[before..]
-        .iter()
+    let unfixed = (out.findings.iter())
         .filter(|l| l.rendered.is_some() && l.fix == FixState::NotFixed)
         .count();
     if let (Some((r, _)), 1..) = (rendered, unfixed) {
-        out.errors.push((
-            idx,
-            error(format!(
-                "--fix cannot edit what {} renders: {unfixed} fixable finding(s) in the {} are \
-                 left; fix its templates or values by hand",
-                r.label,
-                r.what()
-            )),
-        ));
+        out.errors.push(error(format!(
+            "--fix cannot edit what {} renders: {unfixed} fixable finding(s) in the {} are \
+             left; fix its templates or values by hand",
+            r.label,
+            r.what()
+        )));
     }
+    out
 }
 
 /// `AutoStream` decides colours as before; when it would strip them and the text holds no
@@ -1098,27 +1132,34 @@ fn lint(args: LintArgs) -> i32 {
     // Pass 1: RuntimeClass, ConfigMap, Secret, Namespace and HPA objects anywhere in the input
     // are context for the pods. Only the documents that can hold one are parsed here, without
     // source maps. (A file that is not UTF-8 is an error in pass 2.)
+    // Inputs are read and parsed on all cores; the context grows in input order.
+    let jobs = args.jobs.map_or_else(parallel::default_jobs, usize::from);
     let mut cx = base_context;
     let mut images = BTreeSet::new();
-    for input in &inputs {
+    let pass1 = |input: &Input| {
+        let (mut values, mut images) = (Vec::new(), BTreeSet::new());
         let Ok(bytes) = input.read(args.max_input_bytes) else {
-            continue;
+            return (values, images);
         };
         let Ok(text) = std::str::from_utf8(&bytes) else {
-            continue;
+            return (values, images);
         };
         if args.registry.registry {
             image_references(text, &mut images);
         }
-        if !may_hold_context(text) {
-            continue;
+        if may_hold_context(text) {
+            values = context_values(text);
         }
-        for v in &context_values(text) {
+        (values, images)
+    };
+    parallel::ordered_map(&inputs, jobs, pass1, |_, (values, mut found)| {
+        images.append(&mut found);
+        for v in &values {
             for (_, o) in objects(v) {
                 cx.add(o);
             }
         }
-    }
+    });
     // --registry: the images' facts, looked up before pass 2 (rules never wait on a network).
     if let Err(e) = registry::attach(&args.registry, &images, &mut cx) {
         eprintln!("winlint: {e}");
@@ -1140,15 +1181,20 @@ fn lint(args: LintArgs) -> i32 {
     let mut pass2 = Pass2::default();
     let mut counts = report::Counts::default();
     let mut group: Vec<Located> = Vec::new();
-    for (pos, &idx) in order.iter().enumerate() {
-        let input = &inputs[idx];
-        lint_input(idx, input, &args, &cfg, &cx, &mut group, &mut pass2);
+    // --fix writes files with the deferred signals blocked on the writing thread only
+    // (crate::process::without_interruption); another thread would take a Ctrl-C meanwhile and
+    // leave a temporary file behind. So files are written from one thread.
+    let jobs = if args.fix && !args.diff { 1 } else { jobs };
+    let work = |&idx: &usize| lint_input(&inputs[idx], &args, &cfg, &cx);
+    parallel::ordered_map(&order, jobs, work, |pos, linted| {
+        let idx = order[pos];
+        pass2.add(idx, linted, &mut group);
         // Inputs of the same name are one group of the sort.
         if order
             .get(pos + 1)
-            .is_some_and(|&next| inputs[next].name == input.name)
+            .is_some_and(|&next| inputs[next].name == inputs[idx].name)
         {
-            continue;
+            return;
         }
         // One file's findings by place; rendered output spans several files (its templates)
         // and has no lines: by object there.
@@ -1165,7 +1211,7 @@ fn lint(args: LintArgs) -> i32 {
             counts.add(&l);
             sink.push(l);
         }
-    }
+    });
     let Pass2 {
         mut summary,
         errors: mut late_errors,
