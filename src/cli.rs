@@ -15,7 +15,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use crate::config::{Config, ConfigError, rule_id};
-use crate::engine::fix::{Commit, FixOptions, Fixer, NotFixed, PassFix, fix_allowed, prefix_op};
+use crate::engine::fix::{
+    Commit, FixOptions, Fixer, NotFixed, ObjectLint, PassFix, fix_allowed, prefix_op,
+};
 use crate::engine::{self};
 use crate::model::Context;
 use crate::model::FixSafety;
@@ -671,11 +673,13 @@ enum Fixed<'a> {
 /// suppressions with an ignore reason. `fixed`: `--fix` has run on these documents, so a
 /// finding whose fix the policy allows is one it could not apply (and why, when it said).
 /// `rendered`: the documents are a tool's output, with the file each comes from; findings then
-/// have no line.
+/// have no line. `lints`: the fixer's lint of these documents (its first pass on the original,
+/// its last on the fixed text), used instead of linting them again.
 #[allow(clippy::too_many_arguments)]
 fn lint_docs(
     name: &str,
     docs: &[Document],
+    lints: Option<Vec<ObjectLint>>,
     rendered: Option<(&crate::render::Rendered, &[String])>,
     fixed: Fixed,
     cfg: &Config,
@@ -686,6 +690,8 @@ fn lint_docs(
     stderr: &mut String,
 ) {
     use std::fmt::Write as _;
+    // The fixer's lint of these documents, object by object in the same order, when given.
+    let mut lints = lints.into_iter().flatten();
     for (di, doc) in docs.iter().enumerate() {
         if rendered.is_none() && workload::is_patch(&doc.value) {
             // Not an object (crate::model::workload::is_patch): neither linted nor fixed.
@@ -697,12 +703,16 @@ fn lint_docs(
         }
         for (prefix, obj) in objects(&doc.value) {
             summary.objects += 1;
+            let given = lints.next().filter(|l| l.root == di && l.prefix == prefix);
             let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
             if !workload::is_pod_kind(kind) {
                 continue;
             }
             summary.pods += workload::pod_sites(obj).len();
-            let rep = engine::lint_object(obj, cfg, cx, Operation::Lint);
+            let rep = match given {
+                Some(l) => l.report,
+                None => engine::lint_object(obj, cfg, cx, Operation::Lint),
+            };
             summary.suppressed += rep.suppressed;
             if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
                 ignore_reasons.push(format!("{}: {r}", object_label(obj)));
@@ -950,12 +960,21 @@ fn lint_input(input: &Input, args: &LintArgs, cfg: &Config, cx: &Context) -> Lin
         (input.rendered.as_ref()).map(|r| r.doc_files(&String::from_utf8_lossy(&bytes), &docs));
     let rendered = input.rendered.as_ref().zip(files.as_deref());
     let (mut not_fixed, mut otherwise) = (Vec::new(), String::new());
+    // The fixer's lint of the documents linted below, when it has one: each file is linted
+    // once as it is and once as fixed, and parsed once each way.
+    let mut lints: Option<Vec<ObjectLint>> = None;
     if rendered.is_none() && (args.fix || args.diff) {
         let text = String::from_utf8_lossy(&bytes);
+        let bom = text.starts_with('\u{feff}');
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let fixed = fix_text(text, cfg, cx).map(|f| {
+        // The documents' offsets count a byte-order mark the fixer's text does not have.
+        let loaded = (!bom).then_some(&docs[..]);
+        let mut last = None;
+        let fixed = fix_loaded(text, loaded, cfg, cx).map(|f| {
             not_fixed = f.not_fixed;
-            f.text
+            lints = f.first;
+            last = f.last;
+            (f.text, f.docs)
         });
         if args.diff {
             // The diff is the output: why a fix is not in it goes to stderr.
@@ -971,7 +990,7 @@ fn lint_input(input: &Input, args: &LintArgs, cfg: &Config, cx: &Context) -> Lin
             }
         }
         match fixed {
-            Ok(Some(fixed)) => {
+            Ok((Some(fixed), fixed_docs)) => {
                 if args.diff {
                     out.diff = Some(
                         similar::TextDiff::from_lines(text, &fixed)
@@ -1004,14 +1023,17 @@ fn lint_input(input: &Input, args: &LintArgs, cfg: &Config, cx: &Context) -> Lin
                         // The findings stay, and this is why (not "the finding remains").
                         otherwise = e;
                     } else {
-                        match source::load(&fixed) {
-                            Ok(d) => docs = d,
+                        match fixed_docs.map_or_else(|| source::load(&fixed), Ok) {
+                            Ok(d) => {
+                                docs = d;
+                                lints = last;
+                            }
                             Err(e) => out.errors.push(load_error(&input.name, e)),
                         }
                     }
                 }
             }
-            Ok(None) => {
+            Ok((None, _)) => {
                 if input.path.is_none()
                     && !args.diff
                     && let Err(e) = crate::process::print_stdout(text)
@@ -1028,6 +1050,7 @@ fn lint_input(input: &Input, args: &LintArgs, cfg: &Config, cx: &Context) -> Lin
     lint_docs(
         &input.name,
         &docs,
+        lints,
         rendered,
         match rendered {
             Some(_) if args.fix || args.diff => Fixed::Yes(&[], ""),
@@ -1277,17 +1300,37 @@ pub struct FixedText {
     pub text: Option<String>,
     /// The fixes it could not make, each with why.
     pub not_fixed: Vec<NotFixed>,
+    /// The documents of the fixed text, as its last pass loaded them (`None` when nothing
+    /// changed, or the text's line breaks were changed for the editor and back).
+    pub docs: Option<Vec<Document>>,
+    /// The lint of every object of the original text (the fixer's first pass).
+    pub first: Option<Vec<ObjectLint>>,
+    /// The lint of every object of the fixed text (the fixer's last pass), when it changed.
+    pub last: Option<Vec<ObjectLint>>,
 }
 
 /// Apply the allowed fixes to a file's text, surgically: the [`Fixer`] lints and applies the
 /// fixes, [`TextDocument`] turns each pass's fixes into text edits.
 pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<FixedText, FixError> {
+    fix_loaded(text, None, cfg, cx)
+}
+
+/// [`fix_text`] given the documents of `text` when the caller has loaded them already
+/// (`source::load(text)`'s: offsets into `text`), so the original is parsed once.
+fn fix_loaded(
+    text: &str,
+    loaded: Option<&[Document]>,
+    cfg: &Config,
+    cx: &Context,
+) -> Result<FixedText, FixError> {
     // A file whose lines end in CR alone (classic Mac OS; YAML reads a lone CR as a line break):
     // the editor works on LF lines, so the breaks go LF and back. Every CR of such a file is a
-    // line break (a CR in a scalar is written `\r`), so the round trip is exact.
+    // line break (a CR in a scalar is written `\r`), so the round trip is exact. The documents
+    // loaded are the LF text's: not handed back.
     if text.contains('\r') && !text.contains('\n') {
-        let mut fixed = fix_text(&text.replace('\r', "\n"), cfg, cx)?;
+        let mut fixed = fix_loaded(&text.replace('\r', "\n"), None, cfg, cx)?;
         fixed.text = fixed.text.map(|t| t.replace('\n', "\r"));
+        fixed.docs = None;
         return Ok(fixed);
     }
     let fixer = Fixer {
@@ -1296,14 +1339,21 @@ pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<FixedText, Fix
         operation: Operation::Lint,
         options: FixOptions::CLI,
     };
-    let mut doc = TextDocument::new(text)?;
+    let mut doc = TextDocument::new(text, loaded)?;
     let fixed = fixer.fix(&mut doc, None, &[])?;
     if !fixed.converged {
         return Err(FixError::NotConverged(FixOptions::CLI.max_passes));
     }
+    let changed = doc.text != text;
     Ok(FixedText {
-        text: (doc.text != text).then_some(doc.text),
+        docs: match doc.docs {
+            Docs::Loaded(d) if changed => Some(d),
+            _ => None,
+        },
+        text: changed.then_some(doc.text),
         not_fixed: fixed.not_fixed,
+        first: fixed.first,
+        last: fixed.last.filter(|_| changed),
     })
 }
 
@@ -1336,35 +1386,58 @@ pub enum FixError {
 /// become surgical text edits ([`crate::textedit::plan`]), all of a document's at once; the
 /// text is then loaded again for the next pass. A fix the planner cannot express (an edit under
 /// an aliased node) is given up and the others still apply.
-struct TextDocument {
+struct TextDocument<'o> {
     text: String,
-    docs: Vec<Document>,
+    docs: Docs<'o>,
     /// Each root's scratch copy for the pass (the fixer applies fixes there to normalize them).
     working: Vec<Option<Value>>,
 }
 
-impl TextDocument {
-    fn new(text: &str) -> Result<Self, FixError> {
+/// The documents of [`TextDocument::text`]: the caller's until the text changes.
+enum Docs<'o> {
+    Given(&'o [Document]),
+    Loaded(Vec<Document>),
+}
+
+impl std::ops::Deref for Docs<'_> {
+    type Target = [Document];
+    fn deref(&self) -> &[Document] {
+        match self {
+            Docs::Given(d) => d,
+            Docs::Loaded(d) => d,
+        }
+    }
+}
+
+impl<'o> TextDocument<'o> {
+    fn new(text: &str, loaded: Option<&'o [Document]>) -> Result<Self, FixError> {
         let mut doc = TextDocument {
             text: text.to_string(),
-            docs: Vec::new(),
+            docs: Docs::Loaded(Vec::new()),
             working: Vec::new(),
         };
-        doc.load()?;
+        match loaded {
+            Some(d) => {
+                doc.docs = Docs::Given(d);
+                doc.working = vec![None; d.len()];
+            }
+            None => doc.load()?,
+        }
         Ok(doc)
     }
 
     fn load(&mut self) -> Result<(), FixError> {
-        self.docs = source::load(&self.text).map_err(|e| FixError::Load {
+        let docs = source::load(&self.text).map_err(|e| FixError::Load {
             line: e.line,
             message: e.message,
         })?;
-        self.working = vec![None; self.docs.len()];
+        self.working = vec![None; docs.len()];
+        self.docs = Docs::Loaded(docs);
         Ok(())
     }
 }
 
-impl engine::fix::Document for TextDocument {
+impl engine::fix::Document for TextDocument<'_> {
     type Error = FixError;
 
     fn roots(&self) -> usize {
