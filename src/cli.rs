@@ -3,6 +3,7 @@
 
 mod cluster;
 mod input;
+mod parallel;
 mod registry;
 mod write;
 
@@ -14,7 +15,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use crate::config::{Config, ConfigError, rule_id};
-use crate::engine::fix::{Commit, FixOptions, Fixer, NotFixed, PassFix, fix_allowed, prefix_op};
+use crate::engine::fix::{
+    Commit, FixOptions, Fixer, NotFixed, ObjectLint, PassFix, fix_allowed, prefix_op,
+};
 use crate::engine::{self};
 use crate::model::Context;
 use crate::model::FixSafety;
@@ -284,6 +287,11 @@ struct LintArgs {
     fix_follow_symlinks: bool,
     #[command(flatten)]
     registry: registry::RegistryArgs,
+    /// Threads that read and lint inputs (default: the cores available). The output is the
+    /// same whatever the number; --fix without --diff writes files from one thread.
+    #[arg(long, short = 'j', value_name = "N",
+        value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
 }
 
 /// Entry point; returns the exit code.
@@ -651,11 +659,13 @@ enum Fixed<'a> {
 /// suppressions with an ignore reason. `fixed`: `--fix` has run on these documents, so a
 /// finding whose fix the policy allows is one it could not apply (and why, when it said).
 /// `rendered`: the documents are a tool's output, with the file each comes from; findings then
-/// have no line.
+/// have no line. `lints`: the fixer's lint of these documents (its first pass on the original,
+/// its last on the fixed text), used instead of linting them again.
 #[allow(clippy::too_many_arguments)]
 fn lint_docs(
     name: &str,
     docs: &[Document],
+    lints: Option<Vec<ObjectLint>>,
     rendered: Option<(&crate::render::Rendered, &[String])>,
     fixed: Fixed,
     cfg: &Config,
@@ -663,23 +673,32 @@ fn lint_docs(
     findings: &mut Vec<Located>,
     summary: &mut Summary,
     ignore_reasons: &mut Vec<String>,
+    stderr: &mut String,
 ) {
+    use std::fmt::Write as _;
+    // The fixer's lint of these documents, object by object in the same order, when given.
+    let mut lints = lints.into_iter().flatten();
     for (di, doc) in docs.iter().enumerate() {
         if rendered.is_none() && workload::is_patch(&doc.value) {
             // Not an object (crate::model::workload::is_patch): neither linted nor fixed.
             let (line, _) = doc.map.locate("");
-            eprintln!(
+            let _ = writeln!(
+                stderr,
                 "{name}:{line}: note: a strategic-merge patch ($patch directives), not an object: not linted alone; lint the kustomization that applies it"
             );
         }
         for (prefix, obj) in objects(&doc.value) {
             summary.objects += 1;
+            let given = lints.next().filter(|l| l.root == di && l.prefix == prefix);
             let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
             if !workload::is_pod_kind(kind) {
                 continue;
             }
             summary.pods += workload::pod_sites(obj).len();
-            let rep = engine::judge::lint_judged(obj, cfg, cx, Operation::Lint);
+            let rep = match given {
+                Some(l) => engine::judge::judged(obj, cfg, cx, Operation::Lint, l.report),
+                None => engine::judge::lint_judged(obj, cfg, cx, Operation::Lint),
+            };
             summary.suppressed += rep.suppressed;
             if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
                 ignore_reasons.push(format!("{}: {r}", object_label(obj)));
@@ -846,16 +865,42 @@ struct Pass2 {
     diffs: Vec<(usize, String)>,
 }
 
-/// Pass 2 for one input: read, parse, fix, lint; pushes its findings onto `findings`.
-fn lint_input(
-    idx: usize,
-    input: &Input,
-    args: &LintArgs,
-    cfg: &Config,
-    cx: &Context,
-    findings: &mut Vec<Located>,
-    out: &mut Pass2,
-) {
+/// Pass 2's work on one input, made on any thread and reported on the main one, in order.
+#[derive(Default)]
+struct Linted {
+    findings: Vec<Located>,
+    /// The counts of `summary` (its other fields are the run's).
+    summary: Summary,
+    errors: Vec<InputError>,
+    ignore_reasons: Vec<String>,
+    diff: Option<String>,
+    /// Its warnings and notes, written to stderr when it is reported (in report order, as a
+    /// run on one thread writes them).
+    stderr: String,
+}
+
+impl Pass2 {
+    /// Take input `idx`'s results, its findings onto `findings`.
+    fn add(&mut self, idx: usize, l: Linted, findings: &mut Vec<Located>) {
+        if !l.stderr.is_empty() {
+            let _ = std::io::stderr().lock().write_all(l.stderr.as_bytes());
+        }
+        findings.extend(l.findings);
+        let s = &mut self.summary;
+        s.files += l.summary.files;
+        s.objects += l.summary.objects;
+        s.pods += l.summary.pods;
+        s.suppressed += l.summary.suppressed;
+        self.errors.extend(l.errors.into_iter().map(|e| (idx, e)));
+        (self.ignore_reasons).extend(l.ignore_reasons.into_iter().map(|r| (idx, r)));
+        self.diffs.extend(l.diff.map(|d| (idx, d)));
+    }
+}
+
+/// Pass 2 for one input: read, parse, fix, lint.
+fn lint_input(input: &Input, args: &LintArgs, cfg: &Config, cx: &Context) -> Linted {
+    use std::fmt::Write as _;
+    let mut out = Linted::default();
     let error = |message: String| InputError {
         file: input.name.clone(),
         line: 0,
@@ -865,8 +910,8 @@ fn lint_input(
     let bytes = match input.read(args.max_input_bytes) {
         Ok(b) => b,
         Err(e) => {
-            out.errors.push((idx, error(e.to_string())));
-            return;
+            out.errors.push(error(e.to_string()));
+            return out;
         }
     };
     out.summary.files += 1;
@@ -874,13 +919,18 @@ fn lint_input(
         Ok((d, warnings)) => {
             // YAML that kubectl accepts and YAML 1.2 does not (crate::source::kubectl).
             for w in warnings {
-                match &input.rendered {
-                    Some(r) => eprintln!(
+                let _ = match &input.rendered {
+                    Some(r) => writeln!(
+                        out.stderr,
                         "{} ({} output, line {}): warning: {}",
                         input.name, r.label, w.line, w.message
                     ),
-                    None => eprintln!("{}:{}: warning: {}", input.name, w.line, w.message),
-                }
+                    None => writeln!(
+                        out.stderr,
+                        "{}:{}: warning: {}",
+                        input.name, w.line, w.message
+                    ),
+                };
             }
             d
         }
@@ -893,8 +943,8 @@ fn lint_input(
                 )),
                 None => load_error(&input.name, e),
             };
-            out.errors.push((idx, e));
-            return;
+            out.errors.push(e);
+            return out;
         }
     };
     // A tool's output: --fix cannot edit it (refused below), and findings have no line.
@@ -902,12 +952,21 @@ fn lint_input(
         (input.rendered.as_ref()).map(|r| r.doc_files(&String::from_utf8_lossy(&bytes), &docs));
     let rendered = input.rendered.as_ref().zip(files.as_deref());
     let (mut not_fixed, mut otherwise) = (Vec::new(), String::new());
+    // The fixer's lint of the documents linted below, when it has one: each file is linted
+    // once as it is and once as fixed, and parsed once each way.
+    let mut lints: Option<Vec<ObjectLint>> = None;
     if rendered.is_none() && (args.fix || args.diff) {
         let text = String::from_utf8_lossy(&bytes);
+        let bom = text.starts_with('\u{feff}');
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let fixed = fix_text(text, cfg, cx).map(|f| {
+        // The documents' offsets count a byte-order mark the fixer's text does not have.
+        let loaded = (!bom).then_some(&docs[..]);
+        let mut last = None;
+        let fixed = fix_loaded(text, loaded, cfg, cx).map(|f| {
             not_fixed = f.not_fixed;
-            f.text
+            lints = f.first;
+            last = f.last;
+            (f.text, f.docs)
         });
         if args.diff {
             // The diff is the output: why a fix is not in it goes to stderr.
@@ -915,22 +974,22 @@ fn lint_input(
                 let (line, column) = docs
                     .get(n.root)
                     .map_or((0, 0), |d| d.map.locate(&n.pointer));
-                eprintln!(
+                let _ = writeln!(
+                    out.stderr,
                     "{}:{line}:{column}: {} not fixed by --fix: {}",
                     input.name, n.rule, n.reason
                 );
             }
         }
         match fixed {
-            Ok(Some(fixed)) => {
+            Ok((Some(fixed), fixed_docs)) => {
                 if args.diff {
-                    out.diffs.push((
-                        idx,
+                    out.diff = Some(
                         similar::TextDiff::from_lines(text, &fixed)
                             .unified_diff()
                             .header(&diff_name("a", &input.name), &diff_name("b", &input.name))
                             .to_string(),
-                    ));
+                    );
                 } else {
                     let written = match &input.path {
                         Some(path) => write::write_fix(
@@ -952,36 +1011,38 @@ fn lint_input(
                     };
                     if let Err(e) = written {
                         out.errors
-                            .push((idx, error(format!("--fix did not write the file: {e}"))));
+                            .push(error(format!("--fix did not write the file: {e}")));
                         // The findings stay, and this is why (not "the finding remains").
                         otherwise = e;
                     } else {
-                        match source::load(&fixed) {
-                            Ok(d) => docs = d,
-                            Err(e) => out.errors.push((idx, load_error(&input.name, e))),
+                        match fixed_docs.map_or_else(|| source::load(&fixed), Ok) {
+                            Ok(d) => {
+                                docs = d;
+                                lints = last;
+                            }
+                            Err(e) => out.errors.push(load_error(&input.name, e)),
                         }
                     }
                 }
             }
-            Ok(None) => {
+            Ok((None, _)) => {
                 if input.path.is_none()
                     && !args.diff
                     && let Err(e) = crate::process::print_stdout(text)
                 {
-                    out.errors.push((idx, error(format!("cannot write: {e}"))));
+                    out.errors.push(error(format!("cannot write: {e}")));
                 }
             }
             Err(e) => {
                 otherwise = format!("the file could not be fixed: {e}");
-                out.errors
-                    .push((idx, error(format!("cannot apply fixes: {e}"))));
+                out.errors.push(error(format!("cannot apply fixes: {e}")));
             }
         }
     }
-    let (before, mut reasons) = (findings.len(), Vec::new());
     lint_docs(
         &input.name,
         &docs,
+        lints,
         rendered,
         match rendered {
             Some(_) if args.fix || args.diff => Fixed::Yes(&[], ""),
@@ -990,27 +1051,23 @@ fn lint_input(
         },
         cfg,
         cx,
-        findings,
+        &mut out.findings,
         &mut out.summary,
-        &mut reasons,
+        &mut out.ignore_reasons,
+        &mut out.stderr,
     );
-    out.ignore_reasons
-        .extend(reasons.into_iter().map(|r| (idx, r)));
-    let unfixed = findings[before..]
-        .iter()
+    let unfixed = (out.findings.iter())
         .filter(|l| l.rendered.is_some() && l.fix == FixState::NotFixed)
         .count();
     if let (Some((r, _)), 1..) = (rendered, unfixed) {
-        out.errors.push((
-            idx,
-            error(format!(
-                "--fix cannot edit what {} renders: {unfixed} fixable finding(s) in the {} are \
-                 left; fix its templates or values by hand",
-                r.label,
-                r.what()
-            )),
-        ));
+        out.errors.push(error(format!(
+            "--fix cannot edit what {} renders: {unfixed} fixable finding(s) in the {} are \
+             left; fix its templates or values by hand",
+            r.label,
+            r.what()
+        )));
     }
+    out
 }
 
 /// `AutoStream` decides colours as before; when it would strip them and the text holds no
@@ -1097,27 +1154,34 @@ fn lint(args: LintArgs) -> i32 {
     // Pass 1: RuntimeClass, ConfigMap, Secret, Namespace and HPA objects anywhere in the input
     // are context for the pods. Only the documents that can hold one are parsed here, without
     // source maps. (A file that is not UTF-8 is an error in pass 2.)
+    // Inputs are read and parsed on all cores; the context grows in input order.
+    let jobs = args.jobs.map_or_else(parallel::default_jobs, usize::from);
     let mut cx = base_context;
     let mut images = BTreeSet::new();
-    for input in &inputs {
+    let pass1 = |input: &Input| {
+        let (mut values, mut images) = (Vec::new(), BTreeSet::new());
         let Ok(bytes) = input.read(args.max_input_bytes) else {
-            continue;
+            return (values, images);
         };
         let Ok(text) = std::str::from_utf8(&bytes) else {
-            continue;
+            return (values, images);
         };
         if args.registry.registry {
             image_references(text, &mut images);
         }
-        if !may_hold_context(text) {
-            continue;
+        if may_hold_context(text) {
+            values = context_values(text);
         }
-        for v in &context_values(text) {
+        (values, images)
+    };
+    parallel::ordered_map(&inputs, jobs, pass1, |_, (values, mut found)| {
+        images.append(&mut found);
+        for v in &values {
             for (_, o) in objects(v) {
                 cx.add(o);
             }
         }
-    }
+    });
     // --registry: the images' facts, looked up before pass 2 (rules never wait on a network).
     if let Err(e) = registry::attach(&args.registry, &images, &mut cx) {
         eprintln!("winlint: {e}");
@@ -1139,15 +1203,20 @@ fn lint(args: LintArgs) -> i32 {
     let mut pass2 = Pass2::default();
     let mut counts = args.view.counts();
     let mut group: Vec<Located> = Vec::new();
-    for (pos, &idx) in order.iter().enumerate() {
-        let input = &inputs[idx];
-        lint_input(idx, input, &args, &cfg, &cx, &mut group, &mut pass2);
+    // --fix writes files with the deferred signals blocked on the writing thread only
+    // (crate::process::without_interruption); another thread would take a Ctrl-C meanwhile and
+    // leave a temporary file behind. So files are written from one thread.
+    let jobs = if args.fix && !args.diff { 1 } else { jobs };
+    let work = |&idx: &usize| lint_input(&inputs[idx], &args, &cfg, &cx);
+    parallel::ordered_map(&order, jobs, work, |pos, linted| {
+        let idx = order[pos];
+        pass2.add(idx, linted, &mut group);
         // Inputs of the same name are one group of the sort.
         if order
             .get(pos + 1)
-            .is_some_and(|&next| inputs[next].name == input.name)
+            .is_some_and(|&next| inputs[next].name == inputs[idx].name)
         {
-            continue;
+            return;
         }
         // One file's findings by place; rendered output spans several files (its templates)
         // and has no lines: by object there.
@@ -1165,7 +1234,7 @@ fn lint(args: LintArgs) -> i32 {
                 sink.push(l);
             }
         }
-    }
+    });
     let Pass2 {
         mut summary,
         errors: mut late_errors,
@@ -1231,17 +1300,37 @@ pub struct FixedText {
     pub text: Option<String>,
     /// The fixes it could not make, each with why.
     pub not_fixed: Vec<NotFixed>,
+    /// The documents of the fixed text, as its last pass loaded them (`None` when nothing
+    /// changed, or the text's line breaks were changed for the editor and back).
+    pub docs: Option<Vec<Document>>,
+    /// The lint of every object of the original text (the fixer's first pass).
+    pub first: Option<Vec<ObjectLint>>,
+    /// The lint of every object of the fixed text (the fixer's last pass), when it changed.
+    pub last: Option<Vec<ObjectLint>>,
 }
 
 /// Apply the allowed fixes to a file's text, surgically: the [`Fixer`] lints and applies the
 /// fixes, [`TextDocument`] turns each pass's fixes into text edits.
 pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<FixedText, FixError> {
+    fix_loaded(text, None, cfg, cx)
+}
+
+/// [`fix_text`] given the documents of `text` when the caller has loaded them already
+/// (`source::load(text)`'s: offsets into `text`), so the original is parsed once.
+fn fix_loaded(
+    text: &str,
+    loaded: Option<&[Document]>,
+    cfg: &Config,
+    cx: &Context,
+) -> Result<FixedText, FixError> {
     // A file whose lines end in CR alone (classic Mac OS; YAML reads a lone CR as a line break):
     // the editor works on LF lines, so the breaks go LF and back. Every CR of such a file is a
-    // line break (a CR in a scalar is written `\r`), so the round trip is exact.
+    // line break (a CR in a scalar is written `\r`), so the round trip is exact. The documents
+    // loaded are the LF text's: not handed back.
     if text.contains('\r') && !text.contains('\n') {
-        let mut fixed = fix_text(&text.replace('\r', "\n"), cfg, cx)?;
+        let mut fixed = fix_loaded(&text.replace('\r', "\n"), None, cfg, cx)?;
         fixed.text = fixed.text.map(|t| t.replace('\n', "\r"));
+        fixed.docs = None;
         return Ok(fixed);
     }
     let fixer = Fixer {
@@ -1250,14 +1339,21 @@ pub fn fix_text(text: &str, cfg: &Config, cx: &Context) -> Result<FixedText, Fix
         operation: Operation::Lint,
         options: FixOptions::CLI,
     };
-    let mut doc = TextDocument::new(text)?;
+    let mut doc = TextDocument::new(text, loaded)?;
     let fixed = fixer.fix(&mut doc, None, &[])?;
     if !fixed.converged {
         return Err(FixError::NotConverged(FixOptions::CLI.max_passes));
     }
+    let changed = doc.text != text;
     Ok(FixedText {
-        text: (doc.text != text).then_some(doc.text),
+        docs: match doc.docs {
+            Docs::Loaded(d) if changed => Some(d),
+            _ => None,
+        },
+        text: changed.then_some(doc.text),
         not_fixed: fixed.not_fixed,
+        first: fixed.first,
+        last: fixed.last.filter(|_| changed),
     })
 }
 
@@ -1290,35 +1386,58 @@ pub enum FixError {
 /// become surgical text edits ([`crate::textedit::plan`]), all of a document's at once; the
 /// text is then loaded again for the next pass. A fix the planner cannot express (an edit under
 /// an aliased node) is given up and the others still apply.
-struct TextDocument {
+struct TextDocument<'o> {
     text: String,
-    docs: Vec<Document>,
+    docs: Docs<'o>,
     /// Each root's scratch copy for the pass (the fixer applies fixes there to normalize them).
     working: Vec<Option<Value>>,
 }
 
-impl TextDocument {
-    fn new(text: &str) -> Result<Self, FixError> {
+/// The documents of [`TextDocument::text`]: the caller's until the text changes.
+enum Docs<'o> {
+    Given(&'o [Document]),
+    Loaded(Vec<Document>),
+}
+
+impl std::ops::Deref for Docs<'_> {
+    type Target = [Document];
+    fn deref(&self) -> &[Document] {
+        match self {
+            Docs::Given(d) => d,
+            Docs::Loaded(d) => d,
+        }
+    }
+}
+
+impl<'o> TextDocument<'o> {
+    fn new(text: &str, loaded: Option<&'o [Document]>) -> Result<Self, FixError> {
         let mut doc = TextDocument {
             text: text.to_string(),
-            docs: Vec::new(),
+            docs: Docs::Loaded(Vec::new()),
             working: Vec::new(),
         };
-        doc.load()?;
+        match loaded {
+            Some(d) => {
+                doc.docs = Docs::Given(d);
+                doc.working = vec![None; d.len()];
+            }
+            None => doc.load()?,
+        }
         Ok(doc)
     }
 
     fn load(&mut self) -> Result<(), FixError> {
-        self.docs = source::load(&self.text).map_err(|e| FixError::Load {
+        let docs = source::load(&self.text).map_err(|e| FixError::Load {
             line: e.line,
             message: e.message,
         })?;
-        self.working = vec![None; self.docs.len()];
+        self.working = vec![None; docs.len()];
+        self.docs = Docs::Loaded(docs);
         Ok(())
     }
 }
 
-impl engine::fix::Document for TextDocument {
+impl engine::fix::Document for TextDocument<'_> {
     type Error = FixError;
 
     fn roots(&self) -> usize {

@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use json_patch::PatchOperation;
 use serde_json::Value;
 
-use super::lint_object;
+use super::{ObjectReport, lint_object};
 use crate::config::Config;
 use crate::model::workload::{Lookup, objects};
 use crate::model::{Context, Finding, FixSafety, Operation, RuleMeta, Severity};
@@ -445,14 +445,24 @@ pub struct Fixed {
     pub applied: Vec<&'static RuleMeta>,
     /// The last pass had nothing left to apply (else [`FixOptions::max_passes`] stopped it).
     pub converged: bool,
-    /// The findings of the last pass's lint when it linted the document as fixed (the last
-    /// pass converged and was not the first): a caller that checks the result need not lint
-    /// again.
-    pub findings: Option<Vec<Finding>>,
+    /// The first pass's lint of every object, of the document as given (when the fixer linted
+    /// it, that is without `first`): a caller that reports on the original need not lint it.
+    pub first: Option<Vec<ObjectLint>>,
+    /// The last pass's lint when it linted the document as fixed (the last pass converged and
+    /// was not the first): a caller that checks or reports on the result need not lint again.
+    pub last: Option<Vec<ObjectLint>>,
     /// Takes back what was applied in place ([`InPlace`]).
     pub rollback: Rollback,
     /// The fixes given up for the rest of the run ([`FixOptions::retry_failed`] off), with why.
     pub not_fixed: Vec<NotFixed>,
+}
+
+/// One object's lint in a pass: the root it is in, its pointer there ([`objects`]), the report.
+#[derive(Debug)]
+pub struct ObjectLint {
+    pub root: usize,
+    pub prefix: String,
+    pub report: ObjectReport,
 }
 
 /// A fix the fixer gave up, and why (said to the user next to the finding that stays).
@@ -508,12 +518,16 @@ impl Fixer<'_> {
         for pass in 0..self.options.max_passes {
             super::deadline::check();
             // The lint of every object of every root, as the pass found them.
-            let mut lints: Vec<(usize, String, Vec<Finding>)> = Vec::new();
+            let mut lints: Vec<ObjectLint> = Vec::new();
             if first.is_none() || pass > 0 {
-                for r in 0..doc.roots() {
-                    for (prefix, o) in objects(doc.root(r)) {
+                for root in 0..doc.roots() {
+                    for (prefix, o) in objects(doc.root(root)) {
                         let report = lint_object(o, self.config, self.context, self.operation);
-                        lints.push((r, prefix, report.findings));
+                        lints.push(ObjectLint {
+                            root,
+                            prefix,
+                            report,
+                        });
                     }
                 }
             }
@@ -521,7 +535,7 @@ impl Fixer<'_> {
                 Some(f) => vec![(0, "", f)],
                 None => lints
                     .iter()
-                    .map(|(r, p, f)| (*r, p.as_str(), f.as_slice()))
+                    .map(|l| (l.root, l.prefix.as_str(), l.report.findings.as_slice()))
                     .collect(),
             };
             let mut fixes: Vec<PassFix> = Vec::new();
@@ -572,8 +586,10 @@ impl Fixer<'_> {
             }
             if fixes.is_empty() {
                 out.converged = true;
-                if pass > 0 || first.is_none() {
-                    out.findings = Some(lints.into_iter().flat_map(|(_, _, f)| f).collect());
+                if pass > 0 {
+                    out.last = Some(lints);
+                } else if first.is_none() {
+                    out.first = Some(lints);
                 }
                 return Ok(out);
             }
@@ -588,6 +604,10 @@ impl Fixer<'_> {
                 {
                     out.applied.push(rule);
                 }
+            }
+            drop(fixes);
+            if pass == 0 && first.is_none() {
+                out.first = Some(lints);
             }
             if !commit.changed {
                 out.converged = true;
@@ -639,8 +659,10 @@ impl Fixer<'_> {
             let patch = doc.patch;
             // The last pass linted the fixed object already, when it could: reuse its findings.
             let accept = patch.is_empty()
-                || match &fixed.findings {
-                    Some(after) => errors_of(after).iter().all(|id| before.contains(id)),
+                || match &fixed.last {
+                    Some(after) => errors_of(after.iter().flat_map(|l| &l.report.findings))
+                        .iter()
+                        .all(|id| before.contains(id)),
                     None => errors_of(
                         &lint_object(object, self.config, self.context, self.operation).findings,
                     )
@@ -664,9 +686,9 @@ impl Fixer<'_> {
     }
 }
 
-fn errors_of(findings: &[Finding]) -> Vec<&'static str> {
+fn errors_of<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> Vec<&'static str> {
     findings
-        .iter()
+        .into_iter()
         .filter(|f| f.severity == Severity::Error)
         .map(|f| f.rule.id)
         .collect()

@@ -38,7 +38,24 @@ pub fn lint_judged(
     context: &Context,
     op: Operation,
 ) -> ObjectReport {
-    let mut report = lint_object(object, config, context, op);
+    judged(
+        object,
+        config,
+        context,
+        op,
+        lint_object(object, config, context, op),
+    )
+}
+
+/// [`lint_judged`] of an object whose lint as written is `report` already (`--fix` keeps the
+/// lint of its last pass: the object is not linted again).
+pub fn judged(
+    object: &Value,
+    config: &Config,
+    context: &Context,
+    op: Operation,
+    mut report: ObjectReport,
+) -> ObjectReport {
     if !config.policy.judge_as_pods
         || !report
             .findings
