@@ -244,13 +244,34 @@ impl ExemptionPolicy {
 /// `registry.mode`: `serve` never looks images up (`off`, the default), looks them up behind
 /// the requests (`background`: a request that meets an unknown image is judged by its name and
 /// queues a lookup), or waits for them up to `syncBudgetMs` per request (`sync`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RegistryMode {
     #[default]
     Off,
     Background,
     Sync,
+}
+
+/// `mode: off` unquoted is the boolean `false` to a YAML 1.1 reader (go-yaml, and winlint's
+/// kubectl-compatible loader), and the README writes it so: it reads as `off`.
+impl<'de> Deserialize<'de> for RegistryMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Raw::deserialize(d)? {
+            Raw::Bool(false) => Ok(RegistryMode::Off),
+            Raw::Str(s) => match s.as_str() {
+                "off" | "false" => Ok(RegistryMode::Off),
+                "background" => Ok(RegistryMode::Background),
+                "sync" => Ok(RegistryMode::Sync),
+                _ => Err(serde::de::Error::custom(format!(
+                    "registry.mode {s:?}: expected off, background or sync"
+                ))),
+            },
+            Raw::Bool(true) => Err(serde::de::Error::custom(
+                "registry.mode true: expected off, background or sync",
+            )),
+        }
+    }
 }
 
 /// The `registry:` section of `winlint.yaml`.
@@ -646,6 +667,26 @@ mod tests {
         );
         let c = Config::from_yaml("rules: {WIN408: off}", "t").unwrap();
         assert!(off(&c) && c.policy.overrides.get("WIN408") == Some(&None));
+    }
+
+    /// `registry.mode: off` as the README writes it, unquoted (a YAML 1.1 boolean), is off.
+    #[test]
+    fn registry_mode_off_unquoted() {
+        let mode = |v: &str| {
+            Config::from_yaml(&format!("registry: {{mode: {v}}}"), "t")
+                .map(|c| c.policy.registry.mode)
+        };
+        assert_eq!(mode("off").unwrap(), RegistryMode::Off);
+        assert_eq!(mode("\"off\"").unwrap(), RegistryMode::Off);
+        assert_eq!(mode("background").unwrap(), RegistryMode::Background);
+        assert_eq!(mode("sync").unwrap(), RegistryMode::Sync);
+        assert!(mode("on").is_err());
+        assert!(
+            mode("fast")
+                .unwrap_err()
+                .to_string()
+                .contains("registry.mode")
+        );
     }
 
     /// `mutation.linuxGuard`: auto by default; the old booleans still mean on and off.
