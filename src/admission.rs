@@ -1191,8 +1191,14 @@ mod tests {
         let warning = a["response"]["warnings"][0].as_str().unwrap_or_default();
         assert!(
             warning
-                .starts_with("winlint: linuxGuard pinned it to Linux: nginx:1.27 is a Linux-only"),
+                .starts_with("WIN011: linuxGuard pinned it to Linux: nginx:1.27 is a Linux-only"),
             "{a}"
+        );
+        // Within what the API server passes on, the fix kept whole.
+        assert!(warning.chars().count() <= 256, "{warning}");
+        assert!(
+            warning.ends_with("Fix: add nodeSelector kubernetes.io/os=linux"),
+            "{warning}"
         );
         // An image winlint knows nothing about: left alone.
         let (a, _) = mutated_pod(cfg, "registry.example/app:1");
