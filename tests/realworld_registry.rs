@@ -6,8 +6,8 @@
 //! every finding that differs, and asserts the differences as judged (issue 18's closing note):
 //!
 //! * every WIN502 on a fixture image keeps its place and severity and now says it comes from the
-//!   registry (servercore:ltsc2019/1809 are one-entry lists of 10.0.17763; microsoft/iis lists only
-//!   older builds): same verdict, from facts instead of the name;
+//!   registry (servercore:ltsc2019/1809 are one-entry lists of 10.0.17763, servercore:ltsc2025 of
+//!   10.0.26100): same verdict, from facts instead of the name;
 //! * one new finding: the ltsc2019 pod under Hyper-V isolation on 10.0.20348 hosts. MCR serves
 //!   servercore:ltsc2019 as a manifest list, and containerd picks a list entry by the host's build
 //!   even for Hyper-V pods, so the pull fails (containerd/containerd#8348: this pod, 1.7.0 default
@@ -141,27 +141,94 @@ fn corpus_before_and_after_registry() {
     }
     let cache = tempfile::tempdir().unwrap();
     let cache_arg = cache.path().to_str().unwrap();
-    let (before, _) = lint(&[]);
-    let (after, stderr) = lint(&[
+    let registry = [
         "--registry",
         "--registry-mirror",
         &reg.host,
         "--registry-cache",
         cache_arg,
-    ]);
-
-    // Every fixture image was looked up (a failure would be judged by its name and say so).
-    for i in &fixture.images {
+    ];
+    // The targets of expected.yaml: the default (ltsc2022 hosts) is asserted; the seed targets
+    // (1709 and 1803 hosts) are printed for the closing note.
+    let targets: [(&str, &[&str]); 3] = [
+        ("default", &[]),
+        (
+            "seed19",
+            &["--kubernetes-version", "1.9", "--windows-build", "1709"],
+        ),
+        (
+            "seed111",
+            &["--kubernetes-version", "1.11", "--windows-build", "1803"],
+        ),
+    ];
+    for (name, args) in targets {
+        let (before, _) = lint(args);
+        let with: Vec<&str> = args.iter().copied().chain(registry).collect();
+        let (after, stderr) = lint(&with);
+        // Every fixture image was looked up (a failure would be judged by its name and say so).
+        for i in &fixture.images {
+            assert!(
+                !stderr.contains(&format!("registry: {}: ", i.image)),
+                "{} did not resolve: {stderr}",
+                i.image
+            );
+        }
+        let diff = report(name, &before, &after);
+        if name != "default" {
+            continue;
+        }
+        // Same verdict at the same place, from the registry's facts now.
         assert!(
-            !stderr.contains(&format!("registry: {}: ", i.image)),
-            "{} did not resolve: {stderr}",
-            i.image
+            diff.removed.is_empty(),
+            "gone with --registry: {:?}",
+            diff.removed
         );
+        assert_eq!(
+            diff.changed.len(),
+            9,
+            "WIN502 findings judged from the registry"
+        );
+        for (p, x, y) in &diff.changed {
+            let sev = |v: &Vec<(String, String)>| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+            assert_eq!(sev(x), sev(y), "{p:?}: severity changed");
+            assert_eq!(p.3, "WIN502", "{p:?}: only WIN502 reads these facts here");
+            assert!(
+                y.iter().all(|f| f.1.contains(": registry: ")),
+                "{p:?}: {y:?}"
+            );
+        }
+        let hyperv = (
+            "windows/windows-testing-hyperv-runtimeclass.yaml".to_string(),
+            "Pod/hyperv-servercore-2019".to_string(),
+            "/spec/containers/0/image".to_string(),
+            "WIN502".to_string(),
+        );
+        let added: Vec<_> = diff.added.iter().map(|(p, _)| p.clone()).collect();
+        assert_eq!(added, vec![hyperv], "new findings with --registry");
+        assert_eq!(diff.added[0].1[0].0, "error");
     }
+}
 
-    let (b, a) = (per_rule(&before), per_rule(&after));
+/// (file, object, pointer, rule).
+type Place = (String, String, String, String);
+/// (severity, message) of the findings at a place.
+type At = Vec<(String, String)>;
+
+#[derive(Default)]
+struct Diff {
+    removed: Vec<(Place, At)>,
+    added: Vec<(Place, At)>,
+    changed: Vec<(Place, At, At)>,
+}
+
+/// Print the per-rule table and every difference by place (a finding whose severity or message
+/// changed is one entry, not a removal and an addition).
+fn report(target: &str, before: &BTreeSet<Finding>, after: &BTreeSet<Finding>) -> Diff {
+    let (b, a) = (per_rule(before), per_rule(after));
     let keys: BTreeSet<_> = b.keys().chain(a.keys()).collect();
-    println!("\n| rule | severity | offline | --registry |\n|---|---|---:|---:|");
+    println!(
+        "\n## target {target}\n\n| rule | severity | offline | --registry |\n|---|---|---:|---:|"
+    );
     for k in keys {
         let (x, y) = (
             b.get(k).copied().unwrap_or(0),
@@ -171,42 +238,22 @@ fn corpus_before_and_after_registry() {
         println!("| {} | {} | {x} | {y}{mark} |", k.0, k.1);
     }
     println!("| total | | {} | {} |", before.len(), after.len());
-    // Differences by place (file, object, pointer, rule): a finding whose severity or message
-    // changed is one line, not a removal and an addition.
-    let place = |f: &Finding| (f.0.clone(), f.1.clone(), f.2.clone(), f.3.clone());
-    let by_place = |s: &BTreeSet<Finding>| -> BTreeMap<_, Vec<(String, String)>> {
-        let mut m: BTreeMap<_, Vec<_>> = BTreeMap::new();
+    let by_place = |s: &BTreeSet<Finding>| -> BTreeMap<Place, At> {
+        let mut m: BTreeMap<Place, At> = BTreeMap::new();
         for f in s {
-            m.entry(place(f))
-                .or_default()
-                .push((f.4.clone(), f.5.clone()));
+            let p = (f.0.clone(), f.1.clone(), f.2.clone(), f.3.clone());
+            m.entry(p).or_default().push((f.4.clone(), f.5.clone()));
         }
         m
     };
-    let (bp, ap) = (by_place(&before), by_place(&after));
-    let places: BTreeSet<_> = bp.keys().chain(ap.keys()).collect();
+    let (bp, ap) = (by_place(before), by_place(after));
+    let places: BTreeSet<&Place> = bp.keys().chain(ap.keys()).collect();
     println!("\nDifferences (- offline, + with --registry):");
-    let mut added = Vec::new();
+    let mut diff = Diff::default();
     for p in places {
         let (x, y) = (bp.get(p), ap.get(p));
         if x == y {
             continue;
-        }
-        match (x, y) {
-            (Some(x), Some(y)) => {
-                // Same verdict, from the registry's facts now.
-                let sev =
-                    |v: &Vec<(String, String)>| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
-                assert_eq!(sev(x), sev(y), "{p:?}: severity changed");
-                assert_eq!(p.3, "WIN502", "{p:?}: only WIN502 reads these facts here");
-                assert!(
-                    y.iter().all(|f| f.1.contains(": registry: ")),
-                    "{p:?}: {y:?}"
-                );
-            }
-            (None, Some(_)) => added.push(p.clone()),
-            (Some(_), None) => panic!("{p:?}: a finding disappeared with --registry"),
-            (None, None) => unreachable!(),
         }
         println!("{} {} {} {}", p.0, p.1, p.2, p.3);
         for (sev, msg) in x.into_iter().flatten() {
@@ -215,17 +262,12 @@ fn corpus_before_and_after_registry() {
         for (sev, msg) in y.into_iter().flatten() {
             println!("  + {sev}: {msg}");
         }
+        match (x, y) {
+            (Some(x), Some(y)) => diff.changed.push((p.clone(), x.clone(), y.clone())),
+            (None, Some(y)) => diff.added.push((p.clone(), y.clone())),
+            (Some(x), None) => diff.removed.push((p.clone(), x.clone())),
+            (None, None) => unreachable!(),
+        }
     }
-    println!("\nwinlint --registry stderr:\n{stderr}");
-    let hyperv = (
-        "windows/windows-testing-hyperv-runtimeclass.yaml".to_string(),
-        "Pod/hyperv-servercore-2019".to_string(),
-        "/spec/containers/0/image".to_string(),
-        "WIN502".to_string(),
-    );
-    assert_eq!(added, vec![hyperv.clone()], "new findings with --registry");
-    assert_eq!(ap[&hyperv][0].0, "error");
-    // The facts reached every WIN502 of a fixture image.
-    let changed = bp.keys().filter(|p| bp.get(*p) != ap.get(*p)).count();
-    assert_eq!(changed, 11, "WIN502 findings judged from the registry");
+    diff
 }
