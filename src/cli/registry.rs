@@ -29,6 +29,10 @@ pub struct RegistryArgs {
     /// Where facts are kept by digest between runs; default $XDG_CACHE_HOME/winlint/registry.
     #[arg(long, value_name = "DIR", requires = "registry")]
     pub registry_cache: Option<PathBuf>,
+    /// Tests only: read every image from this loopback registry (`127.0.0.1:PORT`), repository
+    /// `<registry>/<repository>` (tests/realworld_registry.rs resolves the corpus this way).
+    #[arg(long, value_name = "ADDR", requires = "registry", hide = true)]
+    pub registry_mirror: Option<String>,
 }
 
 /// Look `references` up. The notes say what could not be looked up (the linter then judges
@@ -57,7 +61,10 @@ pub fn image_facts(
             .or_else(crate::registry::disk::default_dir),
         ..Settings::default()
     };
-    let client = RegistryClient::new(Limits::default(), Credentials::new(keyring));
+    let mut client = RegistryClient::new(Limits::default(), Credentials::new(keyring));
+    if let Some(m) = &args.registry_mirror {
+        client = client.with_mirror(m)?;
+    }
     let resolver = Resolver::new(client, settings, RegistryMetrics::default());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

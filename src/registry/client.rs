@@ -73,6 +73,9 @@ pub struct RegistryClient {
     credentials: Credentials,
     /// The tokens, with the credentials' generation they were got under.
     tokens: Mutex<(u64, Tokens)>,
+    /// A loopback registry that serves every registry's repositories under `<registry>/`
+    /// (tests only: the real-world corpus's images resolve against a local copy of their lists).
+    mirror: Option<String>,
 }
 
 impl RegistryClient {
@@ -81,6 +84,28 @@ impl RegistryClient {
             http: Http::new(limits),
             tokens: Mutex::new((credentials.generation(), HashMap::new())),
             credentials,
+            mirror: None,
+        }
+    }
+
+    /// Read every image from the loopback registry at `addr` (`host:port`), repository
+    /// `<registry>/<repository>`, instead of its own registry. Loopback only, so no lookup (and
+    /// no credential sent on a 401) leaves the machine; otherwise the error says why.
+    pub fn with_mirror(mut self, addr: &str) -> Result<Self, String> {
+        if !base_url(addr).starts_with("http://") {
+            return Err(format!(
+                "registry mirror {addr}: only a loopback address is accepted"
+            ));
+        }
+        self.mirror = Some(addr.to_string());
+        Ok(self)
+    }
+
+    /// The URL of `path` (`/v2/<repository>/…`) for image `r`.
+    fn url(&self, r: &ImageRef, path: &str) -> String {
+        match (&self.mirror, path.strip_prefix("/v2/")) {
+            (Some(m), Some(rest)) => format!("http://{m}/v2/{}/{rest}", r.registry),
+            _ => format!("{}{path}", base_url(&r.registry)),
         }
     }
 
@@ -167,7 +192,7 @@ impl RegistryClient {
         path: &str,
         accept: Option<&str>,
     ) -> Result<Response, LookupError> {
-        let url = format!("{}{path}", base_url(&r.registry));
+        let url = self.url(r, path);
         let headers: Vec<(HeaderName, String)> = accept
             .map(|a| vec![(header::ACCEPT, a.to_string())])
             .unwrap_or_default();
@@ -350,6 +375,28 @@ mod tests {
         assert_eq!(base_url("localhost:5000"), "http://localhost:5000");
         assert_eq!(base_url("mcr.microsoft.com"), "https://mcr.microsoft.com");
         assert_eq!(base_url("docker.io"), "https://registry-1.docker.io");
+    }
+
+    #[test]
+    fn a_mirror_serves_each_registry_under_its_name_and_only_on_loopback() {
+        let c = || {
+            RegistryClient::new(
+                Limits::default(),
+                Credentials::new(super::super::keyring::Keyring::default()),
+            )
+        };
+        let r =
+            crate::model::image::parse("mcr.microsoft.com/windows/servercore:ltsc2022").unwrap();
+        let m = c().with_mirror("127.0.0.1:5000").unwrap();
+        assert_eq!(
+            m.url(&r, "/v2/windows/servercore/manifests/ltsc2022"),
+            "http://127.0.0.1:5000/v2/mcr.microsoft.com/windows/servercore/manifests/ltsc2022"
+        );
+        assert_eq!(
+            c().url(&r, "/v2/windows/servercore/manifests/ltsc2022"),
+            "https://mcr.microsoft.com/v2/windows/servercore/manifests/ltsc2022"
+        );
+        assert!(c().with_mirror("mirror.example.com:5000").is_err());
     }
 
     #[test]
