@@ -41,12 +41,16 @@ run() {
 
 run parse-only "$CORPUS" parse "$DIR/m"
 run engine-lint "$CORPUS" lint "$DIR/m"
+run winlint-text-jobs1 "$WINLINT" "$DIR/m" --jobs 1
 run winlint-text "$WINLINT" "$DIR/m"
 run winlint-json "$WINLINT" "$DIR/m" -o json
 P=$(cat "$DIR/parse-only.t")
 for l in engine-lint winlint-text winlint-json; do
   printf 'ratio %-14s / parse-only: %.2fx\n' "$l" "$(awk "BEGIN{print $(cat "$DIR/$l.t")/$P}")"
 done
+# Issue 16: all cores against one (--jobs 1 is the sequential path, in the same run).
+printf 'ratio winlint-text (all %s cores) / --jobs 1: %.2fx\n' "$(nproc)" \
+  "$(awk "BEGIN{print $(cat "$DIR/winlint-text.t")/$(cat "$DIR/winlint-text-jobs1.t")}")"
 echo "findings (json): $(grep -o '"rule"' "$DIR/out.txt" | wc -l) (last run's output)"
 
 if [ "${INSTRUCTIONS:-0}" = 1 ]; then

@@ -1085,7 +1085,8 @@ fn audit_and_the_webhook_agree_with_and_without_the_mutating_webhook() {
 
 /// `winlint audit -A --registry` with a cold and a warm `--registry-cache` (issue 18): SCALE_PODS
 /// Windows Pods (default 1 000) naming SCALE_TAGS tags (default 10, each its own single
-/// manifest, 20348 and 17763 in turn) of a local `docker-registry`, against this API server. Not a pass/fail test: run it
+/// manifest of a 10.0.20348 build: all run on the ltsc2022 node, so no WIN502) of a local
+/// `docker-registry`, against this API server. Not a pass/fail test: run it
 /// and read the numbers.
 ///
 /// `KUBEBUILDER_ASSETS=… cargo test --release --test k8s_audit -- --ignored --nocapture
