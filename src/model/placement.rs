@@ -338,12 +338,7 @@ pub fn untolerated<'g>(
     spec: &serde_json::Value,
     tolerations: &[Toleration],
 ) -> Vec<&'g Taint> {
-    group
-        .taints
-        .iter()
-        .filter(|t| schedule::blocks(t, spec))
-        .filter(|t| !schedule::tolerated(tolerations, t))
-        .collect()
+    schedule::untolerated(&group.taints, spec, tolerations).collect()
 }
 
 /// A known Hyper-V RuntimeClass (handler `runhcs-wcow-hypervisor[-BUILD]`) under which this pod

@@ -65,13 +65,18 @@ pub fn tolerated(tolerations: &[Toleration], taint: &Taint) -> bool {
     tolerations.iter().any(|t| t.tolerates(taint))
 }
 
-/// The first NoSchedule or NoExecute taint no toleration tolerates (the scheduler's
-/// TaintToleration filter); PreferNoSchedule never blocks.
-pub fn find_untolerated<'a>(taints: &'a [Taint], tolerations: &[Toleration]) -> Option<&'a Taint> {
+/// The taints of `taints` that keep the pod of `spec` off their node ([`blocks`]: NoSchedule
+/// and NoExecute, NoExecute only for a pod that names its node; PreferNoSchedule never) and
+/// that no toleration tolerates. The one definition the scheduler's fit, placement and WIN007
+/// share.
+pub fn untolerated<'a, 's, 't>(
+    taints: &'a [Taint],
+    spec: &'s Value,
+    tolerations: &'t [Toleration],
+) -> impl Iterator<Item = &'a Taint> + use<'a, 's, 't> {
     taints
         .iter()
-        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
-        .find(|t| !tolerated(tolerations, t))
+        .filter(move |t| blocks(t, spec) && !tolerated(tolerations, t))
 }
 
 /// The labels and name of one node as the selector sees them.
@@ -264,8 +269,7 @@ pub fn fit(spec: &Value, group: &NodeGroup, runtime_class: Option<&RuntimeClassF
     if let Some(rc) = runtime_class {
         tolerations.extend(rc.tolerations.iter().cloned());
     }
-    let blocking = group.taints.iter().filter(|t| blocks(t, spec));
-    match blocking.into_iter().find(|t| !tolerated(&tolerations, t)) {
+    match untolerated(&group.taints, spec, &tolerations).next() {
         Some(t) => Fit::Untolerated(t.clone()),
         None => Fit::Fits { nodes: selected },
     }
@@ -381,21 +385,25 @@ mod tests {
             taint("os=windows:NoSchedule"),
             taint("evict:NoExecute"),
         ];
-        assert_eq!(
-            find_untolerated(&taints, &[]).map(|t| t.to_string()),
-            Some("os=windows:NoSchedule".into())
-        );
+        let spec = json!({});
+        let first = |tols: &[Toleration]| {
+            untolerated(&taints, &spec, tols)
+                .next()
+                .map(|t| t.to_string())
+        };
+        assert_eq!(first(&[]), Some("os=windows:NoSchedule".into()));
         let some = [tol(json!({"key": "os", "value": "windows"}))];
-        assert_eq!(
-            find_untolerated(&taints, &some).map(|t| t.to_string()),
-            Some("evict:NoExecute".into())
-        );
+        assert_eq!(first(&some), Some("evict:NoExecute".into()));
         let all = [tol(json!({"operator": "Exists"}))];
-        assert_eq!(find_untolerated(&taints, &all), None);
-        assert_eq!(
-            find_untolerated(&[taint("soft=x:PreferNoSchedule")], &[]),
-            None
-        );
+        assert_eq!(first(&all), None);
+        let soft = [taint("soft=x:PreferNoSchedule")];
+        assert_eq!(untolerated(&soft, &spec, &[]).next(), None);
+        // A pod that names its node meets only the NoExecute taints (the kubelet's admission).
+        let named = json!({"nodeName": "n1"});
+        let left: Vec<String> = untolerated(&taints, &named, &[])
+            .map(|t| t.to_string())
+            .collect();
+        assert_eq!(left, ["evict:NoExecute"]);
     }
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {

@@ -87,12 +87,8 @@ pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Fin
         );
         (missing, whose)
     } else {
-        let missing = eval
-            .target
-            .windows_node_taints()
-            .iter()
-            .filter(|t| schedule::blocks(t, site.spec) && !schedule::tolerated(&tols, t))
-            .collect();
+        let missing =
+            schedule::untolerated(eval.target.windows_node_taints(), site.spec, &tols).collect();
         (missing, "Windows nodes are tainted".to_string())
     };
     if missing.is_empty() {
