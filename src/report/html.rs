@@ -287,13 +287,16 @@ pub fn escape(s: &str) -> String {
 }
 
 /// The page's head and style: system fonts, severity colours that also carry a word (never the
-/// colour alone), readable printed.
+/// colour alone). The Content-Security-Policy allows the inline style and nothing else: should
+/// markup from a manifest ever slip past [`escape`], the browser would still run no script and
+/// load nothing.
 const HEAD: &str = r#"<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="winlint">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <title>winlint report</title>
 <style>
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto;
