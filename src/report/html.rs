@@ -290,7 +290,8 @@ pub fn escape(s: &str) -> String {
 /// colour alone). The Content-Security-Policy allows the inline style and nothing else: should
 /// markup from a manifest ever slip past [`escape`], the browser would still run no script and
 /// load nothing.
-const HEAD: &str = r#"<!DOCTYPE html>
+const HEAD: &str = concat!(
+    r#"<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -299,46 +300,13 @@ const HEAD: &str = r#"<!DOCTYPE html>
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <title>winlint report</title>
 <style>
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto;
-  max-width: 72rem; padding: 1rem 2rem; color: #1f2328; background: #fff; line-height: 1.4; }
-h1 { font-size: 1.6rem; margin: 0.5rem 0; }
-h2 { font-size: 1.25rem; border-bottom: 1px solid #d0d7de; padding-bottom: 0.2rem; margin-top: 2rem; }
-h3 { font-size: 1.05rem; margin: 0; font-family: ui-monospace, "Cascadia Mono", Menlo, monospace;
-  overflow-wrap: anywhere; }
-code { font-family: ui-monospace, "Cascadia Mono", Menlo, monospace; font-size: 0.9em;
-  overflow-wrap: anywhere; }
-a { color: #0550ae; }
-.summary { color: #59636e; }
-.note { color: #59636e; font-size: 0.9rem; }
-.cards { display: flex; flex-wrap: wrap; gap: 0.75rem; }
-.card { border: 1px solid #d0d7de; border-left-width: 6px; border-radius: 6px;
-  padding: 0.5rem 1rem; min-width: 8rem; }
-.card .n { display: block; font-size: 1.8rem; font-weight: 600; }
-.card.error { border-left-color: #cf222e; }
-.card.warning { border-left-color: #bf8700; }
-.card.info { border-left-color: #0969da; }
-.card.score { border-left-color: #1a7f37; }
-table { border-collapse: collapse; }
-th, td { text-align: left; padding: 0.25rem 0.75rem; border-bottom: 1px solid #d0d7de; }
-th { background: #f6f8fa; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.error, .finding.error .sev { color: #cf222e; font-weight: 600; }
-td.warning, .finding.warning .sev { color: #9a6700; font-weight: 600; }
-td.info, .finding.info .sev { color: #0969da; font-weight: 600; }
-.object { border: 1px solid #d0d7de; border-radius: 6px; padding: 0.75rem 1rem; margin: 1rem 0; }
-.object .where { margin: 0.2rem 0 0; color: #59636e; overflow-wrap: anywhere; }
-.object ol { list-style: none; padding: 0; margin: 0; }
-.finding { border-top: 1px solid #eaeef2; padding: 0.5rem 0 0.25rem; margin-top: 0.5rem; }
-.finding p { margin: 0.15rem 0; }
-.finding .rule { font-weight: 600; }
-.finding .rname, .finding .at { color: #59636e; }
-.finding .fix b { color: #1a7f37; }
-.finding .tag { color: #59636e; }
-footer { margin-top: 2rem; color: #59636e; font-size: 0.85rem; }
-</style>
+"#,
+    include_str!("html.css"),
+    r#"</style>
 </head>
 <body>
-"#;
+"#
+);
 
 #[cfg(test)]
 mod tests {
@@ -467,6 +435,43 @@ mod tests {
         }
         // Each object once, in report order.
         assert_eq!(page.matches("<article class=\"object\">").count(), 3);
+    }
+
+    /// Rendered input (a chart, a kustomization): the object is in the template, whose lines
+    /// are not the rendered ones; the header names the template and how it was rendered, the
+    /// finding is placed by its pointer.
+    #[test]
+    fn rendered_objects_name_the_template_and_the_field() {
+        let mut l = audited(
+            "web",
+            "Deployment/iis",
+            "WIN003",
+            "/spec/template/spec",
+            "m",
+        );
+        l.file = "charts/iis/templates/deployment.yaml".into();
+        l.cluster_namespace = None;
+        l.rendered = Some("helm template".into());
+        let mut out = Vec::new();
+        let mut html = HtmlReport::new(&mut out);
+        html.push(&l);
+        let mut counts = Counts::default();
+        counts.add(&l);
+        html.finish(&counts, &[], &Summary::default()).unwrap();
+        let page = String::from_utf8(out).unwrap();
+        assert!(
+            page.contains(
+                "<h3>web/Deployment/iis</h3>\n<p class=\"where\">\
+                 charts/iis/templates/deployment.yaml (helm template)</p>"
+            ),
+            "{page}"
+        );
+        assert!(
+            page.contains("at <code>/spec/template/spec</code>"),
+            "{page}"
+        );
+        // No object counted: no score.
+        assert!(!page.contains("card score"), "{page}");
     }
 
     #[test]
