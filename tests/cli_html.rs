@@ -31,7 +31,7 @@ fn lint_page_is_exact() {
         "<p class=\"fix\"><b>fix:</b> add nodeSelector kubernetes.io/os=windows <span \
          class=\"tag\">[fixable]</span></p>",
         "<a class=\"rule\" href=\"https://github.com/winlint/winlint/blob/main/docs/rules/WIN001.md\">WIN001</a>",
-        "<span class=\"n\">50%</span> objects without errors (1 of 2)",
+        "<span class=\"n\">50%</span> workloads without errors (1 of 2)",
     ] {
         assert!(page.contains(want), "{want:?} not in the page\n{page}");
     }
@@ -44,6 +44,12 @@ fn markup_in_manifests_is_text() {
     out.assert_code(1);
     golden("hostile.html", &out.stdout);
     let page = &out.stdout;
+    // The score counts the Deployment, not the ConfigMap beside it.
+    assert!(
+        page.contains("(2 objects, 1 pod template checked)")
+            && page.contains("<span class=\"n\">0%</span> workloads without errors (0 of 1)"),
+        "{page}"
+    );
     // The page itself has no script: any `<script` or `<img` would be the input's.
     assert!(!page.contains("<script"), "{page}");
     assert!(!page.contains("<img"), "{page}");

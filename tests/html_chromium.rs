@@ -76,11 +76,11 @@ fn chromium_shows_the_report_and_runs_no_markup_from_manifests() {
     // would have replaced it), the counts are the summary's.
     assert!(dom.contains("<title>winlint report</title>"), "{dom}");
     for want in [
-        "3 errors, 6 warnings, 1 info in 2 files (3 objects, 3 pod templates checked)",
+        "3 errors, 6 warnings, 1 info in 2 files (4 objects, 3 pod templates checked)",
         "<span class=\"n\">3</span> errors",
         "<span class=\"n\">6</span> warnings",
         "<span class=\"n\">1</span> info",
-        "<span class=\"n\">33%</span> objects without errors (1 of 3)",
+        "<span class=\"n\">33%</span> workloads without errors (1 of 3)",
         "<tr><td>shop</td><td class=\"num\">2</td><td class=\"num\">2</td><td class=\"num\">1</td></tr>",
         "<h3>shop/Deployment/iis-frontend</h3>",
         "<b>fix:</b> add nodeSelector kubernetes.io/os=windows <span class=\"tag\">[fixable]</span>",

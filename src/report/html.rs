@@ -28,7 +28,7 @@ pub struct HtmlReport<W: Write> {
     body: String,
     /// The header of the object whose article is open.
     header: Option<String>,
-    /// The objects with an error finding shown (for the score).
+    /// The objects with an error finding (for the score; `--severity` never hides errors).
     failing: BTreeSet<String>,
 }
 
@@ -147,7 +147,7 @@ fn finding(l: &Located) -> String {
 }
 
 /// The counts per severity (all findings, as the summary line and the exit code count them),
-/// and the share of objects without an error.
+/// and the share of workloads without an error.
 fn overview(page: &mut String, c: &Counts, summary: &Summary, failing: usize) {
     page.push_str("<section id=\"overview\">\n<h2>Overview</h2>\n<div class=\"cards\">\n");
     for (n, sev, words) in [
@@ -160,21 +160,24 @@ fn overview(page: &mut String, c: &Counts, summary: &Summary, failing: usize) {
             "<div class=\"card {sev}\"><span class=\"n\">{n}</span> {word}</div>\n"
         ));
     }
-    let objects = summary.objects;
-    if objects > 0 {
-        let passing = objects.saturating_sub(failing);
+    // The workloads checked are the pod templates the summary line counts (one per workload):
+    // `summary.objects` also counts the ConfigMaps, Services, … of the input, which no rule
+    // checks and which would raise the score.
+    let checked = summary.pods;
+    if checked > 0 {
+        let passing = checked.saturating_sub(failing);
         page.push_str(&format!(
-            "<div class=\"card score\"><span class=\"n\">{}%</span> objects without errors \
-             ({passing} of {objects})</div>\n",
-            passing * 100 / objects
+            "<div class=\"card score\"><span class=\"n\">{}%</span> workloads without errors \
+             ({passing} of {checked})</div>\n",
+            passing * 100 / checked
         ));
     }
     page.push_str("</div>\n");
-    if objects > 0 {
+    if checked > 0 {
         page.push_str(
-            "<p class=\"note\">Score: the objects checked that have no error finding, in per \
-             cent of the objects checked (rounded down). Warnings and info do not lower it. It \
-             is not Polaris's score, which weighs the checks each object passes.</p>\n",
+            "<p class=\"note\">Score: the workloads checked (pod templates) that have no error \
+             finding, in per cent of those checked (rounded down). Warnings and info do not lower \
+             it. It is not Polaris's score, which weighs the checks each object passes.</p>\n",
         );
     }
     if c.hidden > 0 {
@@ -428,7 +431,7 @@ mod tests {
             "<span class=\"at\">at <code>/</code></span>",
             "<li><code>jobs in namespace prod</code>: forbidden: jobs.batch is forbidden</li>",
             // prod/Deployment/iis and shop/CronJob/report have an error: 3 of the 5 do not.
-            "<span class=\"n\">60%</span> objects without errors (3 of 5)",
+            "<span class=\"n\">60%</span> workloads without errors (3 of 5)",
             "context kind-win at https://127.0.0.1:6443",
         ] {
             assert!(page.contains(want), "{want:?} not in\n{page}");
