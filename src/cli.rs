@@ -82,6 +82,8 @@ enum Format {
     Github,
     /// GitLab Code Quality JSON.
     Codequality,
+    /// One self-contained HTML page: summary, per namespace, per rule, findings per object.
+    Html,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
@@ -776,6 +778,7 @@ enum Sink {
     Sarif(Vec<Located>),
     Github(crate::report::GithubReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
     Codequality(crate::report::CodeQualityReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
+    Html(report::HtmlReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
 }
 
 impl Sink {
@@ -790,6 +793,7 @@ impl Sink {
             Format::Codequality => {
                 Sink::Codequality(crate::report::CodeQualityReport::new(stdout()))
             }
+            Format::Html => Sink::Html(report::HtmlReport::new(stdout())),
         }
     }
 
@@ -827,6 +831,7 @@ impl Sink {
             Sink::Json(j) => j.finish(counts, errors, summary),
             Sink::Github(g) => g.finish(counts, errors, summary),
             Sink::Codequality(q) => q.finish(counts, errors, summary),
+            Sink::Html(h) => h.finish(counts, errors, summary),
             Sink::Sarif(findings) => {
                 let report = Report {
                     findings: &findings,
@@ -850,6 +855,7 @@ impl Sink {
             Sink::Sarif(v) => v.push(l),
             Sink::Github(g) => g.push(&l),
             Sink::Codequality(q) => q.push(&l),
+            Sink::Html(h) => h.push(&l),
         }
     }
 }
@@ -1109,10 +1115,10 @@ fn lint(args: LintArgs) -> i32 {
             }
         }
     }
-    if let Err(e) = args
-        .view
-        .check(matches!(args.output, Format::Text | Format::Json))
-    {
+    if let Err(e) = args.view.check(matches!(
+        args.output,
+        Format::Text | Format::Json | Format::Html
+    )) {
         eprintln!("winlint: {e}");
         return EXIT_USAGE;
     }

@@ -243,6 +243,13 @@ fn audit_reports_each_workload_once_under_its_top_owner() {
         .unwrap()
         .replace_all(&stats, "${1}  ");
     golden("testdata/audit/prod.statistics.txt", &stats);
+    // -o html: the linter's page, the objects named and placed as in the text.
+    let out = winlint(&["audit", "-n", &w.prod, "--kubeconfig", kc, "-o", "html"]);
+    out.assert_code(1);
+    golden(
+        "testdata/audit/prod.html",
+        &normal(&c, &out.stdout, &names(w)),
+    );
 
     // --fail-on as the linter's.
     winlint(&[
@@ -321,6 +328,23 @@ fn audit_one_namespace_or_all() {
         assert_eq!(row["errors"], count("error"), "{row}");
         assert_eq!(row["warnings"], count("warning"), "{row}");
         assert_eq!(row["info"], count("info"), "{row}");
+    }
+    // -o html -A: the per-namespace table has both rows, as --statistics counts them.
+    let html = winlint(&["audit", "-A", "--kubeconfig", kc, "-o", "html"]);
+    html.assert_code(1);
+    for ns in [&w.prod, &w.dev] {
+        let row = stats["statistics"]["namespaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["namespace"] == ns.as_str())
+            .unwrap();
+        let want = format!(
+            "<tr><td>{ns}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td></tr>",
+            row["errors"], row["warnings"], row["info"]
+        );
+        assert!(html.stdout.contains(&want), "{want} not in\n{html}");
     }
     // Without -n: the context's namespace (none set: default, where nothing runs).
     let none = winlint(&["audit", "--kubeconfig", kc]);

@@ -36,6 +36,8 @@ pub enum AuditFormat {
     Sarif,
     /// GitHub Actions workflow commands (annotations on the run, not on files).
     Github,
+    /// One self-contained HTML page: summary, per namespace, per rule, findings per object.
+    Html,
 }
 
 /// `winlint audit [-n NS | -A]`
@@ -215,7 +217,10 @@ fn skipped(e: &ClusterError) -> InputError {
 
 /// `winlint audit`: list, lint each top owner once, report; the exit code.
 pub fn audit(args: AuditArgs) -> i32 {
-    let text_or_json = matches!(args.output, AuditFormat::Text | AuditFormat::Json);
+    let text_or_json = matches!(
+        args.output,
+        AuditFormat::Text | AuditFormat::Json | AuditFormat::Html
+    );
     if let Err(e) = args.view.check(text_or_json) {
         eprintln!("winlint: {e}");
         return EXIT_USAGE;
@@ -256,6 +261,7 @@ pub fn audit(args: AuditArgs) -> i32 {
             AuditFormat::Json => Format::Json,
             AuditFormat::Sarif => Format::Sarif,
             AuditFormat::Github => Format::Github,
+            AuditFormat::Html => Format::Html,
         },
         &args.view,
     );

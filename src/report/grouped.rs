@@ -23,7 +23,7 @@ use anstyle::{AnsiColor, Style};
 use unicode_width::UnicodeWidthStr;
 
 use super::{FixState, Located};
-use crate::model::FixSafety;
+use crate::model::{Fix, FixSafety};
 
 /// Where the message and the fix start.
 const INDENT: usize = 4;
@@ -69,20 +69,7 @@ pub fn write_finding(
     }
     wrap(out, "", 0, l.finding.message.split_whitespace(), width)?;
     if let Some(fix) = &l.finding.fix {
-        let tag = match (l.fix, &l.not_fixed) {
-            (FixState::Fixable, _) => "[fixable]".to_string(),
-            (FixState::NotFixed, None) => "[not fixed]".to_string(),
-            (FixState::NotFixed, Some(why)) => format!("[not fixed: {why}]"),
-            // Only where --fix could edit: neither rendered output nor the cluster.
-            (FixState::None, _)
-                if fix.safety == FixSafety::OptIn
-                    && l.rendered.is_none()
-                    && l.cluster_namespace.is_none() =>
-            {
-                format!("[opt-in: --fix-opt-in {}]", l.finding.rule.id)
-            }
-            (FixState::None, _) => String::new(),
-        };
+        let tag = fix_tag(l, fix);
         let green = Style::new().fg_color(Some(AnsiColor::Green.into())).bold();
         // A short tag stays whole, as one word; a long why is filled like the rest.
         let whole = tag.width() <= width.saturating_sub(INDENT + 5);
@@ -97,9 +84,28 @@ pub fn write_finding(
     Ok(())
 }
 
+/// What `--fix` does with the finding's fix, as a tag after it: `[fixable]`, `[not fixed: why]`,
+/// `[opt-in: --fix-opt-in WIN…]`, or nothing. Shared with [`super::html`].
+pub(super) fn fix_tag(l: &Located, fix: &Fix) -> String {
+    match (l.fix, &l.not_fixed) {
+        (FixState::Fixable, _) => "[fixable]".to_string(),
+        (FixState::NotFixed, None) => "[not fixed]".to_string(),
+        (FixState::NotFixed, Some(why)) => format!("[not fixed: {why}]"),
+        // Only where --fix could edit: neither rendered output nor the cluster.
+        (FixState::None, _)
+            if fix.safety == FixSafety::OptIn
+                && l.rendered.is_none()
+                && l.cluster_namespace.is_none() =>
+        {
+            format!("[opt-in: --fix-opt-in {}]", l.finding.rule.id)
+        }
+        (FixState::None, _) => String::new(),
+    }
+}
+
 /// The header line of a finding's object: the file and the object (and how it was rendered);
 /// in the cluster, the object alone (its place is its name).
-fn group_header(l: &Located) -> String {
+pub(super) fn group_header(l: &Located) -> String {
     match (&l.rendered, &l.cluster_namespace) {
         (Some(how), _) => format!("{}: {} ({how})", l.file, l.object_name()),
         (None, Some(_)) => l.object_name(),

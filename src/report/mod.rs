@@ -1,11 +1,12 @@
-//! Reports, one module per format: [`text`] (people), [`json`] (machines), [`sarif`]
-//! (code-scanning UIs), [`github`] and [`codequality`] (CI). What they share is here: a finding
+//! Reports, one module per format: [`text`] (people), [`html`] (an overview in a browser),
+//! [`json`] (machines), [`sarif`] (code-scanning UIs), [`github`] and [`codequality`] (CI). What they share is here: a finding
 //! placed ([`Located`]), the input errors, the summary's counters.
 
 pub mod ci;
 pub mod codequality;
 pub mod github;
 pub mod grouped;
+pub mod html;
 pub mod json;
 pub mod sarif;
 pub mod statistics;
@@ -14,6 +15,7 @@ pub mod view;
 
 pub use codequality::CodeQualityReport;
 pub use github::GithubReport;
+pub use html::HtmlReport;
 pub use json::JsonReport;
 pub use sarif::sarif_value;
 pub use statistics::Statistics;

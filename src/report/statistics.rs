@@ -8,7 +8,7 @@ use anstyle::Style;
 use serde_json::{Value, json};
 
 use super::{FixState, Located};
-use crate::model::Severity;
+use crate::model::{RuleMeta, Severity};
 
 /// The counts, kept as the findings stream past (a few entries per rule and namespace).
 #[derive(Debug, Clone, Default)]
@@ -23,8 +23,20 @@ pub struct Statistics {
 #[derive(Debug, Clone, Default)]
 struct RuleCount {
     name: &'static str,
+    /// The rule (its documentation page, for `-o html`); set by the first finding counted.
+    meta: Option<&'static RuleMeta>,
     count: usize,
     fixable: usize,
+}
+
+/// A row of the per-rule table ([`Statistics::rules`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RuleRow {
+    pub rule: &'static RuleMeta,
+    /// The findings' severity (a rule's findings may differ: the rows are per rule and severity).
+    pub severity: Severity,
+    pub count: usize,
+    pub fixable: usize,
 }
 
 fn slot(s: Severity) -> usize {
@@ -42,6 +54,7 @@ impl Statistics {
         let f = &l.finding;
         let r = self.rules.entry((f.rule.id, f.severity)).or_default();
         r.name = f.rule.name;
+        r.meta = Some(f.rule);
         r.count += 1;
         r.fixable += usize::from(l.fix == FixState::Fixable);
         match self.namespaces.get_mut(&l.namespace) {
@@ -78,6 +91,33 @@ impl Statistics {
         let mut rows: Vec<_> = self.namespaces.iter().collect();
         rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         rows
+    }
+
+    /// The per-rule rows, in the order of the text and JSON tables, for a report that lays
+    /// them out itself (`-o html`).
+    pub fn rules(&self) -> Vec<RuleRow> {
+        (self.rule_rows().into_iter())
+            .filter_map(|(_, severity, c)| {
+                Some(RuleRow {
+                    rule: c.meta?,
+                    severity,
+                    count: c.count,
+                    fixable: c.fixable,
+                })
+            })
+            .collect()
+    }
+
+    /// The per-namespace rows (errors, warnings, info), in the text and JSON tables' order.
+    pub fn namespaces(&self) -> Vec<(Option<&str>, [usize; 3])> {
+        (self.namespace_rows().into_iter())
+            .map(|(n, c)| (n.as_deref(), *c))
+            .collect()
+    }
+
+    /// The findings counted: errors, warnings, info.
+    pub fn severities(&self) -> [usize; 3] {
+        self.per_severity()
     }
 
     /// The tables of the text report; `namespaces`: `winlint audit`'s per-namespace table too.

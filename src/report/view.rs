@@ -18,7 +18,8 @@ pub struct ViewArgs {
     #[arg(long, value_enum, default_value_t = Layout::Auto)]
     pub layout: Layout,
     /// Counts per rule and per severity (and per namespace in `winlint audit`): in -o text
-    /// instead of the findings, in -o json as a "statistics" object beside them.
+    /// instead of the findings, in -o json as a "statistics" object beside them (-o html always
+    /// shows them).
     #[arg(long)]
     pub statistics: bool,
     /// Show only findings of this severity or higher (warning: warnings and errors). A display
@@ -71,7 +72,7 @@ impl ViewArgs {
     /// `Err` is the line to print when the flags ask what the format cannot show.
     pub fn check(&self, text_or_json: bool) -> Result<(), &'static str> {
         if self.statistics && !text_or_json {
-            return Err("--statistics is shown by -o text and -o json");
+            return Err("--statistics is shown by -o text, -o json and -o html");
         }
         Ok(())
     }
