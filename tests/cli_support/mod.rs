@@ -286,7 +286,7 @@ pub fn ci_tool(env: &str, names: &[&str], probe: &[&str], what: &str) -> Option<
     }
     assert!(
         std::env::var("CI").as_deref() != Ok("true"),
-        "{what} is required under CI=true: set {env} (.ci/run installs it into target/ci-tools)"
+        "{what} is required under CI=true: set {env} or put it on PATH (.ci/run installs it)"
     );
     eprintln!("skipping: {what} not found (set {env} or put it on PATH)");
     None
