@@ -18,6 +18,7 @@ use crate::config::Config;
 use crate::engine;
 use crate::model::workload;
 use crate::model::{Context, Operation};
+use crate::report::policy_report::{self, PolicyReports};
 use crate::report::{self, AuditSummary, ClusterSummary, FixState, InputError, Located, Summary};
 
 /// The rights the facts need (a 403 names them).
@@ -26,6 +27,10 @@ const FACTS_RBAC: &str = "the cluster's facts need list on nodes, namespaces and
 /// The rights `winlint audit` needs besides the facts'.
 const AUDIT_RBAC: &str = "winlint audit needs list on pods, replicationcontrollers, \
      deployments, replicasets, statefulsets, daemonsets, jobs and cronjobs";
+
+/// The rights `--policy-report=apply` needs besides the audit's.
+const POLICY_REPORT_RBAC: &str = "winlint audit --policy-report=apply needs get, list, create, \
+     patch and delete on policyreports.wgpolicyk8s.io (and clusterpolicyreports with -A)";
 
 /// Output formats of `winlint audit`: those of the linter but GitLab's Code Quality, whose
 /// issues must name a file and a line.
@@ -36,6 +41,16 @@ pub enum AuditFormat {
     Sarif,
     /// GitHub Actions workflow commands (annotations on the run, not on files).
     Github,
+}
+
+/// What `--policy-report` does with the reports.
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub enum PolicyReportMode {
+    /// Write them to stdout as YAML (for `kubectl apply -f -`) instead of the report.
+    Print,
+    /// Create or update them in the cluster (server-side apply) and delete winlint's stale
+    /// ones; the report is printed as usual.
+    Apply,
 }
 
 /// `winlint audit [-n NS | -A]`
@@ -69,6 +84,12 @@ pub struct AuditArgs {
     /// even when the webhook is not found in the cluster (by default: when it is).
     #[arg(long)]
     assume_webhook: bool,
+    /// Write the audit as wgpolicyk8s.io/v1alpha2 PolicyReports (one per namespace; a
+    /// ClusterPolicyReport for what -A could not list), as Policy Reporter and the Kyverno UI
+    /// read them: `print` (alone: --policy-report) or `apply`.
+    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, require_equals = true,
+          default_missing_value = "print")]
+    policy_report: Option<PolicyReportMode>,
 }
 
 /// The configuration and context with a cluster's facts, and what the report says of them.
@@ -133,6 +154,7 @@ pub fn target(args: &ClusterArgs, cfg: &Config) -> Result<ClusterTarget, String>
 /// What the audit read from the cluster.
 struct Read {
     target: ClusterTarget,
+    scope: Scope,
     inventory: cluster::Inventory,
     /// Why workloads are judged by their pods (winlint's mutating webhook found, or assumed),
     /// or `None`: as written.
@@ -187,6 +209,7 @@ fn read(args: &AuditArgs, cfg: &Config) -> Result<Read, String> {
             .map_err(|e| one_line(&e, AUDIT_RBAC))?;
         Ok(Read {
             target: ClusterTarget::new(cfg, &facts, &origin),
+            scope,
             inventory,
             as_pods: webhook_judging(&client, args.assume_webhook).await,
         })
@@ -229,6 +252,7 @@ pub fn audit(args: AuditArgs) -> i32 {
     };
     let Read {
         mut target,
+        scope,
         inventory,
         as_pods,
     } = match read(&args, &cfg) {
@@ -267,13 +291,36 @@ pub fn audit(args: AuditArgs) -> i32 {
     let mut audit = AuditSummary::default();
     let mut namespaces = BTreeSet::new();
     let mut counts = args.view.counts();
+    let mut policy = args
+        .policy_report
+        .map(|_| PolicyReports::new(policy_report::now_seconds()));
+    if let Some(p) = &mut policy {
+        // What could not be listed is an `error` of the namespace audited, or of the cluster.
+        let ns = match &scope {
+            Scope::Namespace(ns) => Some(ns.as_str()),
+            Scope::AllNamespaces => None,
+        };
+        for e in &errors {
+            p.error(ns, &e.file, &e.message);
+        }
+    }
     for o in &inventory.objects {
         namespaces.insert(o.namespace.as_str());
         summary.objects += 1;
         audit.cluster_pods += if o.kind == "Pod" { 1 } else { o.pods.len() };
         summary.pods += workload::pod_sites(&o.object).len();
-        let rep =
+        let mut rep =
             engine::judge::lint_judged(&o.object, &target.config, &target.context, Operation::Lint);
+        // Pods the scheduler cannot place: the scheduler's word on the findings that explain it.
+        cluster::pending::attach(&mut rep.findings, &o.pending);
+        if let Some(p) = &mut policy {
+            p.object(
+                &o.object,
+                &rep.findings,
+                &rep.exempted,
+                rep.ignore_reason.as_deref(),
+            );
+        }
         summary.suppressed += rep.suppressed;
         let place = report::object_name(Some(&o.namespace), &format!("{}/{}", o.kind, o.name));
         if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
@@ -307,6 +354,65 @@ pub fn audit(args: AuditArgs) -> i32 {
     audit.namespaces = namespaces.len();
     summary.audit = Some(audit);
     summary.cluster = Some(target.summary);
-    let written = sink.finish(&counts, &errors, &summary, args.color);
+    let reports = policy.map(PolicyReports::finish);
+    let written = match (args.policy_report, reports) {
+        (Some(PolicyReportMode::Print), Some(reports)) => {
+            // stdout is the YAML stream alone: what could not be listed is in it as `error`
+            // results, and said on stderr.
+            for e in &errors {
+                eprintln!("winlint: {}: {}", e.file, e.message);
+            }
+            drop(sink);
+            write_stdout(&crate::manifests::to_yaml(&reports))
+        }
+        (Some(PolicyReportMode::Apply), Some(reports)) => {
+            if let Err(line) = apply_reports(&args.cluster, &scope, &reports) {
+                eprintln!("winlint: {line}");
+                return EXIT_USAGE;
+            }
+            sink.finish(&counts, &errors, &summary, args.color)
+        }
+        _ => sink.finish(&counts, &errors, &summary, args.color),
+    };
     exit_code(written, &errors, &counts, args.fail_on)
+}
+
+fn write_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// `--policy-report=apply`: write `reports` into the cluster, delete winlint's stale ones, and
+/// say so on stderr. A new client: the one that listed lived on the runtime that is gone.
+fn apply_reports(
+    args: &ClusterArgs,
+    scope: &Scope,
+    reports: &[serde_json::Value],
+) -> Result<(), String> {
+    block_on(async {
+        let (client, _) = cluster::connect(&args.client_source())
+            .await
+            .map_err(|e| one_line(&e, POLICY_REPORT_RBAC))?;
+        let done = cluster::policy_report::apply(&client, scope, reports)
+            .await
+            .map_err(|e| one_line(&e, POLICY_REPORT_RBAC))?;
+        let mut line = format!(
+            "winlint: policy reports applied: {}",
+            if done.written.is_empty() {
+                "none".into()
+            } else {
+                done.written.join(", ")
+            }
+        );
+        if !done.deleted.is_empty() {
+            line.push_str(&format!(
+                "; stale ones deleted: {}",
+                done.deleted.join(", ")
+            ));
+        }
+        eprintln!("{line}");
+        Ok(())
+    })?
 }

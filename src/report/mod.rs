@@ -7,6 +7,7 @@ pub mod codequality;
 pub mod github;
 pub mod grouped;
 pub mod json;
+pub mod policy_report;
 pub mod sarif;
 pub mod statistics;
 pub mod text;
