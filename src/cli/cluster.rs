@@ -143,7 +143,9 @@ pub fn target(args: &ClusterArgs, cfg: &Config) -> Result<ClusterTarget, String>
             .await
             .map_err(|e| one_line(&e, FACTS_RBAC))?;
         let mut target = ClusterTarget::new(cfg, &facts, &origin);
-        if let Some(why) = webhook_judging(&client, false).await {
+        // A file's namespace is not known to be the one it lands in: the webhook's
+        // namespaceSelector is not applied here.
+        if let Some(AsPods { why, .. }) = webhook_judging(&client, false).await {
             eprintln!("winlint: judging workloads by the pods they create: {why}");
             target.config.policy.judge_as_pods = true;
         }
@@ -156,23 +158,52 @@ struct Read {
     target: ClusterTarget,
     scope: Scope,
     inventory: cluster::Inventory,
-    /// Why workloads are judged by their pods (winlint's mutating webhook found, or assumed),
-    /// or `None`: as written.
-    as_pods: Option<String>,
+    /// Why and where workloads are judged by their pods (winlint's mutating webhook found, or
+    /// assumed), or `None`: as written.
+    as_pods: Option<AsPods>,
+}
+
+/// Workloads are judged by the pods winlint's mutating webhook gives them.
+struct AsPods {
+    why: String,
+    /// The webhooks found, whose namespaceSelectors say where; `None`: everywhere
+    /// (`--assume-webhook`).
+    hooks: Option<Vec<cluster::webhooks::MutatingWebhook>>,
+}
+
+impl AsPods {
+    /// Whether the webhook mutates the pods of a namespace with `labels` (unknown labels:
+    /// none, as the API server matches a namespace it does not know).
+    fn covers(&self, labels: Option<&std::collections::BTreeMap<String, String>>) -> bool {
+        let none = std::collections::BTreeMap::new();
+        self.hooks
+            .as_ref()
+            .is_none_or(|hooks| hooks.iter().any(|h| h.covers(labels.unwrap_or(&none))))
+    }
 }
 
 /// Whether to judge workloads as the pods winlint's mutating webhook makes of them: `Some`
-/// (why) when `--assume-webhook` says so or the cluster has the webhook. A cluster that does not
+/// when `--assume-webhook` says so or the cluster has the webhook. A cluster that does not
 /// let us look is judged as written, and says so.
-async fn webhook_judging(client: &kube::Client, assume: bool) -> Option<String> {
+async fn webhook_judging(client: &kube::Client, assume: bool) -> Option<AsPods> {
     if assume {
-        return Some("--assume-webhook".into());
+        return Some(AsPods {
+            why: "--assume-webhook".into(),
+            hooks: None,
+        });
     }
     match cluster::webhooks::winlint_mutating(client, cluster::PAGE_SIZE).await {
-        Ok(found) if !found.is_empty() => Some(format!(
-            "winlint's mutating webhook is registered (MutatingWebhookConfiguration {})",
-            found.join(", ")
-        )),
+        Ok(found) if !found.is_empty() => Some(AsPods {
+            why: format!(
+                "winlint's mutating webhook is registered (MutatingWebhookConfiguration {})",
+                found
+                    .iter()
+                    .map(|h| h.configuration.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            hooks: Some(found),
+        }),
         Ok(_) => None,
         Err(e) => {
             let why = match e.kind {
@@ -283,8 +314,13 @@ pub fn audit(args: AuditArgs) -> i32 {
         },
         &args.view,
     );
-    if let Some(why) = as_pods {
-        eprintln!("winlint: judging workloads by the pods they create: {why}");
+    // The configuration of the namespaces the webhook skips (its namespaceSelector): as written.
+    let as_written = target.config.clone();
+    if let Some(a) = &as_pods {
+        eprintln!(
+            "winlint: judging workloads by the pods they create: {}",
+            a.why
+        );
         target.config.policy.judge_as_pods = true;
     }
     let mut summary = Summary::default();
@@ -309,8 +345,12 @@ pub fn audit(args: AuditArgs) -> i32 {
         summary.objects += 1;
         audit.cluster_pods += if o.kind == "Pod" { 1 } else { o.pods.len() };
         summary.pods += workload::pod_sites(&o.object).len();
+        let config = match &as_pods {
+            Some(a) if !a.covers(target.context.namespaces.get(&o.namespace)) => &as_written,
+            _ => &target.config,
+        };
         let mut rep =
-            engine::judge::lint_judged(&o.object, &target.config, &target.context, Operation::Lint);
+            engine::judge::lint_judged(&o.object, config, &target.context, Operation::Lint);
         // Pods the scheduler cannot place: the scheduler's word on the findings that explain it.
         cluster::pending::attach(&mut rep.findings, &o.pending);
         if let Some(p) = &mut policy {
