@@ -191,6 +191,20 @@ fn reports(c: &Guard, names: &[(&str, &str)]) -> String {
 #[test]
 fn policy_reports_land_in_the_cluster_and_follow_the_workloads() {
     let Some(c) = cluster_or_skip() else { return };
+    // Before the CRDs exist: one line that says what to install, exit code 2.
+    let out = winlint(&[
+        "audit",
+        "-A",
+        "--kubeconfig",
+        path(&c.kubeconfig),
+        "--policy-report=apply",
+    ]);
+    out.assert_code(2);
+    assert!(
+        out.stderr
+            .contains("the wgpolicyk8s.io/v1alpha2 CRDs are not installed"),
+        "{out}"
+    );
     install_crds(&c);
     for n in [
         Node::windows(&c.unique("w22"), "10.0.20348").taint("os=windows:NoSchedule"),

@@ -39,9 +39,11 @@ fn resource(kind: &str) -> ApiResource {
     }
 }
 
-/// A 404 on the reports' API: their CRD is not installed.
+/// A 404 on the reports' API: their CRD is not installed (a server-side apply creates a missing
+/// report, and its namespace holds audited objects, so nothing else is missing). The API server
+/// answers `404 page not found` there, which says nothing to a user.
 fn explain(e: ClusterError) -> ClusterError {
-    if e.kind == ErrorKind::NotFound && e.message.contains("the server could not find") {
+    if e.kind == ErrorKind::NotFound || e.message.starts_with("404 ") {
         return ClusterError::new(
             e.kind,
             e.doing,
