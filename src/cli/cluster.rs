@@ -403,7 +403,7 @@ pub fn audit(args: AuditArgs) -> i32 {
                 eprintln!("winlint: {}: {}", e.file, e.message);
             }
             drop(sink);
-            write_stdout(&crate::manifests::to_yaml(&reports))
+            write_stdout(&crate::source::emit::to_yaml(&reports))
         }
         (Some(PolicyReportMode::Apply), Some(reports)) => {
             if let Err(line) = apply_reports(&args.cluster, &scope, &reports) {

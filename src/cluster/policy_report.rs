@@ -1,4 +1,4 @@
-//! `winlint audit --policy-report=apply`: the reports of [`crate::report::policy_report`]
+//! `winlint audit --policy-report=apply`: the reports `crate::report::policy_report` builds
 //! written into the cluster by server-side apply (field manager `winlint`, forced: the reports
 //! are winlint's alone), and the stale ones deleted: a report labelled
 //! `app.kubernetes.io/managed-by=winlint` in the audited scope that this run did not write (a
@@ -16,7 +16,12 @@ use serde_json::Value;
 
 use super::audit::Scope;
 use super::client::{ClusterError, ErrorKind};
-use crate::report::policy_report::{API_VERSION, MANAGED_BY};
+/// The apiVersion of both kinds.
+pub const API_VERSION: &str = "wgpolicyk8s.io/v1alpha2";
+/// The name of every report winlint writes (one per namespace, one cluster-wide).
+pub const REPORT_NAME: &str = "winlint";
+/// The label of every report winlint writes, by which [`apply`] finds the stale ones.
+pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "winlint");
 
 /// The field manager of the server-side applies.
 pub const FIELD_MANAGER: &str = "winlint";
@@ -58,7 +63,7 @@ fn explain(e: ClusterError) -> ClusterError {
     e
 }
 
-/// Apply `reports` (from [`crate::report::policy_report::PolicyReports::finish`]) and delete
+/// Apply `reports` (those `report::policy_report::PolicyReports::finish` builds) and delete
 /// winlint's reports of `scope` that are not among them; the ClusterPolicyReport is pruned only
 /// for [`Scope::AllNamespaces`] (an audit of one namespace says nothing of the rest).
 pub async fn apply(

@@ -35,12 +35,7 @@ use serde_json::{Value, json};
 
 use crate::model::{Finding, Severity};
 
-/// The apiVersion of both kinds.
-pub const API_VERSION: &str = "wgpolicyk8s.io/v1alpha2";
-/// The name of every report winlint writes (one per namespace, one cluster-wide).
-pub const REPORT_NAME: &str = "winlint";
-/// The label of every report winlint writes.
-pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "winlint");
+pub use crate::cluster::policy_report::{API_VERSION, MANAGED_BY, REPORT_NAME};
 /// The `source` of every result.
 pub const SOURCE: &str = "winlint";
 /// The `category` of every result (Policy Reporter groups by it).
