@@ -40,9 +40,13 @@ pub fn of_pod(pod: &Value) -> Option<Pending> {
     })
 }
 
-/// What a Pod keeps of its status when only its owner is reported: the phase and the
-/// `PodScheduled` condition (the rest of a Pod is dropped at once: 10 000 Pods).
+/// What a Pod keeps of its status when only its owner is reported: a Pending Pod its phase and
+/// its `PodScheduled` condition, any other nothing (the rest of a Pod is dropped at once:
+/// 10 000 Pods).
 pub fn keep(pod_status: &Value) -> Value {
+    if pod_status["phase"] != "Pending" {
+        return Value::Null;
+    }
     let scheduled: Vec<&Value> = pod_status["conditions"]
         .as_array()
         .into_iter()
@@ -140,6 +144,10 @@ mod tests {
             "status": keep(&pod("a", "Pending", "False", "t")["status"])});
         assert_eq!(kept["status"]["conditions"].as_array().unwrap().len(), 1);
         assert_eq!(of_pod(&kept).unwrap().pod, "a");
+        assert_eq!(
+            keep(&pod("a", "Running", "True", "t")["status"]),
+            Value::Null
+        );
     }
 
     #[test]
