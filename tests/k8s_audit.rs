@@ -1053,8 +1053,10 @@ fn audit_and_the_webhook_agree_with_and_without_the_mutating_webhook() {
     assert_eq!(stderr, "");
     assert_eq!(lint_errors(), (without.clone(), String::new()));
 
-    // winlint's webhook configuration, as `winlint manifests` and the chart name its webhook;
-    // its namespaceSelector matches no namespace, so the API server never calls it.
+    // winlint's webhook configuration, as `winlint manifests` and the chart name its webhook,
+    // with their namespaceSelector (not kube-system, not namespaces labelled
+    // winlint.io/ignore=true). Its URL answers nothing and it fails open: no test creates a Pod
+    // while it exists.
     let configuration = c.unique("winlint");
     c.create(&json!({"apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration", "metadata": {"name": configuration},
@@ -1062,14 +1064,21 @@ fn audit_and_the_webhook_agree_with_and_without_the_mutating_webhook() {
             "clientConfig": {"url": "https://127.0.0.1:9/mutate"},
             "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
                 "resources": ["pods"]}],
-            "namespaceSelector": {"matchLabels": {"envtest.winlint.io/never": "true"}},
+            "namespaceSelector": winlint::manifests::namespace_selector("winlint"),
             "failurePolicy": "Ignore", "sideEffects": "None",
             "admissionReviewVersions": ["v1"]}]}))
         .ok();
     let (with, stderr) = audit_errors();
     let (lint_with, lint_stderr) = lint_errors();
+    // A namespace the webhook skips gets no mutation: its workloads are judged as written.
+    c.kubectl(&["label", "namespace", &ns, "winlint.io/ignore=true"], None)
+        .ok();
+    let (skipped, skipped_stderr) = audit_errors();
     c.delete("mutatingwebhookconfiguration", None, &configuration)
         .ok();
+    c.kubectl(&["label", "namespace", &ns, "winlint.io/ignore-"], None)
+        .ok();
+    assert_eq!(skipped, without, "{skipped_stderr}");
     assert_eq!(lint_with, with, "{lint_stderr}");
     assert!(
         lint_stderr.contains("judging workloads by the pods they create"),

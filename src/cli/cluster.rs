@@ -18,6 +18,7 @@ use crate::config::Config;
 use crate::engine;
 use crate::model::workload;
 use crate::model::{Context, Operation};
+use crate::report::policy_report::{self, PolicyReports};
 use crate::report::{self, AuditSummary, ClusterSummary, FixState, InputError, Located, Summary};
 
 /// The rights the facts need (a 403 names them).
@@ -26,6 +27,10 @@ const FACTS_RBAC: &str = "the cluster's facts need list on nodes, namespaces and
 /// The rights `winlint audit` needs besides the facts'.
 const AUDIT_RBAC: &str = "winlint audit needs list on pods, replicationcontrollers, \
      deployments, replicasets, statefulsets, daemonsets, jobs and cronjobs";
+
+/// The rights `--policy-report=apply` needs besides the audit's.
+const POLICY_REPORT_RBAC: &str = "winlint audit --policy-report=apply needs get, list, create, \
+     patch and delete on policyreports.wgpolicyk8s.io (and clusterpolicyreports with -A)";
 
 /// Output formats of `winlint audit`: those of the linter but GitLab's Code Quality, whose
 /// issues must name a file and a line.
@@ -38,6 +43,16 @@ pub enum AuditFormat {
     Github,
     /// One self-contained HTML page: summary, per namespace, per rule, findings per object.
     Html,
+}
+
+/// What `--policy-report` does with the reports.
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub enum PolicyReportMode {
+    /// Write them to stdout as YAML (for `kubectl apply -f -`) instead of the report.
+    Print,
+    /// Create or update them in the cluster (server-side apply) and delete winlint's stale
+    /// ones; the report is printed as usual.
+    Apply,
 }
 
 /// `winlint audit [-n NS | -A]`
@@ -71,6 +86,12 @@ pub struct AuditArgs {
     /// even when the webhook is not found in the cluster (by default: when it is).
     #[arg(long)]
     assume_webhook: bool,
+    /// Write the audit as wgpolicyk8s.io/v1alpha2 PolicyReports (one per namespace; a
+    /// ClusterPolicyReport for what -A could not list), as Policy Reporter and the Kyverno UI
+    /// read them: `print` (alone: --policy-report) or `apply`.
+    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, require_equals = true,
+          default_missing_value = "print")]
+    policy_report: Option<PolicyReportMode>,
 }
 
 /// The configuration and context with a cluster's facts, and what the report says of them.
@@ -124,7 +145,9 @@ pub fn target(args: &ClusterArgs, cfg: &Config) -> Result<ClusterTarget, String>
             .await
             .map_err(|e| one_line(&e, FACTS_RBAC))?;
         let mut target = ClusterTarget::new(cfg, &facts, &origin);
-        if let Some(why) = webhook_judging(&client, false).await {
+        // A file's namespace is not known to be the one it lands in: the webhook's
+        // namespaceSelector is not applied here.
+        if let Some(AsPods { why, .. }) = webhook_judging(&client, false).await {
             eprintln!("winlint: judging workloads by the pods they create: {why}");
             target.config.policy.judge_as_pods = true;
         }
@@ -135,24 +158,54 @@ pub fn target(args: &ClusterArgs, cfg: &Config) -> Result<ClusterTarget, String>
 /// What the audit read from the cluster.
 struct Read {
     target: ClusterTarget,
+    scope: Scope,
     inventory: cluster::Inventory,
-    /// Why workloads are judged by their pods (winlint's mutating webhook found, or assumed),
-    /// or `None`: as written.
-    as_pods: Option<String>,
+    /// Why and where workloads are judged by their pods (winlint's mutating webhook found, or
+    /// assumed), or `None`: as written.
+    as_pods: Option<AsPods>,
+}
+
+/// Workloads are judged by the pods winlint's mutating webhook gives them.
+struct AsPods {
+    why: String,
+    /// The webhooks found, whose namespaceSelectors say where; `None`: everywhere
+    /// (`--assume-webhook`).
+    hooks: Option<Vec<cluster::webhooks::MutatingWebhook>>,
+}
+
+impl AsPods {
+    /// Whether the webhook mutates the pods of a namespace with `labels` (unknown labels:
+    /// none, as the API server matches a namespace it does not know).
+    fn covers(&self, labels: Option<&std::collections::BTreeMap<String, String>>) -> bool {
+        let none = std::collections::BTreeMap::new();
+        self.hooks
+            .as_ref()
+            .is_none_or(|hooks| hooks.iter().any(|h| h.covers(labels.unwrap_or(&none))))
+    }
 }
 
 /// Whether to judge workloads as the pods winlint's mutating webhook makes of them: `Some`
-/// (why) when `--assume-webhook` says so or the cluster has the webhook. A cluster that does not
+/// when `--assume-webhook` says so or the cluster has the webhook. A cluster that does not
 /// let us look is judged as written, and says so.
-async fn webhook_judging(client: &kube::Client, assume: bool) -> Option<String> {
+async fn webhook_judging(client: &kube::Client, assume: bool) -> Option<AsPods> {
     if assume {
-        return Some("--assume-webhook".into());
+        return Some(AsPods {
+            why: "--assume-webhook".into(),
+            hooks: None,
+        });
     }
     match cluster::webhooks::winlint_mutating(client, cluster::PAGE_SIZE).await {
-        Ok(found) if !found.is_empty() => Some(format!(
-            "winlint's mutating webhook is registered (MutatingWebhookConfiguration {})",
-            found.join(", ")
-        )),
+        Ok(found) if !found.is_empty() => Some(AsPods {
+            why: format!(
+                "winlint's mutating webhook is registered (MutatingWebhookConfiguration {})",
+                found
+                    .iter()
+                    .map(|h| h.configuration.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            hooks: Some(found),
+        }),
         Ok(_) => None,
         Err(e) => {
             let why = match e.kind {
@@ -189,6 +242,7 @@ fn read(args: &AuditArgs, cfg: &Config) -> Result<Read, String> {
             .map_err(|e| one_line(&e, AUDIT_RBAC))?;
         Ok(Read {
             target: ClusterTarget::new(cfg, &facts, &origin),
+            scope,
             inventory,
             as_pods: webhook_judging(&client, args.assume_webhook).await,
         })
@@ -234,6 +288,7 @@ pub fn audit(args: AuditArgs) -> i32 {
     };
     let Read {
         mut target,
+        scope,
         inventory,
         as_pods,
     } = match read(&args, &cfg) {
@@ -265,21 +320,53 @@ pub fn audit(args: AuditArgs) -> i32 {
         },
         &args.view,
     );
-    if let Some(why) = as_pods {
-        eprintln!("winlint: judging workloads by the pods they create: {why}");
+    // The configuration of the namespaces the webhook skips (its namespaceSelector): as written.
+    let as_written = target.config.clone();
+    if let Some(a) = &as_pods {
+        eprintln!(
+            "winlint: judging workloads by the pods they create: {}",
+            a.why
+        );
         target.config.policy.judge_as_pods = true;
     }
     let mut summary = Summary::default();
     let mut audit = AuditSummary::default();
     let mut namespaces = BTreeSet::new();
     let mut counts = args.view.counts();
+    let mut policy = args
+        .policy_report
+        .map(|_| PolicyReports::new(policy_report::now_seconds()));
+    if let Some(p) = &mut policy {
+        // What could not be listed is an `error` of the namespace audited, or of the cluster.
+        let ns = match &scope {
+            Scope::Namespace(ns) => Some(ns.as_str()),
+            Scope::AllNamespaces => None,
+        };
+        for e in &errors {
+            p.error(ns, &e.file, &e.message);
+        }
+    }
     for o in &inventory.objects {
         namespaces.insert(o.namespace.as_str());
         summary.objects += 1;
         audit.cluster_pods += if o.kind == "Pod" { 1 } else { o.pods.len() };
         summary.pods += workload::pod_sites(&o.object).len();
-        let rep =
-            engine::judge::lint_judged(&o.object, &target.config, &target.context, Operation::Lint);
+        let config = match &as_pods {
+            Some(a) if !a.covers(target.context.namespaces.get(&o.namespace)) => &as_written,
+            _ => &target.config,
+        };
+        let mut rep =
+            engine::judge::lint_judged(&o.object, config, &target.context, Operation::Lint);
+        // Pods the scheduler cannot place: the scheduler's word on the findings that explain it.
+        cluster::pending::attach(&mut rep.findings, &o.pending);
+        if let Some(p) = &mut policy {
+            p.object(
+                &o.object,
+                &rep.findings,
+                &rep.exempted,
+                rep.ignore_reason.as_deref(),
+            );
+        }
         summary.suppressed += rep.suppressed;
         let place = report::object_name(Some(&o.namespace), &format!("{}/{}", o.kind, o.name));
         if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
@@ -313,6 +400,65 @@ pub fn audit(args: AuditArgs) -> i32 {
     audit.namespaces = namespaces.len();
     summary.audit = Some(audit);
     summary.cluster = Some(target.summary);
-    let written = sink.finish(&counts, &errors, &summary, args.color);
+    let reports = policy.map(PolicyReports::finish);
+    let written = match (args.policy_report, reports) {
+        (Some(PolicyReportMode::Print), Some(reports)) => {
+            // stdout is the YAML stream alone: what could not be listed is in it as `error`
+            // results, and said on stderr.
+            for e in &errors {
+                eprintln!("winlint: {}: {}", e.file, e.message);
+            }
+            drop(sink);
+            write_stdout(&crate::source::emit::to_yaml(&reports))
+        }
+        (Some(PolicyReportMode::Apply), Some(reports)) => {
+            if let Err(line) = apply_reports(&args.cluster, &scope, &reports) {
+                eprintln!("winlint: {line}");
+                return EXIT_USAGE;
+            }
+            sink.finish(&counts, &errors, &summary, args.color)
+        }
+        _ => sink.finish(&counts, &errors, &summary, args.color),
+    };
     exit_code(written, &errors, &counts, args.fail_on)
+}
+
+fn write_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// `--policy-report=apply`: write `reports` into the cluster, delete winlint's stale ones, and
+/// say so on stderr. A new client: the one that listed lived on the runtime that is gone.
+fn apply_reports(
+    args: &ClusterArgs,
+    scope: &Scope,
+    reports: &[serde_json::Value],
+) -> Result<(), String> {
+    block_on(async {
+        let (client, _) = cluster::connect(&args.client_source())
+            .await
+            .map_err(|e| one_line(&e, POLICY_REPORT_RBAC))?;
+        let done = cluster::policy_report::apply(&client, scope, reports)
+            .await
+            .map_err(|e| one_line(&e, POLICY_REPORT_RBAC))?;
+        let mut line = format!(
+            "winlint: policy reports applied: {}",
+            if done.written.is_empty() {
+                "none".into()
+            } else {
+                done.written.join(", ")
+            }
+        );
+        if !done.deleted.is_empty() {
+            line.push_str(&format!(
+                "; stale ones deleted: {}",
+                done.deleted.join(", ")
+            ));
+        }
+        eprintln!("{line}");
+        Ok(())
+    })?
 }

@@ -60,6 +60,8 @@ pub struct AuditObject {
     /// Names of the Pods (running now) this object owns, directly or through a ReplicaSet or
     /// Job; empty for a Pod reported as itself.
     pub pods: Vec<String>,
+    /// The Pods (its own, or itself) the scheduler has not placed, by name.
+    pub pending: Vec<super::pending::Pending>,
 }
 
 /// The result of an audit listing.
@@ -109,6 +111,13 @@ pub async fn list_workloads(
                 })
                 && owners.contains(uid)
             {
+                // And whether the scheduler has placed it (issue 20: Pending pods are joined
+                // with the findings of their owner).
+                let status = o
+                    .data
+                    .get("status")
+                    .map(super::pending::keep)
+                    .unwrap_or_default();
                 all.push(serde_json::json!({
                     "apiVersion": ar.api_version,
                     "kind": ar.kind,
@@ -118,6 +127,7 @@ pub async fn list_workloads(
                         "uid": o.metadata.uid,
                         "ownerReferences": o.metadata.owner_references,
                     },
+                    "status": status,
                 }));
                 return Ok(());
             }
@@ -199,9 +209,13 @@ pub fn top_owners(objects: Vec<Value>) -> Vec<AuditObject> {
         i
     };
     let mut pods: HashMap<usize, Vec<String>> = HashMap::new();
+    let mut pending: HashMap<usize, Vec<super::pending::Pending>> = HashMap::new();
     for (i, v) in objects.iter().enumerate() {
         if v["kind"] == "Pod" {
             let t = top(i);
+            if let Some(p) = super::pending::of_pod(v) {
+                pending.entry(t).or_default().push(p);
+            }
             if t != i {
                 pods.entry(t).or_default().push(
                     v["metadata"]["name"]
@@ -230,6 +244,11 @@ pub fn top_owners(objects: Vec<Value>) -> Vec<AuditObject> {
             pods: {
                 let mut p = pods.remove(&i).unwrap_or_default();
                 p.sort();
+                p
+            },
+            pending: {
+                let mut p = pending.remove(&i).unwrap_or_default();
+                p.sort_by(|a, b| a.pod.cmp(&b.pod));
                 p
             },
         })

@@ -43,13 +43,18 @@
 //!   [`list_paged`] the pager.
 //! * [`audit`]: [`list_workloads`] lists Pods and Deployments, ReplicaSets, StatefulSets,
 //!   DaemonSets, Jobs, CronJobs and ReplicationControllers (paged, as JSON values) and keeps
-//!   the top owners, each Pod counted under its topmost controller ([`top_owners`]).
+//!   the top owners, each Pod counted under its topmost controller ([`top_owners`]), with
+//!   the Pods the scheduler has not placed ([`pending`]).
+//! * [`policy_report`]: `winlint audit --policy-report=apply`, the PolicyReports of
+//!   [`crate::report::policy_report`] server-side applied, the stale ones deleted.
 //!
 //! # RBAC
 //!
 //! The live facts need `get`, `list`, `watch` on `nodes`, `namespaces` (core) and
 //! `runtimeclasses` (`node.k8s.io`); `winlint audit` needs `list` on pods,
-//! replicationcontrollers, deployments, replicasets, statefulsets, daemonsets, jobs, cronjobs.
+//! replicationcontrollers, deployments, replicasets, statefulsets, daemonsets, jobs, cronjobs;
+//! `--policy-report=apply` also `get`, `list`, `create`, `patch`, `delete` on
+//! `policyreports.wgpolicyk8s.io` (and `clusterpolicyreports` with `-A`).
 //!
 //! # Users
 //!
@@ -64,6 +69,8 @@ pub mod client;
 pub mod effective;
 pub mod facts;
 pub mod live;
+pub mod pending;
+pub mod policy_report;
 pub mod webhooks;
 
 pub use crate::model::schedule::{self, Fit, Toleration, fit};

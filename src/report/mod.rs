@@ -8,6 +8,7 @@ pub mod github;
 pub mod grouped;
 pub mod html;
 pub mod json;
+pub mod policy_report;
 pub mod sarif;
 pub mod statistics;
 pub mod text;

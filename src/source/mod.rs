@@ -20,6 +20,7 @@
 //! Tabs and shallow indentation in quoted strings, which kubectl accepts and YAML 1.2 does not,
 //! are loaded as kubectl loads them ([`kubectl`]); [`load_bytes_warned`] says where.
 
+pub mod emit;
 pub mod kubectl;
 
 use std::collections::HashMap;

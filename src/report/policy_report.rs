@@ -1,0 +1,304 @@
+//! `winlint audit --policy-report`: the audit as `wgpolicyk8s.io/v1alpha2` PolicyReports, the
+//! format of the Kubernetes Policy working group that Policy Reporter and the Kyverno UI read
+//! (CRDs: testdata/policy-report/crd/, vendored from kubernetes-sigs/wg-policy-prototypes).
+//!
+//! One PolicyReport named [`REPORT_NAME`] per namespace holding audited objects; one
+//! ClusterPolicyReport of the same name for what is not in one namespace (the kinds
+//! `audit -A` could not list). Both carry the label [`MANAGED_BY`], by which
+//! `--policy-report=apply` finds its own reports again to delete the stale ones.
+//!
+//! # Results
+//!
+//! Each finding is one result: `source: winlint`, `policy` the rule's name
+//! (`missing-windows-toleration`, as Kyverno names its policies), `rule` its code (`WIN007`),
+//! `resources` the audited object (apiVersion, kind, namespace, name, uid), `message` the
+//! finding's, `properties` the field (`pointer`), the `fix` and the rule's `docs` page.
+//! Severities are mapped by what they mean for the workload, in the vocabulary of the CRD
+//! (`warn`: "non-scored policies whose requirements were not met"):
+//!
+//! | winlint  | result | severity | scored | why |
+//! |----------|--------|----------|--------|-----|
+//! | error    | fail   | high     | true   | the pod will not run (stays Pending, fails to start) or is denied |
+//! | warning  | warn   | medium   | false  | it runs, but something will go wrong (admitted with a warning) |
+//! | info     | warn   | info     | false  | advice; nothing fails |
+//!
+//! An object with no finding is one `pass` result of policy `winlint` (winlint does not record
+//! which rules ran on an object, so it does not claim one pass per rule); a rule exempted by
+//! the `winlint.io/ignore` annotation is a `skip` (with the `winlint.io/ignore-reason`); a kind
+//! that could not be listed is an `error` without resources. `summary` counts the results.
+//! Timestamps are whole seconds ([`now_seconds`]: `SOURCE_DATE_EPOCH` when set, so that a run
+//! can be reproduced).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::model::{Finding, Severity};
+
+pub use crate::cluster::policy_report::{API_VERSION, MANAGED_BY, REPORT_NAME};
+/// The `source` of every result.
+pub const SOURCE: &str = "winlint";
+/// The `category` of every result (Policy Reporter groups by it).
+pub const CATEGORY: &str = "Windows workloads";
+
+/// `result`, `severity` and `scored` of a finding of severity `s` (the table above).
+pub fn result_of(s: Severity) -> (&'static str, &'static str, bool) {
+    match s {
+        Severity::Error => ("fail", "high", true),
+        Severity::Warning => ("warn", "medium", false),
+        Severity::Info => ("warn", "info", false),
+    }
+}
+
+/// Now, in whole seconds since the epoch: `SOURCE_DATE_EPOCH` when it is set and a number
+/// (the reproducible-builds convention, which tests use), else the system clock.
+pub fn now_seconds() -> i64 {
+    std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64)
+        })
+}
+
+/// The reports of one audit, built as the objects are judged.
+#[derive(Debug)]
+pub struct PolicyReports {
+    timestamp: Value,
+    /// Results by namespace.
+    namespaces: BTreeMap<String, Vec<Value>>,
+    /// Results of the ClusterPolicyReport.
+    cluster: Vec<Value>,
+}
+
+/// The `ObjectReference` of an audited object.
+fn reference(object: &Value) -> Value {
+    let mut r = serde_json::Map::new();
+    for (key, pointer) in [
+        ("apiVersion", "/apiVersion"),
+        ("kind", "/kind"),
+        ("namespace", "/metadata/namespace"),
+        ("name", "/metadata/name"),
+        ("uid", "/metadata/uid"),
+    ] {
+        if let Some(s) = object.pointer(pointer).and_then(Value::as_str) {
+            r.insert(key.into(), s.into());
+        }
+    }
+    Value::Object(r)
+}
+
+impl PolicyReports {
+    /// Reports whose results are dated `now` (seconds since the epoch).
+    pub fn new(now: i64) -> PolicyReports {
+        PolicyReports {
+            timestamp: json!({"seconds": now, "nanos": 0}),
+            namespaces: BTreeMap::new(),
+            cluster: Vec::new(),
+        }
+    }
+
+    fn result(&self, policy: &str, rule: Option<&str>, result: &str, message: &str) -> Value {
+        let mut r = json!({"source": SOURCE, "policy": policy});
+        if let Some(rule) = rule {
+            r["rule"] = rule.into();
+        }
+        r["category"] = CATEGORY.into();
+        r["timestamp"] = self.timestamp.clone();
+        r["result"] = result.into();
+        r["message"] = message.into();
+        r
+    }
+
+    /// One audited object: its findings (`fail`/`warn`, or one `pass` when there are none)
+    /// and the rules its `winlint.io/ignore` annotation exempted (`skip`).
+    pub fn object(
+        &mut self,
+        object: &Value,
+        findings: &[Finding],
+        exempted: &[&str],
+        ignore_reason: Option<&str>,
+    ) {
+        let namespace = object["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let subject = reference(object);
+        let mut out = Vec::new();
+        for f in findings {
+            let (result, severity, scored) = result_of(f.severity);
+            let mut r = self.result(f.rule.name, Some(f.rule.id), result, &f.message);
+            r["severity"] = severity.into();
+            r["scored"] = scored.into();
+            r["resources"] = json!([subject]);
+            let mut props = json!({"pointer": f.pointer, "docs": f.rule.docs_url()});
+            if let Some(fix) = &f.fix {
+                props["fix"] = fix.description.clone().into();
+            }
+            r["properties"] = props;
+            out.push(r);
+        }
+        let mut skipped: Vec<&str> = exempted.to_vec();
+        skipped.sort_unstable();
+        skipped.dedup();
+        for id in skipped {
+            let name = crate::rules::find(id).map_or(id, |r| r.meta.name);
+            let why = match ignore_reason {
+                Some(reason) => format!("exempted by winlint.io/ignore: {reason}"),
+                None => "exempted by winlint.io/ignore".to_string(),
+            };
+            let mut r = self.result(name, Some(id), "skip", &why);
+            r["resources"] = json!([subject]);
+            out.push(r);
+        }
+        if findings.is_empty() {
+            let mut r = self.result(
+                SOURCE,
+                None,
+                "pass",
+                "winlint found nothing wrong with this object",
+            );
+            r["scored"] = true.into();
+            r["resources"] = json!([subject]);
+            out.push(r);
+        }
+        self.namespaces.entry(namespace).or_default().extend(out);
+    }
+
+    /// Something that could not be judged (a kind that could not be listed): an `error` in the
+    /// report of `namespace`, or in the ClusterPolicyReport when `None`.
+    pub fn error(&mut self, namespace: Option<&str>, what: &str, message: &str) {
+        let r = self.result(SOURCE, Some("list"), "error", &format!("{what}: {message}"));
+        match namespace {
+            Some(ns) => self.namespaces.entry(ns.to_string()).or_default().push(r),
+            None => self.cluster.push(r),
+        }
+    }
+
+    /// The reports: a PolicyReport per namespace (by name), then the ClusterPolicyReport when
+    /// it has results.
+    pub fn finish(self) -> Vec<Value> {
+        let mut out: Vec<Value> = self
+            .namespaces
+            .into_iter()
+            .map(|(ns, results)| report("PolicyReport", Some(&ns), results))
+            .collect();
+        if !self.cluster.is_empty() {
+            out.push(report("ClusterPolicyReport", None, self.cluster));
+        }
+        out
+    }
+}
+
+fn report(kind: &str, namespace: Option<&str>, results: Vec<Value>) -> Value {
+    let mut summary = json!({"pass": 0, "fail": 0, "warn": 0, "error": 0, "skip": 0});
+    for r in &results {
+        if let Some(k) = r["result"].as_str()
+            && let Some(n) = summary[k].as_u64()
+        {
+            summary[k] = (n + 1).into();
+        }
+    }
+    let mut metadata = json!({"name": REPORT_NAME});
+    if let Some(ns) = namespace {
+        metadata["namespace"] = ns.into();
+    }
+    metadata["labels"] = json!({MANAGED_BY.0: MANAGED_BY.1});
+    json!({
+        "apiVersion": API_VERSION,
+        "kind": kind,
+        "metadata": metadata,
+        "summary": summary,
+        "results": results,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Fix;
+    use crate::rules;
+
+    fn object(ns: &str, name: &str) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": ns, "uid": format!("uid-{name}")}})
+    }
+
+    #[test]
+    fn findings_become_results_and_clean_objects_pass() {
+        let mut reports = PolicyReports::new(1_700_000_000);
+        let win007 = rules::find("WIN007").unwrap().meta;
+        let error = Finding::new(win007, "/spec/template/spec", "not tolerated").with_fix(Fix {
+            safety: crate::model::FixSafety::Safe,
+            description: "add a toleration".into(),
+            ops: vec![],
+        });
+        let warning = Finding::new(win007, "/spec", "w").severity(Severity::Warning);
+        let info = Finding::new(win007, "/spec", "i").severity(Severity::Info);
+        reports.object(&object("b", "iis"), &[error, warning, info], &[], None);
+        reports.object(
+            &object("a", "ok"),
+            &[],
+            &["WIN101", "WIN101"],
+            Some("legacy"),
+        );
+        reports.error(None, "jobs in all namespaces", "forbidden");
+        let out = reports.finish();
+        let kinds: Vec<(&str, &str)> = out
+            .iter()
+            .map(|r| {
+                (
+                    r["kind"].as_str().unwrap(),
+                    r["metadata"]["namespace"].as_str().unwrap_or("-"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("PolicyReport", "a"),
+                ("PolicyReport", "b"),
+                ("ClusterPolicyReport", "-")
+            ]
+        );
+        let a = &out[0];
+        assert_eq!(
+            a["summary"],
+            json!({"pass": 1, "fail": 0, "warn": 0, "error": 0, "skip": 1})
+        );
+        assert_eq!(a["results"][0]["result"], "skip");
+        assert_eq!(a["results"][0]["rule"], "WIN101");
+        assert_eq!(
+            a["results"][0]["message"],
+            "exempted by winlint.io/ignore: legacy"
+        );
+        assert_eq!(a["metadata"]["labels"][MANAGED_BY.0], "winlint");
+        let b = &out[1];
+        assert_eq!(
+            b["summary"],
+            json!({"pass": 0, "fail": 1, "warn": 2, "error": 0, "skip": 0})
+        );
+        let fail = &b["results"][0];
+        assert_eq!(fail["policy"], "missing-windows-toleration");
+        assert_eq!(fail["severity"], "high");
+        assert_eq!(fail["scored"], true);
+        assert_eq!(fail["properties"]["fix"], "add a toleration");
+        assert_eq!(
+            fail["resources"][0],
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "b",
+                "name": "iis", "uid": "uid-iis"})
+        );
+        assert_eq!(
+            fail["timestamp"],
+            json!({"seconds": 1_700_000_000, "nanos": 0})
+        );
+        assert_eq!(
+            (&b["results"][1]["result"], &b["results"][2]["severity"]),
+            (&json!("warn"), &json!("info"))
+        );
+        assert_eq!(out[2]["summary"]["error"], 1);
+        assert!(out[2]["metadata"].get("namespace").is_none());
+    }
+}

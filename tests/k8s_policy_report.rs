@@ -1,0 +1,335 @@
+//! `winlint audit --policy-report` and Pending Pods (issue 20) against a real kube-apiserver
+//! (tests/k8s_support) with the wgpolicyk8s.io CRDs of testdata/policy-report/crd installed:
+//! the reports land in the cluster and are read back with kubectl (their normalized content
+//! is testdata/policy-report/applied*.json; `WINLINT_BLESS=1` rewrites them), fixing a
+//! workload takes its failure away, a namespace left without workloads loses its report, and
+//! what `--policy-report` prints is what the API server accepts. No scheduler runs: the
+//! `PodScheduled=False` condition a scheduler would write is set through the status
+//! subresource. Skips without `KUBEBUILDER_ASSETS`, except under `CI=true`.
+
+mod cli_support;
+mod k8s_support;
+
+use std::path::Path;
+
+use cli_support::{Out, Run, golden, root};
+use k8s_support::{Guard, Node};
+use serde_json::{Value, json};
+
+/// When the results say they were found: `SOURCE_DATE_EPOCH` of every run.
+const NOW: &str = "1795000000";
+/// When the scheduler gave up on the Pending Pod (its condition's lastTransitionTime).
+const PENDING_SINCE: &str = "2026-11-27T10:00:00Z";
+
+fn winlint(args: &[&str]) -> Out {
+    let out = Run::new(args)
+        .env_remove("KUBECONFIG")
+        .env("SOURCE_DATE_EPOCH", NOW)
+        .run();
+    out.assert_clean_exit();
+    out
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn install_crds(c: &Guard) {
+    for f in ["policyreports", "clusterpolicyreports"] {
+        let file = root().join(format!(
+            "testdata/policy-report/crd/wgpolicyk8s.io_{f}.yaml"
+        ));
+        c.kubectl(&["apply", "--server-side", "-f", path(&file)], None)
+            .ok();
+        c.kubectl(
+            &[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                &format!("crd/{f}.wgpolicyk8s.io"),
+            ],
+            None,
+        )
+        .ok();
+    }
+}
+
+/// A Deployment of `image` with `spec`, its ReplicaSet and one Pod, owned as the controllers
+/// would own them; the Pod's stored form.
+fn deployment(c: &Guard, ns: &str, name: &str, spec: Value) -> Value {
+    let labels = json!({"app": name});
+    let template = json!({"metadata": {"labels": labels}, "spec": spec});
+    let d = c
+        .create(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"selector": {"matchLabels": labels}, "template": template}}))
+        .ok()
+        .json();
+    let owner = |kind: &str, o: &Value| {
+        json!([{"apiVersion": "apps/v1", "kind": kind, "name": o["metadata"]["name"],
+            "uid": o["metadata"]["uid"], "controller": true}])
+    };
+    let rs = c
+        .create(&json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": format!("{name}-5d4f"), "namespace": ns,
+                "ownerReferences": owner("Deployment", &d)},
+            "spec": {"selector": {"matchLabels": labels}, "template": template}}))
+        .ok()
+        .json();
+    let mut pod = template.clone();
+    pod["apiVersion"] = "v1".into();
+    pod["kind"] = "Pod".into();
+    pod["metadata"]["name"] = format!("{name}-5d4f-x7k2p").into();
+    pod["metadata"]["namespace"] = ns.into();
+    pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "name": rs["metadata"]["name"], "uid": rs["metadata"]["uid"], "controller": true}]);
+    c.create(&pod).ok().json()
+}
+
+fn iis_spec(tolerate: bool) -> Value {
+    let mut spec = json!({"nodeSelector": {"kubernetes.io/os": "windows"},
+        "containers": [{"name": "iis",
+            "image": "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"}]});
+    if tolerate {
+        spec["tolerations"] = json!([{"key": "os", "operator": "Equal", "value": "windows",
+            "effect": "NoSchedule"}]);
+    }
+    spec
+}
+
+/// Set what the scheduler writes on a Pod it cannot place.
+fn unschedulable(c: &Guard, ns: &str, pod: &str) {
+    let status = json!({"status": {"phase": "Pending", "conditions": [{
+        "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+        "lastTransitionTime": PENDING_SINCE,
+        "message": "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, \
+                    1 node(s) had untolerated taint {os: windows}. preemption: 0/2 nodes are \
+                    available: 2 Preemption is not helpful for scheduling."}]}});
+    c.kubectl(
+        &[
+            "patch",
+            "pod",
+            pod,
+            "-n",
+            ns,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &status.to_string(),
+        ],
+        None,
+    )
+    .ok();
+}
+
+/// winlint's reports in the cluster, normalized for a golden: the test's namespace names as
+/// placeholders, the fields the API server fills (uid, resourceVersion, …) dropped, the uids
+/// of the resources checked against the objects' and replaced.
+fn reports(c: &Guard, names: &[(&str, &str)]) -> String {
+    let mut items = Vec::new();
+    // The version winlint writes (the vendored CRDs prefer v1beta1).
+    for kind in [
+        "policyreports.v1alpha2.wgpolicyk8s.io",
+        "clusterpolicyreports.v1alpha2.wgpolicyk8s.io",
+    ] {
+        let list = c
+            .kubectl(
+                &[
+                    "get",
+                    kind,
+                    "-A",
+                    "-l",
+                    "app.kubernetes.io/managed-by=winlint",
+                    "-o",
+                    "json",
+                ],
+                None,
+            )
+            .ok()
+            .json();
+        for mut r in list["items"].as_array().unwrap().clone() {
+            let ns = r["metadata"]["namespace"].as_str().map(str::to_string);
+            let name = r["metadata"]["name"].clone();
+            let labels = r["metadata"]["labels"].clone();
+            r["metadata"] = json!({"name": name, "labels": labels});
+            if let Some(ns) = ns {
+                r["metadata"]["namespace"] = ns.into();
+            }
+            for res in r["results"]
+                .as_array_mut()
+                .into_iter()
+                .flatten()
+                .flat_map(|x| x["resources"].as_array_mut().unwrap())
+            {
+                let o = c
+                    .get(
+                        res["kind"].as_str().unwrap(),
+                        res["namespace"].as_str(),
+                        res["name"].as_str().unwrap(),
+                    )
+                    .ok()
+                    .json();
+                assert_eq!(res["uid"], o["metadata"]["uid"], "{res}");
+                res["uid"] = "$UID".into();
+            }
+            items.push(r);
+        }
+    }
+    items.sort_by_key(|r| {
+        (
+            r["kind"].as_str().unwrap().to_string(),
+            r["metadata"]["namespace"].to_string(),
+        )
+    });
+    let mut text = serde_json::to_string_pretty(&items).unwrap() + "\n";
+    for (name, placeholder) in names {
+        text = text.replace(name, placeholder);
+    }
+    text
+}
+
+#[test]
+fn policy_reports_land_in_the_cluster_and_follow_the_workloads() {
+    let Some(c) = cluster_or_skip() else { return };
+    // Before the CRDs exist: one line that says what to install, exit code 2.
+    let out = winlint(&[
+        "audit",
+        "-A",
+        "--kubeconfig",
+        path(&c.kubeconfig),
+        "--policy-report=apply",
+    ]);
+    out.assert_code(2);
+    assert!(
+        out.stderr
+            .contains("the wgpolicyk8s.io/v1alpha2 CRDs are not installed"),
+        "{out}"
+    );
+    install_crds(&c);
+    for n in [
+        Node::windows(&c.unique("w22"), "10.0.20348").taint("os=windows:NoSchedule"),
+        Node::linux(&c.unique("lin")),
+    ] {
+        c.create_node(&n);
+    }
+    let shop = c.unique("shop");
+    let tools = c.unique("tools");
+    c.create_namespace(&shop, &[]);
+    c.create_namespace(&tools, &[]);
+    let names = [(shop.as_str(), "$SHOP"), (tools.as_str(), "$TOOLS")];
+    let pod = deployment(&c, &shop, "iis", iis_spec(false));
+    let pod = pod["metadata"]["name"].as_str().unwrap().to_string();
+    unschedulable(&c, &shop, &pod);
+    let linux = json!({"nodeSelector": {"kubernetes.io/os": "linux"},
+        "containers": [{"name": "nginx", "image": "nginx:1.27"}]});
+    deployment(&c, &tools, "nginx", linux);
+    let kc = path(&c.kubeconfig);
+
+    // Pending: the scheduler's message is on the finding that explains it, in text and JSON.
+    let out = winlint(&["audit", "-n", &shop, "--kubeconfig", kc, "-o", "json"]);
+    out.assert_code(1);
+    let report = out.json();
+    let win007 = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "WIN007")
+        .unwrap_or_else(|| panic!("no WIN007: {report:#}"));
+    let now = format!(
+        "Now: Pod {pod} is Pending since {PENDING_SINCE}: Unschedulable: 0/2 nodes are \
+         available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had \
+         untolerated taint {{os: windows}}."
+    );
+    let message = win007["message"].as_str().unwrap();
+    assert!(message.contains(&now), "{message}");
+    assert!(message.contains("it will stay Pending"), "{message}");
+    let text = winlint(&["audit", "-n", &shop, "--kubeconfig", kc]);
+    assert!(text.stdout.contains(&now), "{text}");
+
+    // apply: one PolicyReport per namespace, read back from the API server.
+    let out = winlint(&["audit", "-A", "--kubeconfig", kc, "--policy-report=apply"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.contains(&format!(
+            "policy reports applied: PolicyReport {shop}/winlint, PolicyReport {tools}/winlint"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.stdout.contains("WIN007"),
+        "the report is printed as usual: {out}"
+    );
+    golden("testdata/policy-report/applied.json", &reports(&c, &names));
+
+    // What `--policy-report` prints is what was applied, and the API server takes it.
+    let printed = winlint(&["audit", "-A", "--kubeconfig", kc, "--policy-report"]);
+    let uids = regex::Regex::new(r"(?m)^( *uid: ).*$").unwrap();
+    let mut yaml = uids.replace_all(&printed.stdout, "${1}$$UID").into_owned();
+    for (name, placeholder) in names {
+        yaml = yaml.replace(name, placeholder);
+    }
+    golden("testdata/policy-report/printed.yaml", &yaml);
+    let dry = c.kubectl(
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=winlint",
+            "--dry-run=server",
+            "-f",
+            "-",
+            "-o",
+            "json",
+        ],
+        Some(&printed.stdout),
+    );
+    let dry = dry.ok().json();
+    let applied: Vec<Value> = winlint::source::load_bytes_values(printed.stdout.as_bytes())
+        .unwrap()
+        .into_iter()
+        .filter(|d| !d.is_null())
+        .collect();
+    assert_eq!(dry["items"].as_array().map(Vec::len), Some(applied.len()));
+
+    // The workload fixed: its failure is gone, a pass stands in its place.
+    c.kubectl(
+        &[
+            "patch",
+            "deployment",
+            "iis",
+            "-n",
+            &shop,
+            "--type=merge",
+            "-p",
+            &json!({"spec": {"template": {"spec": iis_spec(true)}}}).to_string(),
+        ],
+        None,
+    )
+    .ok();
+    // (No controller rolls it out here: the old Pod stays Pending, the Deployment is clean.)
+    let out = winlint(&["audit", "-A", "--kubeconfig", kc, "--policy-report=apply"]);
+    out.assert_code(0);
+    // The namespace left without workloads: its report is deleted, not left stale.
+    for (kind, name) in [
+        ("pod", "nginx-5d4f-x7k2p"),
+        ("replicaset", "nginx-5d4f"),
+        ("deployment", "nginx"),
+    ] {
+        c.kubectl(&["delete", kind, name, "-n", &tools, "--wait=true"], None)
+            .ok();
+    }
+    let out = winlint(&["audit", "-A", "--kubeconfig", kc, "--policy-report=apply"]);
+    out.assert_code(0);
+    assert!(
+        out.stderr
+            .contains(&format!("stale ones deleted: PolicyReport {tools}/winlint")),
+        "{out}"
+    );
+    golden(
+        "testdata/policy-report/applied-after-fix.json",
+        &reports(&c, &names),
+    );
+}
+
+fn cluster_or_skip() -> Option<Guard> {
+    k8s_support::cluster()
+}
