@@ -424,6 +424,7 @@ const CONTEXT_KINDS: &[&str] = &[
     "Secret",
     "Namespace",
     "HorizontalPodAutoscaler",
+    "GMSACredentialSpec",
 ];
 
 /// Cheap pre-check: can this text hold a context object at all?
