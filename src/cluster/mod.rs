@@ -63,6 +63,7 @@ pub mod audit;
 pub mod client;
 pub mod effective;
 pub mod facts;
+pub mod gmsa;
 pub mod live;
 pub mod webhooks;
 
