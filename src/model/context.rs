@@ -61,6 +61,28 @@ impl Context {
         self.images.as_ref()?.get(reference)
     }
 
+    /// `self` with the GMSACredentialSpecs among `objects` (one CLI input: a file, a chart's or
+    /// a kustomization's output) added, or `None` when it holds none. The CLI keeps them to
+    /// their own input instead of the context of every input: these resources are commonly
+    /// created out of band (the windows-gmsa chart's values, a script after
+    /// `New-CredentialSpec`), so one file's spec says nothing about a name in an unrelated file,
+    /// while a file that creates specs and names another one holds a likely mistake.
+    pub fn with_gmsa_specs_of<'a>(
+        &self,
+        objects: impl IntoIterator<Item = &'a Value>,
+    ) -> Option<Context> {
+        let mut own = objects
+            .into_iter()
+            .filter(|o| o.get("kind").and_then(Value::as_str) == Some("GMSACredentialSpec"))
+            .peekable();
+        own.peek()?;
+        let mut cx = self.clone();
+        for o in own {
+            cx.add(o);
+        }
+        Some(cx)
+    }
+
     /// Record the context objects among `objects` (RuntimeClass, ConfigMap, Secret, Namespace).
     /// Objects that do not deserialize as their kind are ignored here (the linter reports
     /// nothing about non-pod kinds).
@@ -218,6 +240,14 @@ mod tests {
         cx.add(&spec("windows.k8s.io/v1", "webapp1"));
         let g = cx.gmsa_credential_specs.unwrap();
         assert!(g.from_cluster && g.names.len() == 2);
+        // One input's own specs, on top of a context that has none.
+        let pod = json!({"kind": "Pod", "metadata": {"name": "p"}});
+        assert!(Context::default().with_gmsa_specs_of([&pod]).is_none());
+        let spec = spec("windows.k8s.io/v1", "own");
+        let own = Context::default()
+            .with_gmsa_specs_of([&pod, &spec])
+            .unwrap();
+        assert_eq!(own.gmsa_credential_specs.unwrap().names.len(), 1);
     }
 
     #[test]

@@ -29,9 +29,11 @@ pub static WIN110: RuleMeta = RuleMeta {
     summary: "A gMSA credential spec name names no GMSACredentialSpec resource",
     docs: r#"## What it does
 When the `GMSACredentialSpec` resources are known (the cluster's, with `--cluster`, `audit` and
-`serve` when the CRD of kubernetes-sigs/windows-gmsa is installed; else those in the CLI input),
-reports every `windowsOptions.gmsaCredentialSpecName` of the pod or of a container that names
-none of them. Without such facts it says nothing.
+`serve` when the CRD of kubernetes-sigs/windows-gmsa is installed; else those the same CLI input
+creates: one file, or one chart's or kustomization's output), reports every
+`windowsOptions.gmsaCredentialSpecName` of the pod or of a container that names none of them.
+Without such facts it says nothing: specs are often created out of band, so a spec in one file
+says nothing about a name in another.
 
 ## Why is this bad?
 The windows-gmsa admission webhook reads the named resource when the pod is created: to inline
@@ -85,16 +87,22 @@ pub(crate) fn gmsa_spec_not_found(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             continue;
         }
         let np = format!("{p}/gmsaCredentialSpecName");
-        out.push(Finding::new(
-            &WIN110,
-            np.clone(),
-            format!(
+        // The input's spec spelt with capitals (the Kubernetes gMSA task page does that): the
+        // API server refuses that resource name, so the pod's lower-case name is the one to keep.
+        let message = match specs.names.iter().find(|n| n.eq_ignore_ascii_case(name)) {
+            Some(twin) => format!(
+                "{} {name:?} names no GMSACredentialSpec {}: {twin:?} differs in case, and the API server refuses that resource name (metadata.name must be a lowercase RFC 1123 subdomain), so the gMSA webhook refuses the pod (cred spec {name} does not exist). Name the GMSACredentialSpec {name:?}",
+                pod::dotted(&np),
+                where_known(specs),
+            ),
+            None => format!(
                 "{} {name:?} names no GMSACredentialSpec {}, so the gMSA webhook refuses the pod (cred spec {name} does not exist). {}",
                 pod::dotted(&np),
                 where_known(specs),
                 remedy(specs, name)
             ),
-        ));
+        };
+        out.push(Finding::new(&WIN110, np, message));
     }
     out
 }
@@ -104,20 +112,24 @@ fn where_known(specs: &GmsaSpecs) -> &'static str {
     if specs.from_cluster {
         "in the cluster"
     } else {
-        "of the input (unless the cluster has it)"
+        "of this input (unless the cluster has it)"
     }
 }
 
-/// The fix: the known names (a few), or create the resource.
+/// The fix: the known names the API server accepts (a few), or create the resource.
 fn remedy(specs: &GmsaSpecs, name: &str) -> String {
-    let known: Vec<String> = specs
+    let valid: Vec<&String> = specs
         .names
+        .iter()
+        .filter(|n| dns1123_subdomain_errors(n).is_empty())
+        .collect();
+    let known: Vec<String> = valid
         .iter()
         .take(NAMES_SHOWN)
         .map(|n| format!("{n:?}"))
         .collect();
-    let more = if specs.names.len() > NAMES_SHOWN {
-        format!(" and {} more", specs.names.len() - NAMES_SHOWN)
+    let more = if valid.len() > NAMES_SHOWN {
+        format!(" and {} more", valid.len() - NAMES_SHOWN)
     } else {
         String::new()
     };
@@ -126,7 +138,7 @@ fn remedy(specs: &GmsaSpecs, name: &str) -> String {
     } else {
         format!(
             "Use {}{}{more} or create GMSACredentialSpec {name:?}",
-            if specs.names.len() > 1 { "one of " } else { "" },
+            if valid.len() > 1 { "one of " } else { "" },
             known.join(", ")
         )
     }
@@ -166,7 +178,7 @@ mod tests {
         assert_eq!(f.severity, Severity::Warning);
         assert!(
             f.message
-                .contains("of the input (unless the cluster has it)")
+                .contains("of this input (unless the cluster has it)")
                 && f.message.contains("does not exist")
                 && f.message.contains("Use \"webapp1\" or create"),
             "{}",
@@ -201,6 +213,25 @@ mod tests {
             "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022",
             "securityContext": {"windowsOptions": {"gmsaCredentialSpecName": "webapp01"}}}]);
         assert!(win110(&init, &cx).is_empty());
+    }
+
+    #[test]
+    fn a_spec_spelt_with_capitals() {
+        // kubernetes/website configure-gmsa.md: the spec is `gmsa-WebApp1`, the pod names
+        // `gmsa-webapp1`.
+        let mut cx = Context::default();
+        cx.add(&spec("gmsa-WebApp1"));
+        let pod = set(winok(), POD, json!("gmsa-webapp1"));
+        let m = &win110(&pod, &cx)[0].message;
+        assert!(
+            m.contains("\"gmsa-WebApp1\" differs in case")
+                && m.ends_with("Name the GMSACredentialSpec \"gmsa-webapp1\""),
+            "{m}"
+        );
+        // Another name: the invalid spec is not offered.
+        let pod = set(winok(), POD, json!("other"));
+        let m = &win110(&pod, &cx)[0].message;
+        assert!(m.ends_with(". Create GMSACredentialSpec \"other\""), "{m}");
     }
 
     #[test]
