@@ -953,6 +953,10 @@ fn lint_input(input: &Input, args: &LintArgs, cfg: &Config, cx: &Context) -> Lin
             return out;
         }
     };
+    // GMSACredentialSpecs are context for the pods of their own input only (see
+    // Context::with_gmsa_specs_of).
+    let own = cx.with_gmsa_specs_of(docs.iter().flat_map(|d| objects(&d.value)).map(|(_, o)| o));
+    let cx = own.as_ref().unwrap_or(cx);
     // A tool's output: --fix cannot edit it (refused below), and findings have no line.
     let files =
         (input.rendered.as_ref()).map(|r| r.doc_files(&String::from_utf8_lossy(&bytes), &docs));

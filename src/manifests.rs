@@ -1,7 +1,8 @@
 //! `winlint manifests`: install YAML for users without Helm.
 //!
 //! In-cluster (default): Namespace, ServiceAccount, ClusterRole and ClusterRoleBinding (the
-//! live cluster facts: get/list/watch on nodes, namespaces and runtimeclasses; not with
+//! live cluster facts: get/list/watch on nodes, namespaces and runtimeclasses, list/watch on
+//! gmsacredentialspecs.windows.k8s.io; not with
 //! `--cluster-facts off`), a Role and RoleBinding with `get` on exactly the Secrets of
 //! `registry.pullSecrets` (when the configuration looks images up), ConfigMap (`winlint.yaml`), TLS Secret, Deployment, Service,
 //! PodDisruptionBudget and the two webhook configurations, with a CA and serving certificate
@@ -252,6 +253,10 @@ pub fn cluster_facts_rules() -> Value {
     json!([
         {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": verbs},
         {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": verbs},
+        // The names of the GMSACredentialSpecs (WIN110), by metadata list and watch; a cluster
+        // without the CRD answers 404 and the rule stays silent.
+        {"apiGroups": ["windows.k8s.io"], "resources": ["gmsacredentialspecs"],
+         "verbs": ["list", "watch"]},
         // Its own webhook configurations, to check their caBundle (`serve
         // --webhook-configuration`).
         {"apiGroups": ["admissionregistration.k8s.io"],

@@ -329,6 +329,7 @@ fn cluster_facts_rbac_is_read_only_and_switchable() {
         "resources: [\"nodes\", \"namespaces\"]",
         "apiGroups: [\"node.k8s.io\"]",
         "resources: [\"runtimeclasses\"]",
+        "apiGroups: [\"windows.k8s.io\"]\n    resources: [\"gmsacredentialspecs\"]\n    verbs: [\"list\", \"watch\"]",
         "kind: ServiceAccount",
     ] {
         assert!(rbac.contains(needle), "rbac.yaml lacks {needle}");

@@ -150,7 +150,12 @@ fn in_cluster_manifests_parse_and_are_as_specified() {
             rw("", "nodes"),
             get("mutatingwebhookconfigurations"),
             get("validatingwebhookconfigurations"),
-            rw("node.k8s.io", "runtimeclasses")
+            rw("node.k8s.io", "runtimeclasses"),
+            (
+                "windows.k8s.io".to_string(),
+                "gmsacredentialspecs".to_string(),
+                vec!["list".to_string(), "watch".into()]
+            )
         ]
     );
     // Only its own webhook configurations, by name.

@@ -315,7 +315,8 @@ where
 }
 
 /// The facts of the cluster now, read once (paged lists of Nodes, RuntimeClasses and
-/// Namespaces, and `/version`): `winlint --cluster`.
+/// Namespaces, `/version`, and GMSACredentialSpec names where the CRD is installed and may be
+/// listed): `winlint --cluster`.
 pub async fn read_once(
     client: &kube::Client,
     page_size: u32,
@@ -337,5 +338,6 @@ pub async fn read_once(
         .apiserver_version()
         .await
         .map_err(|e| ClusterError::from_kube("reading the server version", &e))?;
-    Ok(ClusterFacts::derive(&nodes, &rcs, &nss, Some(&version)))
+    let gmsa = super::gmsa::read_names(client, page_size).await?;
+    Ok(ClusterFacts::derive(&nodes, &rcs, &nss, Some(&version)).with_gmsa_credential_specs(gmsa))
 }

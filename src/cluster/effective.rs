@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::facts::ClusterFacts;
 use crate::config::Config;
+use crate::model::context::GmsaSpecs;
 use crate::model::{Context, Runtime, Taint, Target};
 
 /// `config` with the cluster's facts: the API server's version, the Windows builds its nodes run,
@@ -75,7 +76,8 @@ fn runtime_of(version: &str) -> Option<Runtime> {
     }
 }
 
-/// The context the facts give every evaluation: RuntimeClasses by name and namespace labels.
+/// The context the facts give every evaluation: RuntimeClasses by name, namespace labels and
+/// GMSACredentialSpec names.
 pub fn context(facts: &ClusterFacts) -> Context {
     Context {
         runtime_classes: facts
@@ -88,6 +90,10 @@ pub fn context(facts: &ClusterFacts) -> Context {
             .iter()
             .map(|(name, labels)| (name.clone(), labels.clone()))
             .collect(),
+        gmsa_credential_specs: facts.gmsa_credential_specs.as_ref().map(|names| GmsaSpecs {
+            names: names.clone(),
+            from_cluster: true,
+        }),
         ..Context::default()
     }
 }

@@ -225,6 +225,9 @@ pub struct ClusterFacts {
     pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
     /// Windows nodes whose build is unknown: name → why.
     pub unknown_builds: BTreeMap<String, String>,
+    /// GMSACredentialSpec names (`gmsa.rs`); `None` without the CRD or the right to list it.
+    /// Optional: not part of [`Synced`], a cluster without it is fully synced.
+    pub gmsa_credential_specs: Option<BTreeSet<String>>,
     /// When this snapshot was built (not part of equality).
     pub built_at: SystemTime,
 }
@@ -237,6 +240,7 @@ impl PartialEq for ClusterFacts {
             && self.runtime_classes == o.runtime_classes
             && self.namespaces == o.namespaces
             && self.unknown_builds == o.unknown_builds
+            && self.gmsa_credential_specs == o.gmsa_credential_specs
     }
 }
 
@@ -352,6 +356,7 @@ impl ClusterFacts {
             runtime_classes: BTreeMap::new(),
             namespaces: BTreeMap::new(),
             unknown_builds: BTreeMap::new(),
+            gmsa_credential_specs: None,
             built_at: SystemTime::now(),
         }
     }
@@ -372,8 +377,15 @@ impl ClusterFacts {
             runtime_classes,
             namespaces,
             unknown_builds: nodes.unknown_builds(),
+            gmsa_credential_specs: None,
             built_at: SystemTime::now(),
         }
+    }
+
+    /// The same facts with the GMSACredentialSpec names (`None`: not known).
+    pub fn with_gmsa_credential_specs(mut self, names: Option<BTreeSet<String>>) -> ClusterFacts {
+        self.gmsa_credential_specs = names;
+        self
     }
 
     /// The facts of complete lists of Nodes, RuntimeClasses and Namespaces and `/version`.

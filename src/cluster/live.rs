@@ -1,5 +1,5 @@
-//! The live facts of `winlint serve`: watchers on Nodes, RuntimeClasses and Namespaces, the
-//! server version refreshed periodically, and a snapshot rebuilt off the request path and
+//! The live facts of `winlint serve`: watchers on Nodes, RuntimeClasses and Namespaces (and,
+//! optional, GMSACredentialSpec names: `gmsa.rs`), the server version refreshed periodically, and a snapshot rebuilt off the request path and
 //! swapped whole.
 
 use std::collections::BTreeMap;
@@ -21,6 +21,7 @@ use super::facts::{
     ClusterFacts, NodeIndex, NodeObservation, RuntimeClassFacts, ServerVersion, Synced,
     namespace_facts,
 };
+use super::gmsa::{self, GmsaStore};
 
 /// Tuning of [`ClusterWatch`].
 #[derive(Debug, Clone)]
@@ -166,6 +167,8 @@ enum Ev {
     Node(Result<Event<NodeObservation>, watcher::Error>),
     Rc(Result<Event<(String, RuntimeClassFacts)>, watcher::Error>),
     Ns(Result<Event<(String, Labels)>, watcher::Error>),
+    /// Optional facts: not in the health status nor in [`Synced`] (`GmsaStore` logs).
+    Gmsa(Result<Event<String>, watcher::Error>),
 }
 
 type Labels = BTreeMap<String, String>;
@@ -462,6 +465,7 @@ struct Stores {
     nss_init: Option<BTreeMap<String, Labels>>,
     synced: Synced,
     version: Option<ServerVersion>,
+    gmsa: GmsaStore,
 }
 
 /// Apply one event to a keyed store; `true` when the facts changed.
@@ -498,9 +502,14 @@ fn apply_map<V: PartialEq>(
 }
 
 impl Stores {
-    /// Apply an event; `Ok(true)` when the facts changed.
-    fn apply(&mut self, ev: Ev) -> (usize, Result<bool, ClusterError>) {
-        match ev {
+    /// Apply an event; `Ok(true)` when the facts changed. The index is the resource of the
+    /// health status (`None`: an optional fact, whose errors are no failure).
+    fn apply(&mut self, ev: Ev) -> (Option<usize>, Result<bool, ClusterError>) {
+        let (i, r) = match ev {
+            Ev::Gmsa(r) => {
+                let r = r.map_err(|e| watch_error("gmsacredentialspecs", &e));
+                return (None, Ok(self.gmsa.apply(r)));
+            }
             Ev::Node(Err(e)) => (NODES, Err(watch_error("nodes", &e))),
             Ev::Rc(Err(e)) => (RUNTIME_CLASSES, Err(watch_error("runtimeclasses", &e))),
             Ev::Ns(Err(e)) => (NAMESPACES, Err(watch_error("namespaces", &e))),
@@ -523,7 +532,8 @@ impl Stores {
                     &mut self.synced.namespaces,
                 )),
             ),
-        }
+        };
+        (Some(i), r)
     }
 
     fn apply_node(&mut self, ev: Event<NodeObservation>) -> bool {
@@ -562,6 +572,7 @@ impl Stores {
             self.nss.clone(),
             self.version.clone(),
         )
+        .with_gmsa_credential_specs(self.gmsa.names().cloned())
     }
 }
 
@@ -641,11 +652,13 @@ async fn run(
                 }))
             })
             .boxed();
-    let nss: BoxStream<'static, Ev> = watcher::watcher(Api::<Namespace>::all(client.clone()), cfg)
-        .default_backoff()
-        .map(|r| Ev::Ns(reduce(r, namespace_facts)))
-        .boxed();
-    let mut events = futures::stream::select_all([nodes, rcs, nss]);
+    let nss: BoxStream<'static, Ev> =
+        watcher::watcher(Api::<Namespace>::all(client.clone()), cfg.clone())
+            .default_backoff()
+            .map(|r| Ev::Ns(reduce(r, namespace_facts)))
+            .boxed();
+    let gmsa: BoxStream<'static, Ev> = gmsa::watch_names(&client, cfg).map(Ev::Gmsa).boxed();
+    let mut events = futures::stream::select_all([nodes, rcs, nss, gmsa]);
     let mut stores = Stores::default();
     let mut rebuild_at: Option<tokio::time::Instant> = None;
     let (probe_tx, mut probe_rx) = mpsc::unbounded_channel();
@@ -656,12 +669,13 @@ async fn run(
             ev = events.next() => {
                 let Some(ev) = ev else { return };
                 let (i, r) = stores.apply(ev);
-                match r {
-                    Ok(changed) => {
+                match (i, r) {
+                    (None, r) => r.unwrap_or(false),
+                    (Some(i), Ok(changed)) => {
                         record_ok(&shared, i, stores.synced_of(i));
                         changed
                     }
-                    Err(e) => {
+                    (Some(i), Err(e)) => {
                         record_err(&shared, i, &e);
                         // 410 Gone is routine: the watcher lists again at once.
                         if e.kind != ErrorKind::Gone && probes[i].as_ref().is_none_or(|p| p.is_finished()) {

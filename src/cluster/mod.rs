@@ -68,6 +68,7 @@ pub mod audit;
 pub mod client;
 pub mod effective;
 pub mod facts;
+pub mod gmsa;
 pub mod live;
 pub mod pending;
 pub mod policy_report;

@@ -1,5 +1,5 @@
 //! Cluster facts known to the evaluation besides the object: RuntimeClasses, ConfigMap and
-//! Secret keys, namespace labels, HorizontalPodAutoscaler targets.
+//! Secret keys, namespace labels, HorizontalPodAutoscaler targets, GMSACredentialSpec names.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -25,7 +25,22 @@ pub struct Context {
     /// What a registry said about the images (issue 18); `None` offline, where rules read the
     /// image names only.
     pub images: Option<Arc<dyn ImageFactsSource>>,
+    /// The GMSACredentialSpec resources known; `None` when nothing is known of them (no such
+    /// object in the CLI input, or a cluster without the CRD, or one that refuses the list).
+    pub gmsa_credential_specs: Option<GmsaSpecs>,
 }
+
+/// Names of GMSACredentialSpec resources (`windows.k8s.io`, cluster-scoped: the names are
+/// cluster-wide), and whether the set is the cluster's (complete at a moment) or only what the
+/// CLI input holds (the cluster may have more).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GmsaSpecs {
+    pub names: BTreeSet<String>,
+    pub from_cluster: bool,
+}
+
+/// The API group of the GMSACredentialSpec CRD of kubernetes-sigs/windows-gmsa.
+pub const GMSA_GROUP: &str = "windows.k8s.io";
 
 /// Image facts known to the front end, by the reference as written in the pod. `get` reads
 /// memory only (the CLI resolved its images before linting; `serve` reads its cache and, on a
@@ -44,6 +59,28 @@ impl Context {
     /// The registry's facts for `reference`, when the front end has them.
     pub fn image_facts(&self, reference: &str) -> Option<Arc<ImageFacts>> {
         self.images.as_ref()?.get(reference)
+    }
+
+    /// `self` with the GMSACredentialSpecs among `objects` (one CLI input: a file, a chart's or
+    /// a kustomization's output) added, or `None` when it holds none. The CLI keeps them to
+    /// their own input instead of the context of every input: these resources are commonly
+    /// created out of band (the windows-gmsa chart's values, a script after
+    /// `New-CredentialSpec`), so one file's spec says nothing about a name in an unrelated file,
+    /// while a file that creates specs and names another one holds a likely mistake.
+    pub fn with_gmsa_specs_of<'a>(
+        &self,
+        objects: impl IntoIterator<Item = &'a Value>,
+    ) -> Option<Context> {
+        let mut own = objects
+            .into_iter()
+            .filter(|o| o.get("kind").and_then(Value::as_str) == Some("GMSACredentialSpec"))
+            .peekable();
+        own.peek()?;
+        let mut cx = self.clone();
+        for o in own {
+            cx.add(o);
+        }
+        Some(cx)
     }
 
     /// Record the context objects among `objects` (RuntimeClass, ConfigMap, Secret, Namespace).
@@ -102,6 +139,22 @@ impl Context {
                     );
                 }
             }
+            "GMSACredentialSpec" => {
+                // v1 and the deprecated v1alpha1 the CRD still serves; another group's kind of
+                // the same name is not the one the gMSA webhook reads.
+                let group = object
+                    .get("apiVersion")
+                    .and_then(Value::as_str)
+                    .and_then(|v| v.split_once('/'))
+                    .map(|(g, _)| g);
+                let name = object.lookup("/metadata/name").and_then(Value::as_str);
+                if let (Some(GMSA_GROUP), Some(name)) = (group, name) {
+                    self.gmsa_credential_specs
+                        .get_or_insert_default()
+                        .names
+                        .insert(name.to_string());
+                }
+            }
             "HorizontalPodAutoscaler" => {
                 let ns = object
                     .lookup("/metadata/namespace")
@@ -153,6 +206,48 @@ mod tests {
             "node.k8s.io/v1beta1"
         );
         assert!(!cx.runtime_classes.contains_key("alpha"));
+    }
+
+    #[test]
+    fn gmsa_credential_specs_of_the_input() {
+        let mut cx = Context::default();
+        assert_eq!(cx.gmsa_credential_specs, None);
+        let spec = |api: &str, name: &str| {
+            json!({"apiVersion": api, "kind": "GMSACredentialSpec", "metadata": {"name": name},
+                "credspec": {"CmsPlugins": ["ActiveDirectory"]}})
+        };
+        cx.add(&spec("example.com/v1", "elsewhere"));
+        assert_eq!(
+            cx.gmsa_credential_specs, None,
+            "another group's kind is not it"
+        );
+        cx.add(&spec("windows.k8s.io/v1", "webapp1"));
+        cx.add(&spec("windows.k8s.io/v1alpha1", "webapp2"));
+        let g = cx.gmsa_credential_specs.as_ref().unwrap();
+        assert_eq!(
+            g.names.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["webapp1", "webapp2"]
+        );
+        assert!(!g.from_cluster);
+        // Added to the cluster's facts (`--cluster`): still the cluster's set, plus the input.
+        let mut cx = Context {
+            gmsa_credential_specs: Some(GmsaSpecs {
+                names: ["live".to_string()].into(),
+                from_cluster: true,
+            }),
+            ..Context::default()
+        };
+        cx.add(&spec("windows.k8s.io/v1", "webapp1"));
+        let g = cx.gmsa_credential_specs.unwrap();
+        assert!(g.from_cluster && g.names.len() == 2);
+        // One input's own specs, on top of a context that has none.
+        let pod = json!({"kind": "Pod", "metadata": {"name": "p"}});
+        assert!(Context::default().with_gmsa_specs_of([&pod]).is_none());
+        let spec = spec("windows.k8s.io/v1", "own");
+        let own = Context::default()
+            .with_gmsa_specs_of([&pod, &spec])
+            .unwrap();
+        assert_eq!(own.gmsa_credential_specs.unwrap().names.len(), 1);
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub mod identity {
     pub mod win105_runasusername_invalid;
     pub mod win106_gmsa_spec_invalid;
     pub mod win108_gmsa_webhook_required;
+    pub mod win110_gmsa_spec_not_found;
     pub mod win409_runasnonroot_admin;
 }
 
@@ -178,6 +179,7 @@ static RULES: &[Rule] = &[
     security::win107_psa_restricted_windows::RULE,
     identity::win108_gmsa_webhook_required::RULE,
     security::win109_field_newer_than_target::RULE,
+    identity::win110_gmsa_spec_not_found::RULE,
     hostprocess::win201_hostprocess_requires_hostnetwork::RULE,
     hostprocess::win202_hostprocess_mixed::RULE,
     hostprocess::win203_hostprocess_unavailable::RULE,
