@@ -6,6 +6,8 @@
 //!   (`winlint::source::load_bytes`: saphyr + source map), nothing else: the parse floor;
 //! * `corpus lint DIR`: load + context + `lint_object` of every document, as the CLI does, but
 //!   without formatting output (to split the CLI's cost into engine and reporting);
+//! * `corpus review N [mutate|validate] [BYTES]`: `Webhook::review` N times on the generated
+//!   CREATE review of BYTES (default 5 000), for instruction counts under callgrind;
 //! * no arguments (`cargo bench --bench corpus`): generate into a temp dir, run parse and lint
 //!   in-process and print resources/s and the ratio.
 //!
@@ -118,8 +120,27 @@ fn main() {
                 n as f64 / s
             );
         }
+        Some("review") => {
+            // Instructions per admission request without TLS or HTTP (issue 16): run under
+            // callgrind with N=1 and N=21; the difference / 20 is one `Webhook::review`.
+            let n: usize = args.get(1).map_or(1, |s| s.parse().expect("N"));
+            let endpoint = match args.get(2).map(String::as_str) {
+                Some("validate") => winlint::admission::Endpoint::Validate,
+                _ => winlint::admission::Endpoint::Mutate,
+            };
+            let size = args.get(3).map_or(5_000, |s| s.parse().expect("BYTES"));
+            let body = support::review(size, false);
+            let webhook = winlint::admission::Webhook::new(Config::default());
+            let mut bytes = 0;
+            for _ in 0..n {
+                bytes += webhook.review(&body, endpoint).unwrap().body.len();
+            }
+            println!("review: {n} x {} B -> {bytes} B", body.len());
+        }
         Some(other) if !other.is_empty() => {
-            eprintln!("usage: corpus gen DIR [N] [SEED] | parse DIR | lint DIR");
+            eprintln!(
+                "usage: corpus gen DIR [N] [SEED] | parse DIR | lint DIR | review N [mutate|validate] [BYTES]"
+            );
             std::process::exit(2);
         }
         _ => {

@@ -622,15 +622,12 @@ impl Fixer<'_> {
     /// never applied here): if the fixed object has an error (by rule) that `findings` (its
     /// lint) does not, the API server would reject it, so the fixes are taken back and tried
     /// again without the fixes that add `spec.os` ([`Mutation::adds_spec_os`]), then not at
-    /// all. Returns the patch against the original object and the rules whose fixes it holds.
+    /// all. Returns the patch against the original object, the rules whose fixes it holds and,
+    /// when the fixer linted it, the lint of the object as fixed ([`Guarded`]).
     ///
     /// [`Mutation::recorded_as`]: crate::model::meta::Mutation::recorded_as
     /// [`Mutation::adds_spec_os`]: crate::model::meta::Mutation::adds_spec_os
-    pub fn fix_guarded(
-        &self,
-        object: &mut Value,
-        findings: &[Finding],
-    ) -> (Vec<PatchOperation>, Vec<&'static RuleMeta>) {
+    pub fn fix_guarded(&self, object: &mut Value, findings: &[Finding]) -> Guarded {
         let before = errors_of(findings);
         let not_mutations: Vec<&str> = rules::all()
             .iter()
@@ -655,22 +652,39 @@ impl Fixer<'_> {
                 object,
                 patch: Vec::new(),
             };
-            let Ok(fixed) = self.fix(&mut doc, Some(findings), &skip);
+            let Ok(mut fixed) = self.fix(&mut doc, Some(findings), &skip);
             let patch = doc.patch;
             // The last pass linted the fixed object already, when it could: reuse its findings.
+            // One object at the root (never a `List`): its lint is the fixed object's.
+            let whole = fixed
+                .last
+                .as_ref()
+                .is_none_or(|l| l.len() == 1 && l[0].prefix.is_empty());
+            let last: Vec<ObjectReport> = match fixed.last.take() {
+                Some(lints) => lints.into_iter().map(|l| l.report).collect(),
+                None if patch.is_empty() => Vec::new(),
+                None => vec![lint_object(
+                    object,
+                    self.config,
+                    self.context,
+                    self.operation,
+                )],
+            };
             let accept = patch.is_empty()
-                || match &fixed.last {
-                    Some(after) => errors_of(after.iter().flat_map(|l| &l.report.findings))
-                        .iter()
-                        .all(|id| before.contains(id)),
-                    None => errors_of(
-                        &lint_object(object, self.config, self.context, self.operation).findings,
-                    )
+                || errors_of(last.iter().flat_map(|r| &r.findings))
                     .iter()
-                    .all(|id| before.contains(id)),
-                };
+                    .all(|id| before.contains(id));
             if accept {
-                return (patch, fixed.applied);
+                let mut last = last;
+                let after = match (patch.is_empty(), last.len()) {
+                    (false, 1) if whole => last.pop(),
+                    _ => None,
+                };
+                return Guarded {
+                    patch,
+                    applied: fixed.applied,
+                    after,
+                };
             }
             fixed.rollback.apply(object);
             if attempt == 0 {
@@ -682,8 +696,20 @@ impl Fixer<'_> {
                 );
             }
         }
-        (Vec::new(), Vec::new())
+        Guarded::default()
     }
+}
+
+/// What [`Fixer::fix_guarded`] did to an admission object.
+#[derive(Debug, Default)]
+pub struct Guarded {
+    /// The patch against the original object (empty: left alone).
+    pub patch: Vec<PatchOperation>,
+    /// The rules whose fixes the patch holds, in the order they first were applied.
+    pub applied: Vec<&'static RuleMeta>,
+    /// The lint of the object as fixed (the fixer's last pass, or the guard's own lint), under
+    /// the fixer's configuration and operation; `None` when the patch is empty.
+    pub after: Option<ObjectReport>,
 }
 
 fn errors_of<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> Vec<&'static str> {

@@ -179,7 +179,7 @@ pub fn as_pods(
     let mut pods = object.clone();
     // The mutation configuration differs from the validating one only in its fix policy, so
     // on CREATE the lint above is the one the mutation starts from.
-    let Some(m) = super::deadline::catch(|| match op {
+    let Some(mut m) = super::deadline::catch(|| match op {
         Operation::Create => mutation::mutate_linted(&mut pods, cfg, context, report),
         _ => mutation::mutate_with(&mut pods, cfg, context),
     }) else {
@@ -188,7 +188,13 @@ pub fn as_pods(
     if m.patch.is_empty() {
         return as_written(findings);
     }
-    match lint(&pods, config, context, op) {
+    // On CREATE the mutation's last lint is the mutated copy's, when nothing changed after it
+    // (the findings do not depend on the fix policy): not linted again.
+    let after = match m.after.take() {
+        Some(r) if op == Operation::Create => Some(r.findings),
+        _ => lint(&pods, config, context, op),
+    };
+    match after {
         Some(after) if daemon => {
             // The pods' placement is the template's: its placement findings as written,
             // the rest as its pods will be.
@@ -221,4 +227,100 @@ pub fn as_pods(
 /// Lint, turning a panicking rule into `None`.
 fn lint(object: &Value, config: &Config, context: &Context, op: Operation) -> Option<Vec<Finding>> {
     super::deadline::catch(|| lint_object(object, config, context, op).findings)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::config::LinuxGuard;
+    use crate::model::workload::objects;
+
+    fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                yaml_files(&p, out);
+            } else if p.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// `/validate` judges a template on CREATE by the mutation's last lint instead of linting
+    /// the mutated copy again: over every workload of `testdata/` under several mutation
+    /// policies, that lint is exactly the mutated copy's (findings, fixes, exemptions), and
+    /// it is offered only when the copy did not change after it.
+    #[test]
+    fn the_mutations_last_lint_is_the_mutated_copys() {
+        let mut files = Vec::new();
+        yaml_files(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"),
+            &mut files,
+        );
+        let mut configs = Vec::new();
+        for (strip, hyperv, label, guard) in [
+            (false, HyperV::Off, false, LinuxGuard::Auto),
+            (true, HyperV::Off, false, LinuxGuard::Auto),
+            (true, HyperV::Auto, false, LinuxGuard::Auto),
+            (false, HyperV::Off, true, LinuxGuard::On),
+        ] {
+            let mut c = Config::default();
+            c.policy.mutation.strip_linux_only_fields = strip;
+            c.policy.mutation.hyperv = hyperv;
+            c.policy.mutation.pod_os_label = label;
+            c.policy.mutation.linux_guard = guard;
+            configs.push(c);
+        }
+        let (mut reused, mut mutated) = (0, 0);
+        for file in &files {
+            let Ok(text) = std::fs::read_to_string(file) else {
+                continue;
+            };
+            let Ok(docs) = crate::source::load(&text) else {
+                continue;
+            };
+            let mut cx = Context::default();
+            for d in &docs {
+                cx.add(&d.value);
+            }
+            for d in &docs {
+                for (_, obj) in objects(&d.value) {
+                    if crate::model::workload::pod_sites(obj).is_empty() {
+                        continue;
+                    }
+                    for c in &configs {
+                        for probable in [false, true] {
+                            let mc = MutationConfigs::new(c);
+                            let cfg = mc.for_namespace(probable);
+                            let report = lint_object(obj, c, &cx, Operation::Create);
+                            let mut pods = obj.clone();
+                            let m = mutation::mutate_linted(&mut pods, cfg, &cx, &report);
+                            if m.patch.is_empty() {
+                                assert!(m.after.is_none());
+                                continue;
+                            }
+                            mutated += 1;
+                            let Some(after) = m.after else { continue };
+                            reused += 1;
+                            let again = lint_object(&pods, c, &cx, Operation::Create);
+                            assert_eq!(
+                                format!("{:?}", after),
+                                format!("{again:?}"),
+                                "{}",
+                                file.display()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // Both cases occur: the lint reused, and a step or the pod's own record after it.
+        assert!(reused > 50 && mutated > reused, "{reused} of {mutated}");
+    }
 }

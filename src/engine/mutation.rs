@@ -216,6 +216,11 @@ pub struct Mutated {
     /// one per fix that rewrites or removes a value the user wrote or changes the pod's
     /// security posture.
     pub notices: Vec<(&'static str, String)>,
+    /// The lint (on CREATE) of the object as mutated, when the fixer's last pass made it and
+    /// nothing the rules read changed after it (no step applied; the `winlint.io/mutated`
+    /// record is outside every pod site, in a workload's own metadata, which no rule reads):
+    /// `/validate` judges a template by it without linting the mutated copy again.
+    pub after: Option<ObjectReport>,
 }
 
 /// The applied fixes of `findings` that the user must hear of: a fix that replaces or removes
@@ -332,10 +337,11 @@ pub fn mutate_linted(
             operation: Operation::Create,
             options: FixOptions::WEBHOOK,
         };
-        let (patch, applied) = fixer.fix_guarded(object, &report.findings);
-        m.patch = patch;
-        m.notices = notices(&report.findings, &applied, config);
-        for rule in applied {
+        let guarded = fixer.fix_guarded(object, &report.findings);
+        m.patch = guarded.patch;
+        m.after = guarded.after;
+        m.notices = notices(&report.findings, &guarded.applied, config);
+        for rule in guarded.applied {
             m.rules.push(rule.id);
             // fix_guarded applies only the fixes of rules that have a mutation name.
             let name = rule.mutation.name().unwrap_or(rule.name).to_string();
@@ -355,7 +361,16 @@ pub fn mutate_linted(
         };
         if apply(object, &step_ops, &mut m.patch) {
             m.changed.push(step.name.to_string());
+            m.after = None;
         }
+    }
+    if m.after.is_some()
+        && workload::pod_sites(object)
+            .iter()
+            .any(|s| s.meta_ptr == "/metadata")
+    {
+        // A Pod: the record below lands in the pod's own annotations.
+        m.after = None;
     }
     if !m.patch.is_empty() {
         record(object, &m.changed, &mut m.patch);
