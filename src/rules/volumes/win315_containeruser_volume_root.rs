@@ -38,7 +38,10 @@ with NTFS, in containers that run as `ContainerUser`:
   or the share, and ConfigMap, Secret and projected volumes are read-only.
 
 An init container that mounts the volume and runs `icacls` is taken as the fix: nothing is
-reported for that volume.
+reported for that volume. When the container's `command` or `args` name paths under the mount
+and all of them are in subdirectories (`C:\data\logs\app.log`), the program writes where it
+may: nothing is reported; a path directly in the root (`C:\data\app.db`) is named in the
+message.
 
 ## Why is this bad?
 The root of a freshly formatted NTFS volume grants `BUILTIN\Users` (of which `ContainerUser` is a
@@ -136,13 +139,18 @@ pub(crate) fn containeruser_volume_root(site: &PodSite, eval: &Eval) -> Vec<Find
                 continue;
             };
             let path = mount_path(m).unwrap_or("");
+            let evidence = match written_paths(&c, path) {
+                Written::OnlyInSubdirectories => continue,
+                Written::AtRoot(file) => format!(" (the command names {file})"),
+                Written::Unknown => String::new(),
+            };
             out.push(Finding::new(
                 &WIN315,
                 site.container_ptr(&c, &format!("/volumeMounts/{i}")),
                 format!(
                     "{} runs as ContainerUser ({}) and mounts volume {name:?} ({disk}) at {path}: \
                      the root of an NTFS volume lets BUILTIN\\Users create folders there but not \
-                     files, so a file written directly in {path} fails with Access is denied. \
+                     files, so a file written directly in {path}{evidence} fails with Access is denied. \
                      Mount a subPath, run as ContainerAdministrator (windowsOptions.runAsUserName), \
                      or grant Users modify rights from an init container running as \
                      ContainerAdministrator (icacls {path} /grant *S-1-5-32-545:(OI)(CI)M)",
@@ -202,6 +210,58 @@ fn disk_volume(site: &PodSite, eval: &Eval, name: &str) -> Option<String> {
             .and_then(Value::as_str),
     )
     .map(|why| format!("volumeClaimTemplate, {why}"))
+}
+
+/// What the container's `command` and `args` say about the files it writes under a mount.
+enum Written {
+    /// A path directly in the mount's root (the first one named).
+    AtRoot(String),
+    /// Paths under the mount, all in subdirectories: the program creates the folder (which
+    /// `BUILTIN\Users` may) and writes inside it, as the OpenShift WMCO vSphere CSI sample does.
+    OnlyInSubdirectories,
+    /// No path under the mount: the program's own configuration decides.
+    Unknown,
+}
+
+/// The paths under `mount_path` that the container's `command` and `args` name (compared as
+/// Windows compares paths: without case, `/` as `\`, a path without a drive on `C:`).
+fn written_paths(c: &ContainerRef, mount_path: &str) -> Written {
+    let norm = |s: &str| s.to_ascii_lowercase().replace('/', "\\");
+    let mut root = norm(mount_path).trim_end_matches('\\').to_string();
+    if root.starts_with('\\') {
+        root.insert_str(0, "c:");
+    }
+    if root.is_empty() {
+        return Written::Unknown;
+    }
+    let prefix = format!("{root}\\");
+    let mut deeper = false;
+    for arg in ["command", "args"]
+        .iter()
+        .flat_map(|f| list(c.value, f))
+        .filter_map(Value::as_str)
+    {
+        let arg = norm(arg);
+        let mut rest = arg.as_str();
+        while let Some(at) = rest.find(&prefix) {
+            let tail = &rest[at + prefix.len()..];
+            let end = tail
+                .find(|ch: char| ch.is_whitespace() || "'\";|&<>,".contains(ch))
+                .unwrap_or(tail.len());
+            let name = &tail[..end];
+            if name.contains('\\') {
+                deeper = true;
+            } else if !name.is_empty() {
+                return Written::AtRoot(format!("{root}\\{name}"));
+            }
+            rest = &tail[end..];
+        }
+    }
+    if deeper {
+        Written::OnlyInSubdirectories
+    } else {
+        Written::Unknown
+    }
 }
 
 /// Whether an init container mounts volume `name` and runs `icacls`: the documented fix (a
@@ -337,6 +397,35 @@ mod tests {
             json!({"windowsOptions": {"runAsUserName": "containeruser"}}),
         );
         assert_eq!(hits(&user, &cx).len(), 1);
+    }
+
+    #[test]
+    fn paths_the_command_names() {
+        let cx = disk_context();
+        let mount = json!({"name": "data", "mountPath": "/test/"});
+        let with = |script: &str| {
+            set(
+                nano_with(claim("data"), mount.clone()),
+                &format!("{C0}/command"),
+                json!(["pwsh.exe", "-command", script]),
+            )
+        };
+        // The OpenShift WMCO sample: a file in a subdirectory it creates.
+        let sub = with("$f='C:\\test\\csi\\timestamp.txt'; New-Item -Path $f -Force");
+        assert!(hits(&sub, &cx).is_empty());
+        let root = with("Add-Content C:/Test/timestamp.txt x");
+        let found = crate::engine::lint_object(&root, &cfg(), &cx, crate::model::Operation::Lint)
+            .findings
+            .into_iter()
+            .find(|f| f.rule.id == "WIN315")
+            .expect("a finding");
+        assert!(
+            found.message.contains("c:\\test\\timestamp.txt"),
+            "{}",
+            found.message
+        );
+        // No path: the program's configuration decides, and the data directory is the mount.
+        assert_eq!(hits(&with("Start-App"), &cx).len(), 1);
     }
 
     #[test]
