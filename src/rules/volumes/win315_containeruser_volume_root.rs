@@ -139,6 +139,7 @@ pub(crate) fn containeruser_volume_root(site: &PodSite, eval: &Eval) -> Vec<Find
                 continue;
             };
             let path = mount_path(m).unwrap_or("");
+            let win = windows_form(path);
             let evidence = match written_paths(&c, path) {
                 Written::OnlyInSubdirectories => continue,
                 Written::AtRoot(file) => format!(" (the command names {file})"),
@@ -150,10 +151,10 @@ pub(crate) fn containeruser_volume_root(site: &PodSite, eval: &Eval) -> Vec<Find
                 format!(
                     "{} runs as ContainerUser ({}) and mounts volume {name:?} ({disk}) at {path}: \
                      the root of an NTFS volume lets BUILTIN\\Users create folders there but not \
-                     files, so a file written directly in {path}{evidence} fails with Access is denied. \
+                     files, so a file written directly in {win}{evidence} fails with Access is denied. \
                      Mount a subPath, run as ContainerAdministrator (windowsOptions.runAsUserName), \
                      or grant Users modify rights from an init container running as \
-                     ContainerAdministrator (icacls {path} /grant *S-1-5-32-545:(OI)(CI)M)",
+                     ContainerAdministrator (icacls {win} /grant *S-1-5-32-545:(OI)(CI)M)",
                     c.label(),
                     user.why(),
                 ),
@@ -212,6 +213,18 @@ fn disk_volume(site: &PodSite, eval: &Eval, name: &str) -> Option<String> {
     .map(|why| format!("volumeClaimTemplate, {why}"))
 }
 
+/// A mount path as Windows writes it, for the message: `/data/` → `C:\\data` (the kubelet mounts a
+/// path without a drive on `C:`).
+fn windows_form(path: &str) -> String {
+    let p = path.replace('/', "\\");
+    let p = p.trim_end_matches('\\');
+    if p.starts_with('\\') {
+        format!("C:{p}")
+    } else {
+        p.to_string()
+    }
+}
+
 /// What the container's `command` and `args` say about the files it writes under a mount.
 enum Written {
     /// A path directly in the mount's root (the first one named).
@@ -241,10 +254,13 @@ fn written_paths(c: &ContainerRef, mount_path: &str) -> Written {
         .flat_map(|f| list(c.value, f))
         .filter_map(Value::as_str)
     {
-        let arg = norm(arg);
-        let mut rest = arg.as_str();
-        while let Some(at) = rest.find(&prefix) {
-            let tail = &rest[at + prefix.len()..];
+        // ASCII lower-casing and `/` → `\` keep byte offsets: the path is cut from `arg` as
+        // written.
+        let normalized = norm(arg);
+        let mut from = 0;
+        while let Some(at) = normalized[from..].find(&prefix) {
+            let start = from + at;
+            let tail = &normalized[start + prefix.len()..];
             let end = tail
                 .find(|ch: char| ch.is_whitespace() || "'\";|&<>,".contains(ch))
                 .unwrap_or(tail.len());
@@ -252,9 +268,9 @@ fn written_paths(c: &ContainerRef, mount_path: &str) -> Written {
             if name.contains('\\') {
                 deeper = true;
             } else if !name.is_empty() {
-                return Written::AtRoot(format!("{root}\\{name}"));
+                return Written::AtRoot(arg[start..start + prefix.len() + end].to_string());
             }
-            rest = &tail[end..];
+            from = start + prefix.len() + end;
         }
     }
     if deeper {
@@ -420,7 +436,8 @@ mod tests {
             .find(|f| f.rule.id == "WIN315")
             .expect("a finding");
         assert!(
-            found.message.contains("c:\\test\\timestamp.txt"),
+            found.message.contains("C:/Test/timestamp.txt")
+                && found.message.contains("icacls C:\\test "),
             "{}",
             found.message
         );
