@@ -192,13 +192,11 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval) -> Vec<Used<'a>> {
         }
     }
     // Volumes: only those a container mounts (an unmounted volume's files are never read).
-    let mounted = |volume: &str| {
-        site.containers().any(|c| {
-            list(c.value, "volumeMounts")
-                .iter()
-                .any(|m| m.get("name").and_then(Value::as_str) == Some(volume))
-        })
-    };
+    let mounted: std::collections::HashSet<&str> = site
+        .containers()
+        .flat_map(|c| list(c.value, "volumeMounts"))
+        .filter_map(|m| m.get("name").and_then(Value::as_str))
+        .collect();
     for (i, v) in site.volumes() {
         let volume = v.get("name").and_then(Value::as_str).unwrap_or("");
         let mut sources: Vec<(String, &Value)> = Vec::new();
@@ -216,7 +214,7 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval) -> Vec<Used<'a>> {
                 sources.push((format!("/volumes/{i}/projected/sources/{j}/configMap"), cm));
             }
         }
-        if sources.is_empty() || !mounted(volume) {
+        if sources.is_empty() || !mounted.contains(volume) {
             continue;
         }
         for (rel, cm) in sources {

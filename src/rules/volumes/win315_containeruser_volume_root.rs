@@ -1,5 +1,7 @@
 //! WIN315 `containeruser-volume-root`.
 
+use std::collections::{HashMap, HashSet};
+
 use serde_json::Value;
 
 use crate::model::Eval;
@@ -107,7 +109,16 @@ const DISK_PROVISIONERS: &[&str] = &[
 
 pub(crate) fn containeruser_volume_root(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
-    for c in site.containers() {
+    // Built once per pod (a pod of many containers and mounts stays linear): the volumes by
+    // name, and those an init container grants with icacls.
+    let mut volumes: HashMap<&str, &Value> = HashMap::new();
+    for (_, v) in site.volumes() {
+        volumes.entry(vol_name(v)).or_insert(v);
+    }
+    let granted = granted_by_init_containers(site);
+    // The engine analysed every container's image once, in container order.
+    for (c, image) in &eval.images {
+        let c = *c;
         if c.list == "ephemeralContainers" || is_host_process(site, &c) {
             continue;
         }
@@ -115,12 +126,7 @@ pub(crate) fn containeruser_volume_root(site: &PodSite, eval: &Eval) -> Vec<Find
         if mounts.is_empty() {
             continue;
         }
-        let image = eval
-            .images
-            .iter()
-            .find(|(r, _)| r.list == c.list && r.index == c.index)
-            .map(|(_, i)| i);
-        let Some(user) = effective_user(site, &c, eval.context, image) else {
+        let Some(user) = effective_user(site, &c, eval.context, Some(image)) else {
             continue;
         };
         if !user.is_container_user() {
@@ -132,10 +138,10 @@ pub(crate) fn containeruser_volume_root(site: &PodSite, eval: &Eval) -> Vec<Find
                 .iter()
                 .all(|k| m.get(*k).and_then(Value::as_str).is_none_or(str::is_empty));
             let name = m.get("name").and_then(Value::as_str).unwrap_or("");
-            if !writable || !root || acl_set_by_init_container(site, name) {
+            if !writable || !root || granted.contains(name) {
                 continue;
             }
-            let Some(disk) = disk_volume(site, eval, name) else {
+            let Some(disk) = disk_volume(site, eval, volumes.get(name).copied(), name) else {
                 continue;
             };
             let path = mount_path(m).unwrap_or("");
@@ -165,7 +171,7 @@ pub(crate) fn containeruser_volume_root(site: &PodSite, eval: &Eval) -> Vec<Find
 }
 
 /// Whether volume `name` is a disk the node formats, and why winlint knows (for the message).
-fn disk_volume(site: &PodSite, eval: &Eval, name: &str) -> Option<String> {
+fn disk_volume(site: &PodSite, eval: &Eval, volume: Option<&Value>, name: &str) -> Option<String> {
     let ns = site.namespace.unwrap_or("default");
     let class_of = |class: Option<&str>| -> Option<String> {
         let class = match class {
@@ -177,7 +183,7 @@ fn disk_volume(site: &PodSite, eval: &Eval, name: &str) -> Option<String> {
             .contains(&provisioner.as_str())
             .then(|| format!("StorageClass {class:?}, provisioner {provisioner}"))
     };
-    if let Some((_, v)) = site.volumes().find(|(_, v)| vol_name(v) == name) {
+    if let Some(v) = volume {
         let kind = volume_type(v)?;
         if DISK_SOURCES.contains(&kind) {
             return Some(format!("an {kind} disk"));
@@ -280,23 +286,26 @@ fn written_paths(c: &ContainerRef, mount_path: &str) -> Written {
     }
 }
 
-/// Whether an init container mounts volume `name` and runs `icacls`: the documented fix (a
-/// grant to `BUILTIN\Users` from an administrator) is in place.
-fn acl_set_by_init_container(site: &PodSite, name: &str) -> bool {
-    site.containers()
-        .filter(|c| c.list == "initContainers")
-        .any(|c: ContainerRef| {
-            let mounts = list(c.value, "volumeMounts")
+/// The volumes an init container mounts while it runs `icacls`: the documented fix (a grant to
+/// `BUILTIN\Users` from an administrator) is in place for them.
+fn granted_by_init_containers<'a>(site: &PodSite<'a>) -> HashSet<&'a str> {
+    let mut out = HashSet::new();
+    for c in site.containers().filter(|c| c.list == "initContainers") {
+        let icacls = ["command", "args"].iter().any(|f| {
+            list(c.value, f)
                 .iter()
-                .any(|m| m.get("name").and_then(Value::as_str) == Some(name));
-            let icacls = ["command", "args"].iter().any(|f| {
-                list(c.value, f)
+                .filter_map(Value::as_str)
+                .any(|s| s.to_ascii_lowercase().contains("icacls"))
+        });
+        if icacls {
+            out.extend(
+                list(c.value, "volumeMounts")
                     .iter()
-                    .filter_map(Value::as_str)
-                    .any(|s| s.to_ascii_lowercase().contains("icacls"))
-            });
-            mounts && icacls
-        })
+                    .filter_map(|m| m.get("name").and_then(Value::as_str)),
+            );
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -508,5 +517,56 @@ mod tests {
         assert_eq!(hits(&pod, &cx).len(), 1);
         cx.images = Some(Arc::new(facts("ContainerAdministrator")));
         assert!(hits(&pod, &cx).is_empty());
+    }
+
+    /// Steps of the rule on a pod of `n` ContainerUser containers, each mounting its own disk
+    /// claim and every other container's (n² mounts): the work must follow the mounts, not
+    /// mounts × containers or mounts × volumes.
+    #[test]
+    fn work_is_linear_in_mounts() {
+        let cx = disk_context();
+        let steps = |n: usize| {
+            let volumes: Vec<Value> = (0..n)
+                .map(|i| json!({"name": format!("v{i}"), "persistentVolumeClaim": {"claimName": "data"}}))
+                .collect();
+            let mounts: Vec<Value> = (0..n)
+                .map(|i| json!({"name": format!("v{i}"), "mountPath": format!("C:\\d{i}")}))
+                .collect();
+            let containers: Vec<Value> = (0..n)
+                .map(|i| {
+                    json!({"name": format!("c{i}"),
+                    "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022",
+                    "volumeMounts": mounts})
+                })
+                .collect();
+            let pod = set(
+                set(winok(), "/spec/containers", json!(containers)),
+                "/spec/volumes",
+                json!(volumes),
+            );
+            let site = crate::model::workload::pod_sites(&pod).remove(0);
+            let images = site
+                .containers()
+                .map(|c| (c, crate::model::image::analyze(c.image().unwrap_or(""))))
+                .collect();
+            let cfg = cfg();
+            let eval = Eval::new(
+                &cfg.target,
+                &cx,
+                crate::model::Operation::Lint,
+                crate::model::classify::classify(&site, std::iter::empty(), &cx, &cfg.target),
+                images,
+            );
+            let before = crate::model::work::steps();
+            let found = containeruser_volume_root(&site, &eval).len();
+            assert_eq!(found, n * n);
+            crate::model::work::steps() - before
+        };
+        let (small, big) = (steps(20), steps(40));
+        // n² mounts: four times the mounts may cost about four times the steps, not eight.
+        assert!(
+            big <= small * 5,
+            "{small} steps for 400 mounts, {big} for 1600"
+        );
     }
 }
