@@ -426,6 +426,8 @@ const CONTEXT_KINDS: &[&str] = &[
     "Secret",
     "Namespace",
     "HorizontalPodAutoscaler",
+    "StorageClass",
+    "PersistentVolumeClaim",
 ];
 
 /// Cheap pre-check: can this text hold a context object at all?
@@ -1161,8 +1163,7 @@ fn lint(args: LintArgs) -> i32 {
         &mut errors,
     );
 
-    // Pass 1: RuntimeClass, ConfigMap, Secret, Namespace and HPA objects anywhere in the input
-    // are context for the pods. Only the documents that can hold one are parsed here, without
+    // Pass 1: objects of the CONTEXT_KINDS anywhere in the input are context for the pods. Only the documents that can hold one are parsed here, without
     // source maps. (A file that is not UTF-8 is an error in pass 2.)
     // Inputs are read and parsed on all cores; the context grows in input order.
     let jobs = args.jobs.map_or_else(parallel::default_jobs, usize::from);

@@ -8,7 +8,7 @@
 //!
 //! Each file gets a fresh namespace per shape; the cluster-scoped objects of the corpus
 //! (RuntimeClasses, a GMSACredentialSpec, a Calico IPAMConfig, with minimal CRDs for the last
-//! two; Namespaces, ClusterRoles and ClusterRoleBindings) are created once, before the first shape. Pods of a Deployment, StatefulSet, Job or
+//! two; Namespaces, ClusterRoles, ClusterRoleBindings and StorageClasses) are created once, before the first shape. Pods of a Deployment, StatefulSet, Job or
 //! CronJob are its template as a Pod (a StatefulSet's claim volumes added); a DaemonSet's pods
 //! are made as the DaemonSet controller makes them: one per node whose labels and taints the
 //! template (plus the tolerations that controller adds) fits, pinned to it by
@@ -162,6 +162,7 @@ fn cluster_scoped(kind: &str) -> bool {
             | "Namespace"
             | "ClusterRole"
             | "ClusterRoleBinding"
+            | "StorageClass"
     )
 }
 

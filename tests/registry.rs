@@ -132,6 +132,9 @@ async fn platform_lists_from_a_real_registry() {
     // A single Windows manifest: the build is only in its config.
     let single = get("app:single-ltsc2022").await;
     assert!(!single.list);
+    // Its config also names the default user (WIN315); a list's entries' configs are not read.
+    assert_eq!(single.user.as_deref(), Some("ContainerUser"));
+    assert_eq!(multi.user, None);
     assert_eq!(builds(&single), vec![WS2022]);
     assert_eq!(single.on_host(WS2019, p, true), HostVerdict::NoMatch);
     assert_eq!(

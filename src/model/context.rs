@@ -1,5 +1,6 @@
 //! Cluster facts known to the evaluation besides the object: RuntimeClasses, ConfigMap and
-//! Secret keys, namespace labels, HorizontalPodAutoscaler targets, GMSACredentialSpec names.
+//! Secret keys (and ConfigMap values), namespace labels, HorizontalPodAutoscaler targets,
+//! StorageClasses, PersistentVolumeClaims and GMSACredentialSpec names.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -18,6 +19,18 @@ pub struct Context {
     /// (namespace, name) → keys, for ConfigMaps and Secrets.
     pub config_maps: HashMap<(String, String), BTreeSet<String>>,
     pub secrets: HashMap<(String, String), BTreeSet<String>>,
+    /// (namespace, name) → `data`, for ConfigMaps (WIN415 reads the values a pod uses). Only the
+    /// CLI fills it, from the objects of its input; the webhook's cluster facts do not cache
+    /// ConfigMaps.
+    pub config_map_data: HashMap<(String, String), BTreeMap<String, String>>,
+    /// StorageClass name → provisioner (WIN315: does a claim get a disk the node formats).
+    pub storage_classes: HashMap<String, String>,
+    /// The StorageClass annotated `storageclass.kubernetes.io/is-default-class: "true"`: what a
+    /// claim without `storageClassName` gets.
+    pub default_storage_class: Option<String>,
+    /// (namespace, name) of PersistentVolumeClaims → their `storageClassName` (`None`: not set,
+    /// the default class applies; `Some("")`: no class, a pre-bound volume).
+    pub claims: HashMap<(String, String), Option<String>>,
     /// namespace → labels.
     pub namespaces: HashMap<String, BTreeMap<String, String>>,
     /// (namespace, kind, name) of workloads a HorizontalPodAutoscaler scales → the HPA's name.
@@ -117,10 +130,14 @@ impl Context {
             }
             "ConfigMap" => {
                 if let Ok(cm) = serde_json::from_value::<ConfigMap>(object.clone()) {
-                    let mut keys: BTreeSet<String> =
-                        cm.data.unwrap_or_default().into_keys().collect();
+                    let data = cm.data.unwrap_or_default();
+                    let mut keys: BTreeSet<String> = data.keys().cloned().collect();
                     keys.extend(cm.binary_data.unwrap_or_default().into_keys());
-                    self.config_maps.insert(ns_name(&cm.metadata), keys);
+                    let at = ns_name(&cm.metadata);
+                    self.config_maps.insert(at.clone(), keys);
+                    if !data.is_empty() {
+                        self.config_map_data.insert(at, data);
+                    }
                 }
             }
             "Secret" => {
@@ -153,6 +170,33 @@ impl Context {
                         .get_or_insert_default()
                         .names
                         .insert(name.to_string());
+                }
+            }
+            "StorageClass" => {
+                let name = object.lookup("/metadata/name").and_then(Value::as_str);
+                let provisioner = object.get("provisioner").and_then(Value::as_str);
+                if let (Some(name), Some(provisioner)) = (name, provisioner) {
+                    self.storage_classes.insert(name.into(), provisioner.into());
+                    let default = object
+                        .lookup("/metadata/annotations")
+                        .and_then(|a| a.get("storageclass.kubernetes.io/is-default-class"))
+                        .and_then(Value::as_str);
+                    if default == Some("true") {
+                        self.default_storage_class = Some(name.into());
+                    }
+                }
+            }
+            "PersistentVolumeClaim" => {
+                let ns = object
+                    .lookup("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default");
+                if let Some(name) = object.lookup("/metadata/name").and_then(Value::as_str) {
+                    let class = object
+                        .lookup("/spec/storageClassName")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                    self.claims.insert((ns.into(), name.into()), class);
                 }
             }
             "HorizontalPodAutoscaler" => {

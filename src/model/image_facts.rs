@@ -60,6 +60,12 @@ pub struct ImageFacts {
     pub list: bool,
     /// The platforms, attestation entries left out.
     pub platforms: Vec<Platform>,
+    /// The image config's `config.User`, the user the container runs as without
+    /// `runAsUserName` (Nano Server: `ContainerUser`). Read from the config blob, which only a
+    /// single manifest's lookup fetches: `None` for a list, for a config without a user, and in
+    /// disk caches written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
 }
 
 /// What a Windows host of some build does with an image.
@@ -239,6 +245,16 @@ pub fn parse_config(bytes: &[u8]) -> Result<Platform, ParseError> {
     Ok(platform_of(&v))
 }
 
+/// The default user of an image config blob (`config.User`), when it names one.
+pub fn config_user(bytes: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    v.pointer("/config/User")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .map(str::to_string)
+}
+
 fn platform_of(p: &Value) -> Platform {
     let s = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
     Platform {
@@ -322,7 +338,22 @@ mod tests {
                     os_features: vec![],
                 })
                 .collect(),
+            user: None,
         }
+    }
+
+    #[test]
+    fn the_config_names_the_default_user() {
+        let nano = json!({"os": "windows", "architecture": "amd64", "os.version": "10.0.20348.1",
+            "config": {"User": "ContainerUser", "Env": ["PATH=C:\\Windows"]}});
+        assert_eq!(
+            config_user(nano.to_string().as_bytes()).as_deref(),
+            Some("ContainerUser")
+        );
+        let none = json!({"os": "windows", "config": {"User": ""}});
+        assert_eq!(config_user(none.to_string().as_bytes()), None);
+        assert_eq!(config_user(b"{}"), None);
+        assert_eq!(config_user(b"not json"), None);
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod eval;
 pub mod finding;
 pub mod image;
 pub mod image_facts;
+pub mod image_user;
 pub mod known_images;
 pub mod labels;
 pub mod meta;

@@ -19,7 +19,9 @@ use super::auth::{Challenge, parse_challenge};
 use super::http::{Http, HttpError, Limits, Response};
 use super::keyring::{Credential, Credentials};
 use crate::model::image::ImageRef;
-use crate::model::image_facts::{ImageFacts, Manifest, ParseError, parse_config, parse_manifest};
+use crate::model::image_facts::{
+    ImageFacts, Manifest, ParseError, config_user, parse_config, parse_manifest,
+};
 
 /// Every manifest media type winlint reads (MCR serves the Docker ones); the test checks it
 /// names each constant of `image_facts`.
@@ -149,6 +151,8 @@ impl RegistryClient {
                 digest,
                 list: true,
                 platforms,
+                // The entries' configs are not fetched: their users stay unknown.
+                user: None,
             }),
             Manifest::Single { config, .. } => {
                 let path = format!("/v2/{}/blobs/{config}", r.repository);
@@ -164,6 +168,7 @@ impl RegistryClient {
                     digest,
                     list: false,
                     platforms: vec![parse_config(&blob.body)?],
+                    user: config_user(&blob.body),
                 })
             }
         }

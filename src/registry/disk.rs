@@ -53,6 +53,7 @@ mod tests {
             digest: d.clone(),
             list: true,
             platforms: vec![],
+            user: None,
         };
         write(dir.path(), &f).unwrap();
         assert_eq!(read(dir.path(), &d), Some(f));

@@ -76,6 +76,7 @@ pub mod volumes {
     pub mod win312_linux_hostpath;
     pub mod win313_termination_message_file;
     pub mod win314_secret_volume_cleartext;
+    pub mod win315_containeruser_volume_root;
 }
 
 pub mod identity {
@@ -203,6 +204,7 @@ static RULES: &[Rule] = &[
     volumes::win312_linux_hostpath::RULE,
     volumes::win313_termination_message_file::RULE,
     volumes::win314_secret_volume_cleartext::RULE,
+    volumes::win315_containeruser_volume_root::RULE,
     legacy::win401_multi_container_ws2016::RULE,
     legacy::win402_hyperv_annotation::RULE,
     env::win403_env_name_invalid::RULE,

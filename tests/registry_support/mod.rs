@@ -235,6 +235,10 @@ impl Layout {
         if let Some(v) = p.version {
             config["os.version"] = v.into();
         }
+        // Windows images name their default user, as Nano Server's config does.
+        if p.os == "windows" {
+            config["config"]["User"] = "ContainerUser".into();
+        }
         let config = self.blob(
             "application/vnd.oci.image.config.v1+json",
             config.to_string().as_bytes(),

@@ -115,6 +115,7 @@ mod tests {
                     digest: format!("sha256:{i:064}"),
                     list: *list,
                     platforms: p.clone(),
+                    user: None,
                 }),
             );
         }

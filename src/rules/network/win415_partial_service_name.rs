@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::model::Eval;
 use crate::model::meta::{Mutation, RuleOs};
-use crate::model::workload::{PodSite, list};
+use crate::model::workload::{Lookup, PodSite, list};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::network::common::{hosts, partial_service_name};
@@ -25,6 +25,14 @@ Finds, in the `env` values, `command` and `args` of Windows pods, host names of 
 `name.namespace.svc`, and `name.namespace` where `namespace` is a namespace winlint knows (one in
 the input or the cluster, the pod's own, `default`, `kube-system`, `kube-public`,
 `kube-node-lease`), alone, in URLs or as `host:port`.
+
+The values of ConfigMaps the pod reads are checked too when the ConfigMap is in the linted
+input (`env[].valueFrom.configMapKeyRef`, `envFrom[].configMapRef` (single-line values of keys without a
+dot: a file imported as a variable is not read as a host), and `configMap` volumes or projected sources that
+a container mounts, restricted to their `items`). Such a finding points
+at the pod's reference and names the ConfigMap and key: the same ConfigMap is right for the
+Linux pods that read it. The webhook does not read ConfigMaps, so it checks the pod's own
+values only.
 
 ## Why is this bad?
 The Windows DNS resolver treats every name with a dot as fully qualified and never appends the
@@ -66,41 +74,173 @@ pub(crate) fn partial_service_name_rule(site: &PodSite, eval: &Eval) -> Vec<Find
             || eval.context.namespaces.contains_key(ns)
     };
     let mut out = Vec::new();
+    for Used {
+        pointer,
+        value,
+        what,
+        config_map,
+    } in values(site, eval)
+    {
+        let Some(host) = hosts(value)
+            .into_iter()
+            .find(|h| partial_service_name(h, known))
+        else {
+            continue;
+        };
+        let name = host.split('.').next().unwrap_or(host);
+        let ns = host.split('.').nth(1).unwrap_or("");
+        let place = config_map
+            .map(|cm| format!(" (change it in ConfigMap {cm})"))
+            .unwrap_or_default();
+        out.push(Finding::new(
+            &WIN415,
+            pointer,
+            format!(
+                "{what} names {host:?}, a partially qualified Service name: Windows treats any \
+                 name with a dot as fully qualified and does not append the DNS search suffixes, \
+                 so it does not resolve; use {name}.{ns}.svc.cluster.local (with the cluster's \
+                 domain), or {name:?} from the same namespace{place}"
+            ),
+        ));
+    }
+    out
+}
+
+/// One string the pod uses, where the finding points and how the message names it.
+struct Used<'a> {
+    pointer: String,
+    value: &'a str,
+    what: String,
+    /// `namespace/name` of the ConfigMap the value comes from.
+    config_map: Option<String>,
+}
+
+/// The strings the pod's containers use: `env` values, `command` and `args`, and the values of
+/// ConfigMaps in the context that the pod reads (`env[].valueFrom.configMapKeyRef`,
+/// `envFrom[].configMapRef`, `configMap` volumes and `projected` ConfigMap sources that a
+/// container mounts). A ConfigMap value's finding points at the pod's reference to it: the
+/// ConfigMap may be in another file, and is only wrong for the Windows pods that read it.
+fn values<'a>(site: &PodSite<'a>, eval: &'a Eval) -> Vec<Used<'a>> {
+    let ns = site
+        .namespace
+        .or_else(|| site.meta.get("namespace").and_then(Value::as_str))
+        .filter(|n| !n.is_empty())
+        .unwrap_or("default");
+    let data = |name: &str| eval.context.config_map_data.get(&(ns.into(), name.into()));
+    let mut out = Vec::new();
     for c in site.containers() {
-        let mut values: Vec<(String, &str, String)> = Vec::new();
         for (i, e) in list(c.value, "env").iter().enumerate() {
+            let env = e.get("name").and_then(Value::as_str).unwrap_or("");
             if let Some(v) = e.get("value").and_then(Value::as_str) {
-                let name = e.get("name").and_then(Value::as_str).unwrap_or("");
-                values.push((format!("/env/{i}/value"), v, format!("env {name}")));
+                out.push(Used {
+                    pointer: site.container_ptr(&c, &format!("/env/{i}/value")),
+                    value: v,
+                    what: format!("{} env {env}", c.label()),
+                    config_map: None,
+                });
+            }
+            let r = e.lookup("/valueFrom/configMapKeyRef");
+            let name = r.and_then(|r| r.get("name")).and_then(Value::as_str);
+            let key = r.and_then(|r| r.get("key")).and_then(Value::as_str);
+            if let (Some(name), Some(key)) = (name, key)
+                && let Some(v) = data(name).and_then(|d| d.get(key))
+            {
+                out.push(Used {
+                    pointer: site.container_ptr(&c, &format!("/env/{i}/valueFrom/configMapKeyRef")),
+                    value: v,
+                    what: format!(
+                        "{} env {env} reads key {key:?} of ConfigMap {ns}/{name}, which",
+                        c.label()
+                    ),
+                    config_map: Some(format!("{ns}/{name}")),
+                });
+            }
+        }
+        for (i, e) in list(c.value, "envFrom").iter().enumerate() {
+            let Some(name) = e.lookup("/configMapRef/name").and_then(Value::as_str) else {
+                continue;
+            };
+            // Every key becomes a variable, but a multi-line value or a key with a dot
+            // (`nginx.conf`) is a file the ConfigMap serves to volumes: no program reads its
+            // host from such a variable (no shell can even name it).
+            for (key, v) in data(name).into_iter().flatten() {
+                if v.trim_end().contains('\n') || key.contains('.') {
+                    continue;
+                }
+                out.push(Used {
+                    pointer: site.container_ptr(&c, &format!("/envFrom/{i}/configMapRef")),
+                    value: v,
+                    what: format!(
+                        "{} imports ConfigMap {ns}/{name}, whose key {key:?}",
+                        c.label()
+                    ),
+                    config_map: Some(format!("{ns}/{name}")),
+                });
             }
         }
         for field in ["command", "args"] {
             for (i, v) in list(c.value, field).iter().enumerate() {
                 if let Some(v) = v.as_str() {
-                    values.push((format!("/{field}/{i}"), v, format!("{field}[{i}]")));
+                    out.push(Used {
+                        pointer: site.container_ptr(&c, &format!("/{field}/{i}")),
+                        value: v,
+                        what: format!("{} {field}[{i}]", c.label()),
+                        config_map: None,
+                    });
                 }
             }
         }
-        for (rel, value, what) in values {
-            let Some(host) = hosts(value)
-                .into_iter()
-                .find(|h| partial_service_name(h, known))
-            else {
+    }
+    // Volumes: only those a container mounts (an unmounted volume's files are never read).
+    let mounted: std::collections::HashSet<&str> = site
+        .containers()
+        .flat_map(|c| list(c.value, "volumeMounts"))
+        .filter_map(|m| m.get("name").and_then(Value::as_str))
+        .collect();
+    for (i, v) in site.volumes() {
+        let volume = v.get("name").and_then(Value::as_str).unwrap_or("");
+        let mut sources: Vec<(String, &Value)> = Vec::new();
+        if let Some(cm) = v.get("configMap") {
+            sources.push((format!("/volumes/{i}/configMap"), cm));
+        }
+        for (j, s) in v
+            .lookup("/projected/sources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if let Some(cm) = s.get("configMap") {
+                sources.push((format!("/volumes/{i}/projected/sources/{j}/configMap"), cm));
+            }
+        }
+        if sources.is_empty() || !mounted.contains(volume) {
+            continue;
+        }
+        for (rel, cm) in sources {
+            let Some(name) = cm.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            let name = host.split('.').next().unwrap_or(host);
-            let ns = host.split('.').nth(1).unwrap_or("");
-            out.push(Finding::new(
-                &WIN415,
-                site.container_ptr(&c, &rel),
-                format!(
-                    "{} {what} names {host:?}, a partially qualified Service name: Windows treats \
-                     any name with a dot as fully qualified and does not append the DNS search \
-                     suffixes, so it does not resolve; use {name}.{ns}.svc.cluster.local (with \
-                     the cluster's domain), or {name:?} from the same namespace",
-                    c.label()
-                ),
-            ));
+            let Some(d) = data(name) else { continue };
+            // `items` projects only the keys it lists.
+            let items: Option<Vec<&str>> = cm.get("items").and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(|it| it.get("key").and_then(Value::as_str))
+                    .collect()
+            });
+            for (key, value) in d {
+                if items.as_ref().is_some_and(|k| !k.contains(&key.as_str())) {
+                    continue;
+                }
+                out.push(Used {
+                    pointer: site.ptr(&rel),
+                    value,
+                    what: format!(
+                        "volume {volume:?} mounts ConfigMap {ns}/{name}, whose key {key:?}"
+                    ),
+                    config_map: Some(format!("{ns}/{name}")),
+                });
+            }
         }
     }
     out
@@ -109,7 +249,7 @@ pub(crate) fn partial_service_name_rule(site: &PodSite, eval: &Eval) -> Vec<Find
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use crate::rules::testutil::{cfg, hits, only, set, winok};
 
@@ -180,6 +320,108 @@ mod tests {
             hits(&pod, &cfg(), "WIN415"),
             [(Severity::Warning, format!("{C0}/args/0"))]
         );
+    }
+
+    fn with_config_map(pod: Value, data: Value) -> Vec<(Severity, String)> {
+        let mut cx = crate::model::Context::default();
+        cx.add(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "shop"}, "data": data}));
+        let pod = set(pod, "/metadata/namespace", json!("shop"));
+        crate::engine::lint_object(&pod, &cfg(), &cx, crate::model::Operation::Lint)
+            .findings
+            .into_iter()
+            .filter(|f| f.rule.id == "WIN415")
+            .map(|f| (f.severity, f.pointer))
+            .collect()
+    }
+
+    #[test]
+    fn config_map_values_the_pod_reads() {
+        let data = json!({"CACHE": "redis.cache.svc:6379", "OK": "redis",
+            "appsettings.json": "{\"Api\": \"http://api.prod.svc/v1\"}", "API": "api.prod.svc"});
+        let key_ref = set(
+            winok(),
+            &format!("{C0}/env"),
+            json!([{"name": "URL", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "CACHE"}}},
+                   {"name": "FINE", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "OK"}}}]),
+        );
+        assert_eq!(
+            with_config_map(key_ref, data.clone()),
+            [(
+                Severity::Warning,
+                format!("{C0}/env/0/valueFrom/configMapKeyRef")
+            )]
+        );
+        let env_from = set(
+            winok(),
+            &format!("{C0}/envFrom"),
+            json!([{"configMapRef": {"name": "settings"}}]),
+        );
+        // Two keys name partial names: one finding each, at the reference.
+        assert_eq!(
+            with_config_map(env_from, data.clone()),
+            [
+                (Severity::Warning, format!("{C0}/envFrom/0/configMapRef")),
+                (Severity::Warning, format!("{C0}/envFrom/0/configMapRef"))
+            ]
+        );
+        let volume = set(
+            set(
+                winok(),
+                "/spec/volumes",
+                json!([{"name": "cfg", "configMap": {"name": "settings",
+                    "items": [{"key": "appsettings.json", "path": "appsettings.json"}]}}]),
+            ),
+            &format!("{C0}/volumeMounts"),
+            json!([{"name": "cfg", "mountPath": "C:\\app\\config"}]),
+        );
+        let found = with_config_map(volume.clone(), data.clone());
+        assert_eq!(
+            found,
+            [(Severity::Warning, "/spec/volumes/0/configMap".to_string())]
+        );
+        // Not mounted: never read.
+        let unmounted = set(volume, &format!("{C0}/volumeMounts"), json!([]));
+        assert!(with_config_map(unmounted, data.clone()).is_empty());
+        // Another namespace's ConfigMap of the same name is not this pod's.
+        let mut cx = crate::model::Context::default();
+        cx.add(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "other"}, "data": data}));
+        let pod = set(
+            winok(),
+            &format!("{C0}/envFrom"),
+            json!([{"configMapRef": {"name": "settings"}}]),
+        );
+        assert!(
+            crate::engine::lint_object(&pod, &cfg(), &cx, crate::model::Operation::Lint)
+                .findings
+                .iter()
+                .all(|f| f.rule.id != "WIN415")
+        );
+    }
+
+    #[test]
+    fn the_message_names_the_config_map_and_key() {
+        let mut cx = crate::model::Context::default();
+        cx.add(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings"}, "data": {"CACHE": "redis.cache.svc:6379"}}));
+        let pod = set(
+            winok(),
+            &format!("{C0}/envFrom"),
+            json!([{"configMapRef": {"name": "settings"}}]),
+        );
+        let f = crate::engine::lint_object(&pod, &cfg(), &cx, crate::model::Operation::Lint)
+            .findings
+            .into_iter()
+            .find(|f| f.rule.id == "WIN415")
+            .expect("a finding");
+        for part in [
+            "default/settings",
+            "\"CACHE\"",
+            "redis.cache.svc.cluster.local",
+        ] {
+            assert!(f.message.contains(part), "{part}: {}", f.message);
+        }
     }
 
     #[test]

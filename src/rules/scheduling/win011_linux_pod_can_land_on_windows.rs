@@ -445,6 +445,7 @@ mod tests {
                         digest: "sha256:0".into(),
                         list: true,
                         platforms: platforms.clone(),
+                        user: None,
                     }),
                 );
             }
