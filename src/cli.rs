@@ -4,12 +4,13 @@
 mod cluster;
 mod fix;
 mod input;
+mod output;
 mod parallel;
 mod registry;
 mod write;
 
 use std::collections::BTreeSet;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -24,7 +25,7 @@ use crate::model::Operation;
 use crate::model::windows::{self, Isolation};
 use crate::model::workload::{self, objects};
 use crate::model::{KubeVersion, Runtime, Taint};
-use crate::report::{self, FixState, InputError, Located, Report, Summary};
+use crate::report::{self, FixState, InputError, Located, Summary};
 use crate::rules;
 use crate::source::{self, Document};
 
@@ -32,6 +33,7 @@ use crate::source::{self, Document};
 pub use crate::process::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE};
 pub use fix::{FixError, FixedText, fix_text};
 use fix::{diff_name, fix_loaded, not_fixed_reason, with_bom};
+use output::{Sink, exit_code, write_styled};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -767,94 +769,6 @@ fn lint_docs(
     }
 }
 
-/// Where the findings go, in report order, as they are found.
-enum Sink {
-    /// `--diff`: only counted, for the exit code.
-    Count,
-    Text(report::TextReport),
-    Json(report::JsonReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
-    /// SARIF lists the invocation's errors before the results: written at the end.
-    Sarif(Vec<Located>),
-    Github(crate::report::GithubReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
-    Codequality(crate::report::CodeQualityReport<std::io::BufWriter<std::io::StdoutLock<'static>>>),
-}
-
-impl Sink {
-    /// The sink of `format`, writing to stdout as `view` asks.
-    fn new(format: Format, view: &report::ViewArgs) -> Sink {
-        let stdout = || std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-        match format {
-            Format::Text => Sink::Text(report::TextReport::for_view(view)),
-            Format::Json => Sink::Json(report::JsonReport::new(stdout())),
-            Format::Sarif => Sink::Sarif(Vec::new()),
-            Format::Github => Sink::Github(crate::report::GithubReport::new(stdout())),
-            Format::Codequality => {
-                Sink::Codequality(crate::report::CodeQualityReport::new(stdout()))
-            }
-        }
-    }
-
-    /// Write the report: what was pushed, then the errors and the summary (`--diff`'s `Count`
-    /// writes nothing).
-    fn finish(
-        self,
-        counts: &report::Counts,
-        errors: &[InputError],
-        summary: &Summary,
-        color: ColorChoice,
-    ) -> std::io::Result<()> {
-        match self {
-            Sink::Count => Ok(()),
-            Sink::Text(t) => {
-                let choice = match color {
-                    ColorChoice::Always => anstream::ColorChoice::Always,
-                    ColorChoice::Never => anstream::ColorChoice::Never,
-                    ColorChoice::Auto => {
-                        if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-                            || !std::io::stdout().is_terminal()
-                        {
-                            anstream::ColorChoice::Never
-                        } else {
-                            anstream::ColorChoice::Auto
-                        }
-                    }
-                };
-                write_styled(
-                    std::io::stdout().lock(),
-                    choice,
-                    &t.finish(counts, errors, summary),
-                )
-            }
-            Sink::Json(j) => j.finish(counts, errors, summary),
-            Sink::Github(g) => g.finish(counts, errors, summary),
-            Sink::Codequality(q) => q.finish(counts, errors, summary),
-            Sink::Sarif(findings) => {
-                let report = Report {
-                    findings: &findings,
-                    errors,
-                    summary,
-                };
-                let mut o = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-                serde_json::to_writer_pretty(&mut o, &report::sarif_value(&report))
-                    .map_err(std::io::Error::from)
-                    .and_then(|()| writeln!(o))
-                    .and_then(|()| o.flush())
-            }
-        }
-    }
-
-    fn push(&mut self, l: Located) {
-        match self {
-            Sink::Count => {}
-            Sink::Text(t) => t.push(&l),
-            Sink::Json(j) => j.push(&l),
-            Sink::Sarif(v) => v.push(l),
-            Sink::Github(g) => g.push(&l),
-            Sink::Codequality(q) => q.push(&l),
-        }
-    }
-}
-
 /// Pass 2's results besides the findings. Inputs are linted in report order (by name, as the
 /// findings are sorted) but errors, ignore reasons and diffs are reported in input order: each
 /// carries its input's index.
@@ -1071,25 +985,6 @@ fn lint_input(input: &Input, args: &LintArgs, cfg: &Config, cx: &Context) -> Lin
     out
 }
 
-/// `AutoStream` decides colours as before; when it would strip them and the text holds no
-/// other escapes, the styles are removed here in one pass and the text written at once.
-fn write_styled<S: anstream::stream::RawStream + anstream::stream::AsLockedWrite>(
-    raw: S,
-    choice: anstream::ColorChoice,
-    styled: &[u8],
-) -> std::io::Result<()> {
-    let mut o = anstream::AutoStream::new(raw, choice);
-    if o.current_choice() == anstream::ColorChoice::Never
-        && let Some(plain) = report::strip_styles(styled)
-    {
-        let mut raw = o.into_inner();
-        raw.write_all(&plain)?;
-        return raw.flush();
-    }
-    o.write_all(styled)?;
-    o.flush()
-}
-
 fn lint(args: LintArgs) -> i32 {
     let config_file = args.target.config_file();
     let mut cfg = match args.target.to_config_from(config_file.as_deref()) {
@@ -1267,31 +1162,6 @@ fn lint(args: LintArgs) -> i32 {
         sink => sink.finish(&counts, &errors, &summary, args.color),
     };
     exit_code(res, &errors, &counts, args.fail_on)
-}
-
-/// Say a write error (but a closed pipe), then the exit code: 2 when an input could not be
-/// read, 1 when findings reach `fail_on`, else 0.
-fn exit_code(
-    written: std::io::Result<()>,
-    errors: &[InputError],
-    counts: &report::Counts,
-    fail_on: FailOn,
-) -> i32 {
-    if let Err(e) = written
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("winlint: {e}");
-    }
-    if !errors.is_empty() {
-        return EXIT_USAGE;
-    }
-    let failing = match fail_on {
-        FailOn::Error => counts.errors,
-        FailOn::Warning => counts.errors + counts.warnings,
-        FailOn::Info => counts.total(),
-        FailOn::Never => 0,
-    };
-    if failing > 0 { EXIT_FINDINGS } else { EXIT_OK }
 }
 
 #[cfg(test)]
