@@ -1,6 +1,7 @@
 //! The `winlint` command line: `winlint [lint] FILES`, `rules`, `explain`, `audit`, `serve`,
 //! `manifests`. A live cluster (`--cluster`, `audit`) is [`cluster`]'s.
 
+mod catalog;
 mod cluster;
 mod collect;
 mod fix;
@@ -12,21 +13,18 @@ mod prescan;
 mod registry;
 mod write;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use serde_json::Value;
 
 use crate::config::{Config, ConfigError, rule_id};
-use crate::model::FixSafety;
 use crate::model::windows::{self, Isolation};
 use crate::model::{KubeVersion, Runtime, Taint};
 use crate::report::{self};
-use crate::rules;
 
 /// Exit codes CI can trust.
 pub use crate::process::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE};
+use catalog::{explain, list_rules};
 use collect::{Input, collect_inputs};
 pub use fix::{FixError, FixedText, fix_text};
 use fix::{diff_name, fix_loaded, not_fixed_reason, with_bom};
@@ -314,78 +312,4 @@ pub fn main() -> i32 {
         Some(Command::Serve(a)) => crate::server::serve(a),
         Some(Command::Manifests(a)) => crate::manifests::manifests(a),
     }
-}
-
-fn list_rules(format: RulesFormat) -> i32 {
-    let all = rules::all();
-    let mut out = std::io::stdout().lock();
-    let fix_str = |f: Option<FixSafety>| match f {
-        Some(FixSafety::Safe) => "safe",
-        Some(FixSafety::OptIn) => "opt-in",
-        None => "-",
-    };
-    let res = match format {
-        RulesFormat::Json => {
-            let v: Vec<Value> = all
-                .iter()
-                .map(|r| {
-                    let m = r.meta;
-                    serde_json::json!({"id": m.id, "name": m.name, "severity": m.severity, "fix": m.fix,
-                        "summary": m.summary, "applies": m.applies, "source": m.source})
-                })
-                .collect();
-            writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&v).unwrap_or_default()
-            )
-        }
-        RulesFormat::Markdown => {
-            let mut s = String::from(
-                "| ID | Name | Severity | Fix | Applies | Checks |\n|---|---|---|---|---|---|\n",
-            );
-            for r in all {
-                let m = r.meta;
-                s.push_str(&format!(
-                    "| {} | `{}` | {} | {} | {} | {} |\n",
-                    m.id,
-                    m.name,
-                    m.severity.as_str(),
-                    fix_str(m.fix),
-                    m.applies,
-                    m.summary.replace('|', "\\|")
-                ));
-            }
-            write!(out, "{s}")
-        }
-        RulesFormat::Text => {
-            let w = all.iter().map(|r| r.meta.name.len()).max().unwrap_or(10);
-            let mut s = format!(
-                "{:<7} {:<w$} {:<8} {:<6} SUMMARY\n",
-                "ID", "NAME", "SEVERITY", "FIX"
-            );
-            for r in all {
-                let m = r.meta;
-                s.push_str(&format!(
-                    "{:<7} {:<w$} {:<8} {:<6} {}\n",
-                    m.id,
-                    m.name,
-                    m.severity.as_str(),
-                    fix_str(m.fix),
-                    m.summary
-                ));
-            }
-            write!(out, "{s}")
-        }
-    };
-    crate::process::finish_output(res, EXIT_OK)
-}
-
-fn explain(key: &str) -> i32 {
-    let Some(r) = rules::find(key) else {
-        eprintln!("winlint: unknown rule {key:?} (see `winlint rules`)");
-        return EXIT_USAGE;
-    };
-    let text = r.meta.page();
-    crate::process::finish_output(crate::process::print_stdout(&text), EXIT_OK)
 }
