@@ -1,5 +1,12 @@
 //! The `winlint` command line: `winlint [lint] FILES`, `rules`, `explain`, `audit`, `serve`,
-//! `manifests`. A live cluster (`--cluster`, `audit`) is [`cluster`]'s.
+//! `manifests`. This file is the dispatch; each job is a module of its own:
+//!
+//! * [`args`]: the arguments (subcommands, `lint`'s flags, [`TargetArgs`]);
+//! * [`lint`]: the lint run, on the inputs [`collect`] expands and [`input`] reads, pass 1 cheap
+//!   ([`prescan`]), pass 2 on all cores ([`parallel`]), `--fix` ([`fix`], written back by
+//!   [`write`]), the report ([`output`]);
+//! * [`catalog`]: `rules` and `explain`; [`cluster`]: a live cluster (`--cluster`, `audit`);
+//!   [`registry`]: `--registry`.
 
 mod args;
 mod catalog;
@@ -19,14 +26,10 @@ use clap::Parser;
 /// Exit codes CI can trust.
 pub use crate::process::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE};
 pub use args::TargetArgs;
-use args::{Cli, ColorChoice, Command, FailOn, Format, LintArgs, RulesFormat};
+use args::{Cli, Command};
 use catalog::{explain, list_rules};
-use collect::{Input, collect_inputs};
 pub use fix::{FixError, FixedText, fix_text};
-use fix::{diff_name, fix_loaded, not_fixed_reason, with_bom};
 use lint::lint;
-use output::{Sink, exit_code, write_styled};
-use prescan::{context_values, image_references, may_hold_context};
 
 /// Entry point; returns the exit code.
 pub fn main() -> i32 {

@@ -8,7 +8,8 @@ use serde_json::Value;
 use crate::model::FixSafety;
 use crate::rules;
 
-use super::{EXIT_OK, EXIT_USAGE, RulesFormat};
+use super::args::RulesFormat;
+use crate::process::{EXIT_OK, EXIT_USAGE};
 
 pub(super) fn list_rules(format: RulesFormat) -> i32 {
     let all = rules::all();

@@ -16,11 +16,13 @@ use crate::model::workload::{self, objects};
 use crate::report::{self, FixState, InputError, Located, Summary};
 use crate::source::{self, Document};
 
-use super::{
-    EXIT_USAGE, Format, Input, LintArgs, Sink, cluster, collect_inputs, context_values, diff_name,
-    exit_code, fix_loaded, image_references, may_hold_context, not_fixed_reason, parallel,
-    registry, with_bom, write, write_styled,
-};
+use super::args::{Format, LintArgs};
+use super::collect::{Input, collect_inputs};
+use super::fix::{diff_name, fix_loaded, not_fixed_reason, with_bom};
+use super::output::{Sink, exit_code, write_styled};
+use super::prescan::{context_values, image_references, may_hold_context};
+use super::{cluster, parallel, registry, write};
+use crate::process::EXIT_USAGE;
 
 pub(super) fn object_label(v: &Value) -> String {
     let kind = v.get("kind").and_then(Value::as_str).unwrap_or("?");

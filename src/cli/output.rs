@@ -5,7 +5,8 @@ use std::io::{IsTerminal, Write};
 
 use crate::report::{self, InputError, Located, Report, Summary};
 
-use super::{ColorChoice, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FailOn, Format};
+use super::args::{ColorChoice, FailOn, Format};
+use crate::process::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE};
 
 /// Where the findings go, in report order, as they are found.
 pub(super) enum Sink {
