@@ -24,6 +24,7 @@
 //! [`loader`], scalar resolution [`scalar`], the byte-level text helpers the editor shares
 //! [`text`].
 
+pub mod emit;
 pub mod kubectl;
 mod loader;
 mod scalar;
