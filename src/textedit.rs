@@ -25,7 +25,7 @@ use std::fmt;
 use json_patch::PatchOperation;
 use serde_json::{Map, Value};
 
-use crate::source::emit::{is_special, json_string, key_text, scalar_text, single_quoted};
+use crate::source::emit::{json_string, key_text, literal_block, scalar_text, single_quoted};
 use crate::source::{self, Document, NodeInfo, NodeKind, SourceMap, col_of, line_start};
 
 /// Replace bytes `start..end` of the text with `text`.
@@ -1111,42 +1111,14 @@ impl Ctx<'_> {
         out
     }
 
-    /// A multi-line string as a literal block scalar in block context: its header (`|`, or `|-`
-    /// without a final line break) and its lines indented by `indent`. `None` when it would
-    /// not read back the same or reads badly: characters that need escapes, a first line
-    /// starting with a blank (it would need an indentation indicator), lines ending in blanks
-    /// (editors strip them), several final line breaks; and in JSON.
+    /// A multi-line string as a literal block scalar in block context
+    /// ([`literal_block`]); never in JSON.
     fn literal(&self, v: &Value, indent: usize) -> Option<(&'static str, Vec<String>)> {
         let Value::String(s) = v else { return None };
-        if self.json || !s.contains('\n') {
+        if self.json {
             return None;
         }
-        let (body, header) = match s.strip_suffix('\n') {
-            Some(b) if b.ends_with('\n') => return None,
-            Some(b) => (b, "|"),
-            None => (s.as_str(), "|-"),
-        };
-        let first = body.split('\n').find(|l| !l.is_empty())?;
-        if first.starts_with([' ', '\t'])
-            || body.split('\n').any(|l| l.ends_with([' ', '\t']))
-            || body
-                .chars()
-                .any(|c| (c.is_control() && c != '\n' && c != '\t') || is_special(c))
-        {
-            return None;
-        }
-        let pad = " ".repeat(indent);
-        let lines = body
-            .split('\n')
-            .map(|l| {
-                if l.is_empty() {
-                    String::new()
-                } else {
-                    format!("{pad}{l}")
-                }
-            })
-            .collect();
-        Some((header, lines))
+        literal_block(s, indent)
     }
 
     /// A value written from column `col` on: its first line without indentation.

@@ -31,8 +31,45 @@ pub(crate) fn single_quoted(s: &str) -> Option<String> {
     Some(format!("'{}'", s.replace('\'', "''")))
 }
 
+/// A multi-line string as a literal block scalar in block context: its header (`|`, or `|-`
+/// without a final line break) and its lines indented by `indent`. `None` when it would
+/// not read back the same or reads badly: characters that need escapes, a first line
+/// starting with a blank (it would need an indentation indicator), lines ending in blanks
+/// (editors strip them), several final line breaks.
+pub(crate) fn literal_block(s: &str, indent: usize) -> Option<(&'static str, Vec<String>)> {
+    if !s.contains('\n') {
+        return None;
+    }
+    let (body, header) = match s.strip_suffix('\n') {
+        Some(b) if b.ends_with('\n') => return None,
+        Some(b) => (b, "|"),
+        None => (s, "|-"),
+    };
+    let first = body.split('\n').find(|l| !l.is_empty())?;
+    if first.starts_with([' ', '\t'])
+        || body.split('\n').any(|l| l.ends_with([' ', '\t']))
+        || body
+            .chars()
+            .any(|c| (c.is_control() && c != '\n' && c != '\t') || is_special(c))
+    {
+        return None;
+    }
+    let pad = " ".repeat(indent);
+    let lines = body
+        .split('\n')
+        .map(|l| {
+            if l.is_empty() {
+                String::new()
+            } else {
+                format!("{pad}{l}")
+            }
+        })
+        .collect();
+    Some((header, lines))
+}
+
 /// Characters YAML wants escaped (C1 controls, line and paragraph separators, BOM, …).
-pub(crate) fn is_special(c: char) -> bool {
+fn is_special(c: char) -> bool {
     matches!(
         c,
         '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
@@ -129,8 +166,13 @@ pub fn needs_quotes(s: &str, flow: bool) -> bool {
     false
 }
 
-/// Serialize values as a multi-document YAML stream (block style; strings double-quoted
-/// where needed, JSON escapes are valid YAML).
+/// Serialize values as a multi-document YAML stream: block style, a multi-line string a literal
+/// block where [`literal_block`] allows one, any other string plain only when it is a word of
+/// [`plain_ok`]'s alphabet and double-quoted ([`json_string`]) otherwise.
+///
+/// Plainer than the editor's rule ([`needs_quotes`]) would allow: these are install manifests,
+/// read by people and by every YAML tool on the way to the cluster (kubectl, kustomize, helm,
+/// yq); a quoted `"--listen"` or `"50m"` reads the same in all of them.
 pub fn to_yaml(docs: &[Value]) -> String {
     let mut out = String::new();
     for d in docs {
@@ -142,17 +184,11 @@ pub fn to_yaml(docs: &[Value]) -> String {
 
 fn scalar(v: &Value) -> String {
     match v {
-        Value::String(s) if s.contains('\n') => block_literal(s),
         Value::String(s) if plain_ok(s) => s.clone(),
-        Value::String(s) => serde_json::to_string(s).expect("string serializes"),
+        Value::String(s) => json_string(s),
         Value::Null => "null".into(),
         other => other.to_string(),
     }
-}
-
-fn block_literal(s: &str) -> String {
-    // Marker; the caller indents the lines.
-    format!("\u{0}{s}")
 }
 
 /// Whether a string can be written unquoted and read back as the same string (YAML 1.1 and
@@ -218,25 +254,68 @@ fn child(out: &mut String, val: &Value, indent: usize) {
         Value::Object(_) => out.push_str(" {}\n"),
         Value::Array(_) => out.push_str(" []\n"),
         other => {
-            let s = scalar(other);
-            if let Some(text) = s.strip_prefix('\u{0}') {
-                let chomp = if text.ends_with('\n') { "" } else { "-" };
-                out.push_str(&format!(" |{chomp}\n"));
-                let pad = " ".repeat(indent + 2);
-                for line in text.lines() {
-                    if line.is_empty() {
-                        out.push('\n');
-                    } else {
-                        out.push_str(&pad);
-                        out.push_str(line);
-                        out.push('\n');
-                    }
+            if let Value::String(s) = other
+                && let Some((header, lines)) = literal_block(s, indent + 2)
+            {
+                out.push(' ');
+                out.push_str(header);
+                out.push('\n');
+                for line in lines {
+                    out.push_str(&line);
+                    out.push('\n');
                 }
             } else {
                 out.push(' ');
-                out.push_str(&s);
+                out.push_str(&scalar(other));
                 out.push('\n');
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Every string reads back as written, also those a literal block cannot hold: before one
+    /// writer served both, `winlint manifests --config` wrote a config whose first line is
+    /// indented as a block the API server rejects, dropped its final blank lines and its CRs,
+    /// and left U+2028 and C1 controls raw in double quotes.
+    #[test]
+    fn documents_read_back_as_written() {
+        for s in [
+            "target: {}\nwebhook:\n  onError: allow\n",
+            "no final break\nhere",
+            "  # an indented first line\ntarget: {}\n",
+            "target: {}\n\n\n",
+            "target: {}\r\nwebhook: {}\r\n",
+            "a trailing blank \nline\n",
+            "tab\there",
+            "line\u{2028}separator",
+            "del\u{7f} nel\u{85} csi\u{9b}",
+            "--listen",
+            "50m",
+            "yes",
+            "",
+        ] {
+            let v = json!({"data": {"winlint.yaml": s, "list": [s]}});
+            let text = to_yaml(std::slice::from_ref(&v));
+            let back = crate::source::load_bytes_values(text.as_bytes())
+                .unwrap_or_else(|e| panic!("{s:?}: {e}\n{text}"));
+            assert_eq!(back, [v], "{s:?}:\n{text}");
+        }
+    }
+
+    /// A multi-line string the literal rule allows stays a literal block, byte for byte as
+    /// before; a string outside the plain alphabet is double-quoted.
+    #[test]
+    fn literal_blocks_and_quotes() {
+        let v = json!({"k": "a: 1\n\nb: 2\n", "l": ["x\ny", "--v=2", "plain-word_1.2/x"]});
+        assert_eq!(
+            to_yaml(&[v]),
+            "---\nk: |\n  a: 1\n\n  b: 2\nl:\n  - |-\n    x\n    y\n  - \"--v=2\"\n  - plain-word_1.2/x\n"
+        );
     }
 }
