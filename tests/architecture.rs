@@ -16,8 +16,9 @@
 //!
 //! Within the front ends, the linter (`cli`, `render`, `report`) and the webhook (`admission`,
 //! `server`, `manifests`) do not use each other, and the cluster client (`cluster`), which both
-//! use, uses neither (`FRONT_ENDS`, `FRONT_END_LINKS`: the subcommand dispatch in `cli.rs` is
-//! the one named exception).
+//! use, uses neither (`FRONT_ENDS`, `FRONT_END_LINKS`: the subcommand dispatch, `cli.rs` and
+//! `cli/args.rs`, is the one named exception). A module split into a folder (`cli/`, `source/`,
+//! `textedit/`) is one node: every file of the folder is read, each `super::` resolved from it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -249,8 +250,8 @@ const FRONT_ENDS: &[(&str, &[&str])] = &[
 ];
 
 /// The uses across front ends that are allowed: who may use whom, and through which paths
-/// only. `cli.rs` holds the subcommand dispatch of the one binary: it names the webhook's
-/// subcommands (their arguments and entry points) and nothing else of them.
+/// only. `cli.rs` and `cli/args.rs` hold the subcommand dispatch of the one binary: they name
+/// the webhook's subcommands (their arguments and entry points) and nothing else of them.
 const FRONT_END_LINKS: &[(&str, &str, &[&str])] = &[
     ("linter", "cluster client", &[]),
     ("webhook", "cluster client", &[]),
@@ -407,4 +408,41 @@ fn the_graph_reader_reads_paths() {
         vec![vec!["model"], vec!["engine", "lint"], vec!["rules", "Rule"]]
     );
     assert_eq!(paths_after(&c, "super::"), vec![vec!["pod", "Effective"]]);
+}
+
+/// The modules split into folders are read file by file: the edges of `cli` come from its
+/// submodules (`cli.rs` is only the dispatch), `source` and `textedit` are read in their
+/// folders, and the writer `manifests` uses is `source`'s.
+#[test]
+fn split_modules_are_read_in_their_folders() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: BTreeSet<String> = files
+        .iter()
+        .map(|f| module_path(f.strip_prefix(&src).expect("under src")).join("::"))
+        .collect();
+    for m in [
+        "cli::args",
+        "cli::lint",
+        "cli::fix",
+        "source::loader",
+        "source::emit",
+        "textedit::layout",
+        "textedit::steps",
+    ] {
+        assert!(modules.contains(m), "no file for {m}: {modules:?}");
+    }
+    let g = graph();
+    for (from, to) in [
+        ("cli", "engine"),
+        ("cli", "textedit"),
+        ("manifests", "source"),
+    ] {
+        assert!(
+            g.get(from).is_some_and(|t| t.contains(to)),
+            "{from} -> {to} not found: {:?}",
+            g.get(from)
+        );
+    }
 }

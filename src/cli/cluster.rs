@@ -12,12 +12,14 @@ use std::future::Future;
 
 use clap::{Args, ValueEnum};
 
-use super::{ColorChoice, EXIT_USAGE, FailOn, Format, Sink, TargetArgs, exit_code};
+use super::args::{ColorChoice, FailOn, Format, TargetArgs};
+use super::output::{Sink, exit_code};
 use crate::cluster::{self, ClusterArgs, ClusterError, ClusterFacts, ErrorKind, Origin, Scope};
 use crate::config::Config;
 use crate::engine;
 use crate::model::workload;
 use crate::model::{Context, Operation};
+use crate::process::EXIT_USAGE;
 use crate::report::policy_report::{self, PolicyReports};
 use crate::report::{self, AuditSummary, ClusterSummary, FixState, InputError, Located, Summary};
 
