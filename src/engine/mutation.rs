@@ -364,11 +364,7 @@ pub fn mutate_linted(
             m.after = None;
         }
     }
-    if m.after.is_some()
-        && workload::pod_sites(object)
-            .iter()
-            .any(|s| s.meta_ptr == "/metadata")
-    {
+    if m.after.is_some() && workload::pod_kind(object).is_some_and(|(_, tpl)| tpl.is_empty()) {
         // A Pod: the record below lands in the pod's own annotations.
         m.after = None;
     }

@@ -189,10 +189,7 @@ pub fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
 
 /// The pod sites of an object (none for kinds that carry no pod).
 pub fn pod_sites(object: &Value) -> Vec<PodSite<'_>> {
-    let Some(kind) = object.get("kind").and_then(Value::as_str) else {
-        return Vec::new();
-    };
-    let Some((_, tpl)) = POD_KINDS.iter().find(|(k, _)| *k == kind) else {
+    let Some((kind, tpl)) = pod_kind(object) else {
         return Vec::new();
     };
     let namespace = object.lookup("/metadata/namespace").and_then(Value::as_str);
@@ -210,6 +207,14 @@ pub fn pod_sites(object: &Value) -> Vec<PodSite<'_>> {
         namespace,
         host_process_pod: std::sync::OnceLock::new(),
     }]
+}
+
+/// The object's kind and the pointer of its pod template (`""` for a Pod itself), when it is
+/// one of the [`POD_KINDS`]: what [`pod_sites`] walks, without building a site.
+pub fn pod_kind(object: &Value) -> Option<(&str, &'static str)> {
+    let kind = object.get("kind").and_then(Value::as_str)?;
+    let (_, tpl) = POD_KINDS.iter().find(|(k, _)| *k == kind)?;
+    Some((kind, tpl))
 }
 
 /// The objects of a document: the document itself, or the items of a `List`, with the pointer
