@@ -386,18 +386,7 @@ fn forbidden_client_reports_clearly_keeps_the_last_snapshot_and_recovers() {
     // Granted, synced, revoked: the watch restarts (5 s server timeout), is refused, keeps the
     // facts; granted again: recovers and sees what changed meanwhile.
     let (user, token) = SPARE_USERS[0];
-    let role = c.unique("facts-reader");
-    c.apply(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": role},
-        "rules": [
-            {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": ["get", "list", "watch"]},
-            {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": ["get", "list", "watch"]}]}))
-        .ok();
-    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": role},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]});
-    c.apply(&binding).ok();
+    let (role, binding) = c.grant_facts_reader(user);
     let test = c.unique("rbac");
     let first = c.unique(&format!("{test}-w22"));
     c.create_node(&Node::windows(&first, "10.0.20348").label(TEST_LABEL, &test));

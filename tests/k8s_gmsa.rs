@@ -140,20 +140,7 @@ fn gmsa_credential_spec_facts_with_and_without_the_crd() {
 
     // 5. A client that may list the other facts but not these: no facts, no error.
     let (user, token) = SPARE_USERS[0];
-    let role = c.unique("facts-reader");
-    c.apply(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": role},
-        "rules": [
-            {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": ["get", "list", "watch"]},
-            {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": ["get", "list", "watch"]}]}))
-        .ok();
-    c.apply(
-        &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": role},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}),
-    )
-    .ok();
+    c.grant_facts_reader(user);
     let restricted = client(&rt, &c.kubeconfig_for(user, token));
     // RBAC bindings reach the authorizer asynchronously: wait for the granted lists first.
     let facts = eventually("the restricted user's facts", || {

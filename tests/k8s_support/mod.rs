@@ -592,6 +592,29 @@ impl Cluster {
         )
     }
 
+    /// Grant `user` get, list and watch on the facts every cluster has (nodes, namespaces,
+    /// RuntimeClasses) and nothing else, by a ClusterRole and a ClusterRoleBinding both named
+    /// by the returned role name; the binding is returned too, for tests that revoke and grant
+    /// again. RBAC reaches the authorizer asynchronously: callers wait for the first success.
+    pub fn grant_facts_reader(&self, user: &str) -> (String, Value) {
+        let role = self.unique("facts-reader");
+        let read = ["get", "list", "watch"];
+        self.apply(
+            &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": role},
+            "rules": [
+                {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": read},
+                {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": read}]}),
+        )
+        .ok();
+        let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": role},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]});
+        self.apply(&binding).ok();
+        (role, binding)
+    }
+
     /// `kubectl apply --server-side -f - -o json` (objects or a `List`).
     pub fn apply(&self, obj: &Value) -> Kubectl {
         self.kubectl(
