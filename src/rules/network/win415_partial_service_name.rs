@@ -79,12 +79,9 @@ pub(crate) fn partial_service_name_rule(site: &PodSite, eval: &Eval) -> Vec<Find
         value,
         what,
         config_map,
-    } in values(site, eval)
+    } in values(site, eval, |v| partial(v, &known).is_some())
     {
-        let Some(host) = hosts(value)
-            .into_iter()
-            .find(|h| partial_service_name(h, known))
-        else {
+        let Some(host) = partial(value, &known) else {
             continue;
         };
         let name = host.split('.').next().unwrap_or(host);
@@ -106,6 +103,11 @@ pub(crate) fn partial_service_name_rule(site: &PodSite, eval: &Eval) -> Vec<Find
     out
 }
 
+/// The first partially qualified Service name in `value`.
+fn partial<'v>(value: &'v str, known: &impl Fn(&str) -> bool) -> Option<&'v str> {
+    hosts(value).find(|h| partial_service_name(h, known))
+}
+
 /// One string the pod uses, where the finding points and how the message names it.
 struct Used<'a> {
     pointer: String,
@@ -120,7 +122,9 @@ struct Used<'a> {
 /// `envFrom[].configMapRef`, `configMap` volumes and `projected` ConfigMap sources that a
 /// container mounts). A ConfigMap value's finding points at the pod's reference to it: the
 /// ConfigMap may be in another file, and is only wrong for the Windows pods that read it.
-fn values<'a>(site: &PodSite<'a>, eval: &'a Eval) -> Vec<Used<'a>> {
+/// Only the values `wanted` accepts are described: every value of every pod passes here, and
+/// the pointer and wording are for the rare one that is reported.
+fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool) -> Vec<Used<'a>> {
     let ns = site
         .namespace
         .or_else(|| site.meta.get("namespace").and_then(Value::as_str))
@@ -131,7 +135,9 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval) -> Vec<Used<'a>> {
     for c in site.containers() {
         for (i, e) in list(c.value, "env").iter().enumerate() {
             let env = e.get("name").and_then(Value::as_str).unwrap_or("");
-            if let Some(v) = e.get("value").and_then(Value::as_str) {
+            if let Some(v) = e.get("value").and_then(Value::as_str)
+                && wanted(v)
+            {
                 out.push(Used {
                     pointer: site.container_ptr(&c, &format!("/env/{i}/value")),
                     value: v,
@@ -144,6 +150,7 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval) -> Vec<Used<'a>> {
             let key = r.and_then(|r| r.get("key")).and_then(Value::as_str);
             if let (Some(name), Some(key)) = (name, key)
                 && let Some(v) = data(name).and_then(|d| d.get(key))
+                && wanted(v)
             {
                 out.push(Used {
                     pointer: site.container_ptr(&c, &format!("/env/{i}/valueFrom/configMapKeyRef")),
@@ -164,7 +171,7 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval) -> Vec<Used<'a>> {
             // (`nginx.conf`) is a file the ConfigMap serves to volumes: no program reads its
             // host from such a variable (no shell can even name it).
             for (key, v) in data(name).into_iter().flatten() {
-                if v.trim_end().contains('\n') || key.contains('.') {
+                if v.trim_end().contains('\n') || key.contains('.') || !wanted(v) {
                     continue;
                 }
                 out.push(Used {
@@ -180,7 +187,9 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval) -> Vec<Used<'a>> {
         }
         for field in ["command", "args"] {
             for (i, v) in list(c.value, field).iter().enumerate() {
-                if let Some(v) = v.as_str() {
+                if let Some(v) = v.as_str()
+                    && wanted(v)
+                {
                     out.push(Used {
                         pointer: site.container_ptr(&c, &format!("/{field}/{i}")),
                         value: v,
@@ -229,7 +238,7 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval) -> Vec<Used<'a>> {
                     .collect()
             });
             for (key, value) in d {
-                if items.as_ref().is_some_and(|k| !k.contains(&key.as_str())) {
+                if items.as_ref().is_some_and(|k| !k.contains(&key.as_str())) || !wanted(value) {
                     continue;
                 }
                 out.push(Used {
