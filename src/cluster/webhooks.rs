@@ -14,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::Api;
 
 use super::client::{ClusterError, list_paged_each};
+use crate::model::schedule;
 
 /// The name of winlint's pod mutating webhook in its MutatingWebhookConfiguration.
 pub const MUTATING_WEBHOOK: &str = "mutate.winlint.io";
@@ -37,8 +38,8 @@ impl MutatingWebhook {
 }
 
 /// Label selector semantics (`metav1.LabelSelectorAsSelector`): every `matchLabels` pair and
-/// every expression must hold; an empty selector selects everything. An unknown operator
-/// selects nothing (the API server would have refused it).
+/// every expression must hold; an empty selector selects everything. An unknown operator or a
+/// malformed expression selects nothing (the API server would have refused it).
 pub fn selects(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
     let pairs = selector
         .match_labels
@@ -46,15 +47,9 @@ pub fn selects(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> b
         .flatten()
         .all(|(k, v)| labels.get(k) == Some(v));
     let expressions = selector.match_expressions.iter().flatten().all(|e| {
-        let values = e.values.as_deref().unwrap_or_default();
-        let value = labels.get(&e.key);
-        match e.operator.as_str() {
-            "In" => value.is_some_and(|v| values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            _ => false,
-        }
+        let values: Vec<&str> = e.values.iter().flatten().map(String::as_str).collect();
+        let value = labels.get(&e.key).map(String::as_str);
+        schedule::set_requirement(&e.operator, &values, value).unwrap_or(false)
     });
     pairs && expressions
 }

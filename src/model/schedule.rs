@@ -112,10 +112,6 @@ fn requirement_matches(req: &Value, get: impl Fn(&str) -> Option<String>) -> Opt
     };
     let have = get(key);
     match req["operator"].as_str()? {
-        "In" if !values.is_empty() => Some(have.is_some_and(|h| values.contains(&h.as_str()))),
-        "NotIn" if !values.is_empty() => Some(have.is_none_or(|h| !values.contains(&h.as_str()))),
-        "Exists" if values.is_empty() => Some(have.is_some()),
-        "DoesNotExist" if values.is_empty() => Some(have.is_none()),
         op @ ("Gt" | "Lt") if values.len() == 1 => {
             // Go's strconv.ParseInt(s, 10, 64): optional sign, decimal digits.
             let want: i64 = values[0].parse().ok()?;
@@ -124,6 +120,19 @@ fn requirement_matches(req: &Value, get: impl Fn(&str) -> Option<String>) -> Opt
             };
             Some(if op == "Gt" { h > want } else { h < want })
         }
+        op => set_requirement(op, &values, have.as_deref()),
+    }
+}
+
+/// The set-based operators node and label selectors share (`labels.Requirement.Matches`):
+/// `In`/`NotIn` need values, `Exists`/`DoesNotExist` take none. Anything else, or a requirement
+/// with the wrong number of values, is malformed: `None`.
+pub fn set_requirement(operator: &str, values: &[&str], have: Option<&str>) -> Option<bool> {
+    match operator {
+        "In" if !values.is_empty() => Some(have.is_some_and(|h| values.contains(&h))),
+        "NotIn" if !values.is_empty() => Some(have.is_none_or(|h| !values.contains(&h))),
+        "Exists" if values.is_empty() => Some(have.is_some()),
+        "DoesNotExist" if values.is_empty() => Some(have.is_none()),
         _ => None,
     }
 }
