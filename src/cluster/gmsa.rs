@@ -9,12 +9,12 @@ use std::collections::BTreeSet;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::{GroupVersionKind, PartialObjectMeta};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 
-use super::client::{ClusterError, ErrorKind};
+use super::client::{ClusterError, ErrorKind, list_paged_each};
 use crate::model::context::GMSA_GROUP;
 
 /// The resource the windows-gmsa webhook reads (`crdAPIGroup`, `crdAPIVersion`,
@@ -26,7 +26,9 @@ pub fn resource() -> ApiResource {
     )
 }
 
-fn api(client: &kube::Client) -> Api<DynamicObject> {
+/// `Api<PartialObjectMeta<_>>` makes metadata-only requests (lists and watches): no spec
+/// crosses the wire.
+fn metadata_api(client: &kube::Client) -> Api<PartialObjectMeta<DynamicObject>> {
     Api::all_with(client.clone(), &resource())
 }
 
@@ -42,30 +44,24 @@ pub async fn read_names(
     client: &kube::Client,
     page_size: u32,
 ) -> Result<Option<BTreeSet<String>>, ClusterError> {
-    let api = api(client);
     let mut names = BTreeSet::new();
-    let mut token: Option<String> = None;
-    loop {
-        let mut lp = ListParams::default().limit(page_size.max(1));
-        if let Some(t) = &token {
-            lp = lp.continue_token(t);
+    let listed = list_paged_each(
+        &metadata_api(client),
+        page_size,
+        "gmsacredentialspecs",
+        |o| {
+            names.extend(o.metadata.name);
+            Ok(())
+        },
+    )
+    .await;
+    match listed {
+        Ok(()) => Ok(Some(names)),
+        Err(e) if absent(&e) => {
+            tracing::debug!(uid = "", "no GMSACredentialSpec facts: {e}");
+            Ok(None)
         }
-        let page = match api.list_metadata(&lp).await {
-            Ok(p) => p,
-            Err(e) => {
-                let e = ClusterError::from_kube("listing gmsacredentialspecs", &e);
-                if absent(&e) {
-                    tracing::debug!(uid = "", "no GMSACredentialSpec facts: {e}");
-                    return Ok(None);
-                }
-                return Err(e);
-            }
-        };
-        names.extend(page.items.into_iter().filter_map(|o| o.metadata.name));
-        match page.metadata.continue_.filter(|c| !c.is_empty()) {
-            Some(t) => token = Some(t),
-            None => return Ok(Some(names)),
-        }
+        Err(e) => Err(e),
     }
 }
 
@@ -74,9 +70,7 @@ pub fn watch_names(
     client: &kube::Client,
     cfg: watcher::Config,
 ) -> BoxStream<'static, Result<Event<String>, watcher::Error>> {
-    // `Api<PartialObjectMeta<_>>` makes metadata-only requests: no spec crosses the wire.
-    let api = Api::<PartialObjectMeta<DynamicObject>>::all_with(client.clone(), &resource());
-    watcher::watcher(api, cfg)
+    watcher::watcher(metadata_api(client), cfg)
         .default_backoff()
         .map(|r| {
             r.map(|ev| {
