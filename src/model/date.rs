@@ -1,13 +1,17 @@
 //! Calendar dates without a date crate: days since the Unix epoch, the proleptic Gregorian
 //! date of a day (the support dates of Windows builds, the validity of generated certificates).
 
-/// Days since 1970-01-01 by the system clock (UTC); 0 when the clock is before the epoch.
-pub fn days_since_epoch() -> i64 {
-    let secs = std::time::SystemTime::now()
+/// Seconds since 1970-01-01 by the system clock (UTC); 0 when the clock is before the epoch.
+pub fn epoch_seconds() -> u64 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
-        .unwrap_or(0);
-    (secs / 86_400) as i64
+        .unwrap_or(0)
+}
+
+/// Days since 1970-01-01 by the system clock (UTC); 0 when the clock is before the epoch.
+pub fn days_since_epoch() -> i64 {
+    (epoch_seconds() / 86_400) as i64
 }
 
 /// Today's UTC date from the system clock, `YYYY-MM-DD`.

@@ -56,11 +56,7 @@ pub fn now_seconds() -> i64 {
     std::env::var("SOURCE_DATE_EPOCH")
         .ok()
         .and_then(|s| s.trim().parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as i64)
-        })
+        .unwrap_or_else(|| crate::model::date::epoch_seconds() as i64)
 }
 
 /// The reports of one audit, built as the objects are judged.

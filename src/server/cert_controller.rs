@@ -14,7 +14,7 @@
 //!   `ca.crt` where it differs (a re-applied manifest, a first install).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
@@ -25,6 +25,7 @@ use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
 
 use crate::certs::issue::{self, Pem};
+use crate::model::date::epoch_seconds;
 
 /// The CA's validity.
 const CA_VALIDITY: Duration = Duration::from_secs(10 * 365 * 86_400);
@@ -44,13 +45,6 @@ pub struct Controller {
     pub webhook_configuration: Option<String>,
     pub cert_file: PathBuf,
     pub key_file: PathBuf,
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 fn text(s: &Secret, k: &str) -> Option<String> {
@@ -81,7 +75,7 @@ impl Controller {
             return true;
         }
         match (annotation(s, ISSUED), annotation(s, NOT_AFTER)) {
-            (Some(i), Some(n)) if n > i => now_secs() >= n - (n - i) / 3,
+            (Some(i), Some(n)) if n > i => epoch_seconds() >= n - (n - i) / 3,
             _ => true,
         }
     }
@@ -90,7 +84,7 @@ impl Controller {
     fn issue_into(&self, s: &mut Secret, ca: &Pem) -> Result<(), String> {
         let leaf =
             issue::serving(&ca.key, &self.names, self.validity).map_err(|e| e.to_string())?;
-        let now = now_secs();
+        let now = epoch_seconds();
         let data = s.data.get_or_insert_with(Default::default);
         for (k, v) in [
             ("ca.crt", &ca.cert),
