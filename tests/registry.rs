@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use base64::Engine;
-use registry_support::{Fake, Layout, Plat, Registry, Reply, entry, tools};
+use registry_support::{Fake, Layout, Plat, Registry, Reply, entry, tools, windows_20348_index};
 use serde_json::json;
 use winlint::model::image_facts::{HostVerdict, ImageFacts};
 use winlint::registry::http::HttpError;
@@ -209,33 +209,6 @@ async fn basic_auth_with_a_docker_config() {
     ));
 }
 
-/// An index with one Windows 20348 entry, as a fake registry serves it.
-fn fake_index() -> Vec<u8> {
-    json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
-            "digest": format!("sha256:{}", "1".repeat(64)), "size": 1,
-            "platform": {"os": "windows", "architecture": "amd64", "os.version": "10.0.20348.1"}}]})
-    .to_string()
-    .into_bytes()
-}
-
-fn ok_index(method: &str) -> Reply {
-    let body = fake_index();
-    let digest = winlint::registry::client::sha256(&body);
-    let _ = method;
-    Reply::Full(
-        200,
-        vec![
-            (
-                "Content-Type".into(),
-                "application/vnd.oci.image.index.v1+json".into(),
-            ),
-            ("Docker-Content-Digest".into(), digest),
-        ],
-        body,
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bearer_token_flow() {
     let basic = format!(
@@ -265,7 +238,7 @@ async fn the_bearer_token_flow() {
             );
             return Reply::Full(401, vec![("WWW-Authenticate".into(), challenge)], vec![]);
         }
-        ok_index(&req.method)
+        windows_20348_index()
     });
     let mut ring = Keyring::default();
     ring.insert(
@@ -314,7 +287,7 @@ async fn every_matching_credential_is_tried_then_anonymous() {
             };
         }
         match req.auth.as_deref() {
-            Some("Bearer tok-good") | Some("Bearer tok-anon") => ok_index(&req.method),
+            Some("Bearer tok-good") | Some("Bearer tok-anon") => windows_20348_index(),
             _ => {
                 let challenge = format!(r#"Bearer realm="http://{addr}/token",service="fake""#);
                 Reply::Full(401, vec![("WWW-Authenticate".into(), challenge)], vec![])
@@ -447,7 +420,7 @@ async fn faults_are_bounded_and_back_off() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credentials_stay_on_their_host_across_a_redirect() {
-    let storage = Fake::start(|req, _| ok_index(&req.method));
+    let storage = Fake::start(|_, _| windows_20348_index());
     let target = storage.addr.clone();
     let home = Fake::start(move |req, _| {
         if req.auth.is_none() {
@@ -489,10 +462,10 @@ async fn credentials_stay_on_their_host_across_a_redirect() {
 /// after the TTL, one HEAD per tag and no GET (the digest did not move).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_costs_one_lookup_per_tag_per_ttl() {
-    let fake = Fake::start(|req, _| {
+    let fake = Fake::start(|_, _| {
         // Slow enough that the concurrent askers overlap the first lookup.
         std::thread::sleep(Duration::from_millis(20));
-        ok_index(&req.method)
+        windows_20348_index()
     });
     let tags: Vec<String> = (0..5).map(|i| format!("{}/app:{i}", fake.addr)).collect();
     let pods: Vec<String> = (0..1000).map(|i| tags[i % 5].clone()).collect();
@@ -554,7 +527,7 @@ async fn a_replay_costs_one_lookup_per_tag_per_ttl() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_disk_cache_saves_the_get_between_runs() {
-    let fake = Fake::start(|req, _| ok_index(&req.method));
+    let fake = Fake::start(|_, _| windows_20348_index());
     let dir = tempfile::tempdir().unwrap();
     let settings = || Settings {
         disk: Some(dir.path().to_path_buf()),

@@ -246,28 +246,7 @@ fn captured_with_images_at(registry: &str) -> Vec<(String, Vec<u8>)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "load measurement; run with --ignored --nocapture"]
 async fn latency_with_registry_modes() {
-    let fake = registry_support::Fake::start(|_, _| {
-        let body = serde_json::json!({"schemaVersion": 2,
-            "mediaType": "application/vnd.oci.image.index.v1+json",
-            "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
-                "digest": format!("sha256:{}", "1".repeat(64)), "size": 1,
-                "platform": {"os": "windows", "architecture": "amd64",
-                    "os.version": "10.0.20348.1"}}]})
-        .to_string()
-        .into_bytes();
-        let digest = winlint::registry::client::sha256(&body);
-        registry_support::Reply::Full(
-            200,
-            vec![
-                (
-                    "Content-Type".into(),
-                    "application/vnd.oci.image.index.v1+json".into(),
-                ),
-                ("Docker-Content-Digest".into(), digest),
-            ],
-            body,
-        )
-    });
+    let fake = registry_support::Fake::start(|_, _| registry_support::windows_20348_index());
     // A port nothing listens on: the registry is down.
     let down = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

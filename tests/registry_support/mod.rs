@@ -316,6 +316,26 @@ pub enum Reply {
     Endless(u64),
 }
 
+/// A fake registry's answer to any manifest request: an OCI index with one Windows 20348
+/// entry, with its digest header (the lookups this answers resolve to a 20348 image).
+pub fn windows_20348_index() -> Reply {
+    let body = json!({"schemaVersion": 2, "mediaType": OCI_INDEX,
+        "manifests": [{"mediaType": OCI_MANIFEST,
+            "digest": format!("sha256:{}", "1".repeat(64)), "size": 1,
+            "platform": {"os": "windows", "architecture": "amd64", "os.version": "10.0.20348.1"}}]})
+    .to_string()
+    .into_bytes();
+    let digest = sha256(&body);
+    Reply::Full(
+        200,
+        vec![
+            ("Content-Type".into(), OCI_INDEX.into()),
+            ("Docker-Content-Digest".into(), digest),
+        ],
+        body,
+    )
+}
+
 /// A loopback HTTP/1.1 server, one thread per connection, stopped on drop.
 pub struct Fake {
     pub addr: String,
