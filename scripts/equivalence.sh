@@ -46,7 +46,9 @@ run() {
   local name=$1; shift
   local rc=0
   "$@" >"$WORK/o" 2>"$WORK/e" || rc=$?
-  { cat "$WORK/o"; echo "--- stderr"; cat "$WORK/e"; echo "--- exit $rc"; } >"$OUT/$name"
+  # SARIF names the checkout it ran in (originalUriBaseIds): two checkouts of the same commit
+  # would differ there only, so the path is written as CHECKOUT.
+  { sed "s|file://$ROOT/|file://CHECKOUT/|g" "$WORK/o"; echo "--- stderr"; cat "$WORK/e"; echo "--- exit $rc"; } >"$OUT/$name"
 }
 
 "$EQUIV" webhook "$OUT/webhook" 2000 4
