@@ -91,7 +91,7 @@ mod tests {
     use serde_json::json;
 
     use crate::rules::hostprocess::common::tests::hpc;
-    use crate::rules::testutil::{cfg, ids, only, set, winok};
+    use crate::rules::testutil::{assert_says, cfg, ids, only, set, winok};
 
     #[test]
     fn win204_run_as_non_root() {
@@ -101,11 +101,7 @@ mod tests {
         assert_eq!(f.pointer, "/spec/securityContext/runAsNonRoot");
         // Admitted by the API server (measured): a warning that says so, not a rejection.
         assert_eq!(f.severity, Severity::Warning);
-        assert!(
-            f.message.contains("the API server admits it"),
-            "{}",
-            f.message
-        );
+        assert_says(f, "the API server admits it");
         assert!(!f.message.contains("rejects"), "{}", f.message);
         // Container override to false: fine.
         let ok = set(

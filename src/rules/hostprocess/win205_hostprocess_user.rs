@@ -123,7 +123,7 @@ mod tests {
     use serde_json::json;
 
     use crate::rules::hostprocess::common::tests::hpc;
-    use crate::rules::testutil::{cfg, ids, only, set, unset};
+    use crate::rules::testutil::{assert_says, cfg, ids, only, set, unset};
 
     #[test]
     fn win205_user() {
@@ -155,7 +155,7 @@ mod tests {
         );
         // Another name is valid when it names a local users group (KEP-1981): info.
         assert_eq!(f.severity, Severity::Info);
-        assert!(f.message.contains("local users group"), "{}", f.message);
+        assert_says(f, "local users group");
         let pod = unset(hpc(), "/spec/securityContext/windowsOptions/runAsUserName");
         let fs = only(&pod, &cfg(), "WIN205");
         assert_eq!(fs.len(), 1);

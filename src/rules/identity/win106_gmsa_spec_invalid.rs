@@ -122,7 +122,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{cfg, only, set, winok};
+    use crate::rules::testutil::{assert_says, cfg, only, set, winok};
 
     #[test]
     fn win106_gmsa() {
@@ -131,7 +131,7 @@ mod tests {
         let f = &only(&pod, &cfg(), "WIN106")[0];
         assert_eq!(f.pointer, name);
         assert_eq!(f.severity, Severity::Error);
-        assert!(f.message.contains("RFC 1123 subdomain"), "{}", f.message);
+        assert_says(f, "RFC 1123 subdomain");
         // A valid name is not WIN106's concern (WIN108 says what it needs).
         let pod = set(winok(), name, json!("webapp1-credspec"));
         assert!(only(&pod, &cfg(), "WIN106").is_empty());

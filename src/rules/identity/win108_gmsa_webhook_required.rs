@@ -89,7 +89,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{at, cfg, hit, hits, only, set, winok};
+    use crate::rules::testutil::{assert_says, at, cfg, hit, hits, only, set, winok};
 
     #[test]
     fn win108_gmsa_webhook_required() {
@@ -98,11 +98,7 @@ mod tests {
         let pod = set(winok(), name, json!("webapp1-credspec"));
         assert_eq!(hits(&pod, &cfg(), "WIN108"), hit(Severity::Info, name));
         let f = &only(&pod, &cfg(), "WIN108")[0];
-        assert!(
-            f.message.contains("gMSA admission webhook"),
-            "{}",
-            f.message
-        );
+        assert_says(f, "gMSA admission webhook");
         assert!(f.message.contains("domain-joined or use a ccg plugin"));
         // Per container too.
         let c = "/spec/containers/0/securityContext/windowsOptions/gmsaCredentialSpecName";

@@ -190,7 +190,7 @@ mod tests {
     use crate::rules::images::common::tests::sev;
     use crate::rules::images::common::tests::target;
     use crate::rules::images::common::tests::with_image;
-    use crate::rules::testutil::{cfg, findings, fixed, ids, only, set, winok};
+    use crate::rules::testutil::{assert_says, cfg, findings, fixed, ids, only, set, winok};
     use serde_json::json;
 
     #[test]
@@ -204,7 +204,7 @@ mod tests {
         let f = fs.iter().find(|f| f.rule.id == "WIN507").expect("WIN507");
         assert_eq!(f.pointer, "/spec/ephemeralContainers/0/image");
         assert_eq!(f.severity, Severity::Warning);
-        assert!(f.message.contains("kubectl debug"), "{}", f.message);
+        assert_says(f, "kubectl debug");
     }
 
     #[test]
