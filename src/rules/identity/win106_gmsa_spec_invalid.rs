@@ -8,9 +8,8 @@ use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::identity::common::dns1123_subdomain_errors;
-use crate::rules::identity::common::gmsa_available;
+use crate::rules::identity::common::gmsa_options;
 use crate::rules::identity::common::sets;
-use crate::rules::identity::common::windows_options;
 use serde_json::{Value, json};
 
 /// WIN106 in the registry.
@@ -58,11 +57,8 @@ Name the credential spec resource in lower case (`webapp1-credspec`).
 };
 
 pub(crate) fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if !gmsa_available(eval) {
-        return Vec::new();
-    }
     let mut out = Vec::new();
-    for (p, w) in windows_options(site, |w| {
+    for (p, w) in gmsa_options(site, eval, |w| {
         sets("gmsaCredentialSpecName")(w) || sets("gmsaCredentialSpec")(w)
     }) {
         let spec = w.get("gmsaCredentialSpec").and_then(Value::as_str);
