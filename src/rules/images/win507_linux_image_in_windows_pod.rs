@@ -1,7 +1,6 @@
 //! WIN507 `linux-image-in-windows-pod`.
 
 use crate::model::Eval;
-use crate::model::classify::Source;
 use crate::model::image::ImageInfo;
 use crate::model::known_images::{self, Platforms};
 use crate::model::meta::{Mutation, Recorded, RuleOs};
@@ -91,8 +90,7 @@ such as `mcr.microsoft.com/windows/nanoserver:ltsc2022`
 pub(crate) fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     // WIN008 covers a pod with undeclared OS mixing Windows and Linux images; report here what
     // it does not, so one image is not reported twice.
-    let declared = eval.class.declared_by(Source::OsField).is_some()
-        || eval.class.declared_by(Source::Selector).is_some();
+    let declared = eval.class.declared().is_some();
     if !declared && eval.images.iter().any(|(_, i)| i.windows) {
         return Vec::new();
     }
