@@ -11,7 +11,7 @@
 use crate::model::Eval;
 use crate::model::windows;
 use crate::model::workload::Lookup;
-use crate::model::workload::{ContainerRef, PodSite};
+use crate::model::workload::{ContainerRef, PodSite, list};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -38,11 +38,7 @@ pub(crate) fn mounts<'a>(
     site: &PodSite<'a>,
 ) -> impl Iterator<Item = (ContainerRef<'a>, usize, &'a Value)> + 'a {
     site.containers().flat_map(|c| {
-        c.value
-            .get("volumeMounts")
-            .and_then(Value::as_array)
-            .map(|a| a.as_slice())
-            .unwrap_or(&[])
+        list(c.value, "volumeMounts")
             .iter()
             .enumerate()
             .map(move |(i, m)| (c, i, m))
