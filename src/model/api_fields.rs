@@ -357,15 +357,8 @@ pub fn gate_off_text(target: &Target, gate: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::KubeVersion;
+    use crate::model::target::tests::at;
     use serde_json::json;
-
-    fn at(minor: u32) -> Target {
-        Target {
-            kubernetes: KubeVersion::new(1, minor),
-            ..Target::default()
-        }
-    }
 
     fn rejected_from(place: Place, name: &str) -> Option<u32> {
         let f = ApiField::get(place, name);

@@ -104,6 +104,12 @@ impl Classification {
         let first = it.next()?;
         Some(first)
     }
+    /// What the pod itself declares its OS by: `spec.os`, else its OS node selector (images
+    /// and other evidence are guesses, not declarations).
+    pub fn declared(&self) -> Option<&Signal> {
+        self.declared_by(Source::OsField)
+            .or_else(|| self.declared_by(Source::Selector))
+    }
 }
 
 /// The OS that a set of required node-affinity terms pins, if every term pins one and the same.

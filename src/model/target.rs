@@ -372,10 +372,11 @@ impl Target {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn at(minor: u32) -> Target {
+    /// The default target at Kubernetes `1.minor` (also for the other version tests of model/).
+    pub(crate) fn at(minor: u32) -> Target {
         Target {
             kubernetes: KubeVersion::new(1, minor),
             ..Target::default()

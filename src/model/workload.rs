@@ -144,30 +144,25 @@ impl<'a> PodSite<'a> {
     /// Every container, init containers first, then containers, then ephemeral containers.
     pub fn containers(&self) -> impl Iterator<Item = ContainerRef<'a>> + 'a {
         let spec = self.spec;
-        CONTAINER_LISTS.iter().flat_map(move |list| {
-            spec.get(*list)
-                .and_then(Value::as_array)
-                .map(|a| a.as_slice())
-                .unwrap_or(&[])
+        CONTAINER_LISTS.iter().flat_map(move |list_name| {
+            list(spec, list_name)
                 .iter()
                 .enumerate()
                 .map(move |(index, value)| {
                     super::work::step();
                     // Per container: a webhook request past its deadline stops here.
                     super::deadline::tick();
-                    ContainerRef { list, index, value }
+                    ContainerRef {
+                        list: list_name,
+                        index,
+                        value,
+                    }
                 })
         })
     }
     /// `spec.volumes` with index.
     pub fn volumes(&self) -> impl Iterator<Item = (usize, &'a Value)> + 'a {
-        self.spec
-            .get("volumes")
-            .and_then(Value::as_array)
-            .map(|a| a.as_slice())
-            .unwrap_or(&[])
-            .iter()
-            .enumerate()
+        list(self.spec, "volumes").iter().enumerate()
     }
     /// Pointer to a path relative to container `c`: `site.container_ptr(&c, "/env/0/name")`.
     pub fn container_ptr(&self, c: &ContainerRef, rel: &str) -> String {

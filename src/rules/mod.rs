@@ -368,6 +368,12 @@ pub mod testutil {
             .collect()
     }
 
+    /// Assert that the message of `f` contains `part`, showing the whole message when it does not.
+    #[track_caller]
+    pub fn assert_says(f: &Finding, part: &str) {
+        assert!(f.message.contains(part), "{part:?} not in: {}", f.message);
+    }
+
     /// The [`cfg`] target at Kubernetes `1.minor`.
     pub fn at(minor: u32) -> Config {
         let mut c = cfg();

@@ -82,6 +82,29 @@ pub(super) struct Ctx {
     ptr_base: usize,
 }
 
+impl Ctx {
+    /// Where a scalar or an alias (a node without entries) spanning `start..end` is in this
+    /// context.
+    fn leaf(&self, kind: NodeKind, start: usize, end: usize) -> NodeInfo {
+        NodeInfo {
+            line: self.line,
+            column: self.column,
+            start,
+            end,
+            key: self.key,
+            entry_start: self.entry_start.min(start),
+            value_slot: self.value_slot,
+            indent: self.indent,
+            in_flow: self.in_flow,
+            kind,
+            child_indent: None,
+            len: 0,
+            empty: false,
+            anchored: false,
+        }
+    }
+}
+
 pub(super) struct PendingKey {
     name: String,
     merge: bool,
@@ -121,6 +144,20 @@ pub(super) struct Anchor {
     /// [`ALIAS_BYTES_PER_NODE`] bytes of text, so that aliasing a long string is bounded too.
     nodes: usize,
     depth: usize,
+}
+
+impl Anchor {
+    /// Anchor `value` (`nodes` nodes, `depth` levels) found at `pointer`; its cost per alias is
+    /// [`alias_weight`].
+    fn new(value: Value, pointer: String, nodes: usize, depth: usize) -> Self {
+        let nodes = alias_weight(nodes, &value);
+        Anchor {
+            value,
+            pointer,
+            nodes,
+            depth,
+        }
+    }
 }
 
 /// Bytes of scalar and key text that count as one node of alias expansion: with
@@ -421,15 +458,8 @@ impl<'a> Loader<'a> {
             } else {
                 String::new()
             };
-            self.anchors.insert(
-                aid,
-                Anchor {
-                    value: value.clone(),
-                    pointer,
-                    nodes: alias_weight(1, &value),
-                    depth: 1,
-                },
-            );
+            self.anchors
+                .insert(aid, Anchor::new(value.clone(), pointer, 1, 1));
         }
         let name = key_string(value, v);
         self.push_key(name, merge, span.start, start, end)
@@ -538,20 +568,10 @@ impl<'a> Loader<'a> {
             ctx.column
         };
         let info = NodeInfo {
-            line: ctx.line,
             column,
-            start,
-            end,
-            key: ctx.key,
-            entry_start: ctx.entry_start.min(start),
-            value_slot: ctx.value_slot,
-            indent: ctx.indent,
-            in_flow: ctx.in_flow,
-            kind: NodeKind::Scalar,
-            child_indent: None,
-            len: 0,
             empty,
             anchored: aid > 0,
+            ..ctx.leaf(NodeKind::Scalar, start, end)
         };
         self.finish_value(ctx, info, value, aid, 1, 1, record)
     }
@@ -597,22 +617,7 @@ impl<'a> Loader<'a> {
                 merge,
             });
         }
-        let info = NodeInfo {
-            line: ctx.line,
-            column: ctx.column,
-            start,
-            end,
-            key: ctx.key,
-            entry_start: ctx.entry_start.min(start),
-            value_slot: ctx.value_slot,
-            indent: ctx.indent,
-            in_flow: ctx.in_flow,
-            kind: NodeKind::Alias,
-            child_indent: None,
-            len: 0,
-            empty: false,
-            anchored: false,
-        };
+        let info = ctx.leaf(NodeKind::Alias, start, end);
         self.finish_value(ctx, info, value, 0, nodes, depth, record)
     }
 
@@ -756,15 +761,8 @@ impl<'a> Loader<'a> {
             } else {
                 String::new()
             };
-            self.anchors.insert(
-                aid,
-                Anchor {
-                    value: value.clone(),
-                    pointer,
-                    nodes: alias_weight(nodes, &value),
-                    depth,
-                },
-            );
+            self.anchors
+                .insert(aid, Anchor::new(value.clone(), pointer, nodes, depth));
         }
         let Some(parent) = self.stack.last_mut() else {
             self.root = Some(value);

@@ -123,7 +123,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{at, cfg, hits, only, set, winok};
+    use crate::rules::testutil::{assert_says, at, cfg, hits, only, set, winok};
 
     const C0: &str = "/spec/containers/0";
 
@@ -139,11 +139,7 @@ mod tests {
             [(Severity::Warning, format!("{C0}/livenessProbe/exec"))]
         );
         let f = &only(&pod, &cfg(), "WIN414")[0];
-        assert!(
-            f.message.contains("set timeoutSeconds to 5 or more"),
-            "{}",
-            f.message
-        );
+        assert_says(f, "set timeoutSeconds to 5 or more");
     }
 
     #[test]

@@ -180,7 +180,7 @@ mod tests {
     use crate::rules::env::common::tests::OWN;
     use crate::rules::env::common::tests::with_env;
     use crate::rules::testutil::{
-        at, cfg, findings, fixed, has_fix, hit, hits, ids_in, only, set, winok,
+        assert_says, at, cfg, findings, fixed, has_fix, hit, hits, ids_in, only, set, winok,
     };
 
     #[test]
@@ -198,11 +198,9 @@ mod tests {
             "{}",
             f.message
         );
-        assert!(
-            f.message
-                .contains("with the feature gate RelaxedEnvironmentVariableValidation"),
-            "{}",
-            f.message
+        assert_says(
+            f,
+            "with the feature gate RelaxedEnvironmentVariableValidation",
         );
         assert_eq!(hits(&pod, &at(32), "WIN403"), hit(Severity::Info, p));
         let mut gated = cfg();

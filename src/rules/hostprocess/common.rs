@@ -7,13 +7,26 @@
 use crate::model::Eval;
 use crate::model::Finding;
 use crate::model::pod::{self};
-use crate::model::workload::PodSite;
+use crate::model::workload::{ContainerRef, PodSite};
 use serde_json::Value;
 
 /// A HostProcess pod on a target whose API server keeps the field (see
 /// [`pod::host_process_available`]; elsewhere WIN203 reports the request instead).
 pub(crate) fn host_process_pod(site: &PodSite, eval: &Eval) -> bool {
     pod::host_process_available(eval.target) && pod::is_host_process_pod(site)
+}
+
+/// The HostProcess containers of a [`host_process_pod`] (none elsewhere; the containers are not
+/// walked then).
+pub(crate) fn host_process_containers<'s, 'a>(
+    site: &'s PodSite<'a>,
+    eval: &Eval,
+) -> impl Iterator<Item = ContainerRef<'a>> + 's {
+    host_process_pod(site, eval)
+        .then(|| site.containers())
+        .into_iter()
+        .flatten()
+        .filter(|c| pod::is_host_process(site, c))
 }
 
 pub(crate) fn host_network(site: &PodSite) -> bool {

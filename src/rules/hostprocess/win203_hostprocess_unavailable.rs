@@ -106,7 +106,7 @@ mod tests {
     use crate::rules::hostprocess::common::tests::OWN;
     use crate::rules::hostprocess::common::tests::hpc;
     use crate::rules::hostprocess::common::tests::t14;
-    use crate::rules::testutil::{at, ids_in, only, winok};
+    use crate::rules::testutil::{assert_says, at, ids_in, only, winok};
 
     #[test]
     fn win203_per_target() {
@@ -116,20 +116,17 @@ mod tests {
             f.pointer,
             "/spec/securityContext/windowsOptions/hostProcess"
         );
-        assert!(f.message.contains("added in 1.22"), "{}", f.message);
+        assert_says(f, "added in 1.22");
         // An unknown field: kubectl refuses it, other clients have it dropped (warning).
         assert_eq!(f.severity, Severity::Warning);
-        assert!(f.message.contains("--validate=false"), "{}", f.message);
+        assert_says(f, "--validate=false");
         // The other HostProcess rules do not apply where the field is dropped.
         assert_eq!(ids_in(&t14(), &at(21), OWN), ["WIN203"]);
         // 1.22 with the alpha gate off: the API server rejects the pod (it does not drop it).
         let f = &only(&pod, &at(22), "WIN203")[0];
-        assert!(
-            f.message.contains(
-                "API server rejects the pod: HostProcess containers need the feature gate WindowsHostProcessContainers, and the feature gate WindowsHostProcessContainers is off by default before 1.23"
-            ),
-            "{}",
-            f.message
+        assert_says(
+            f,
+            "API server rejects the pod: HostProcess containers need the feature gate WindowsHostProcessContainers, and the feature gate WindowsHostProcessContainers is off by default before 1.23",
         );
         assert_eq!(f.severity, Severity::Error);
         let mut gated = at(22);
@@ -143,7 +140,7 @@ mod tests {
         let mut docker = at(23);
         docker.target.runtime = Runtime::Docker;
         let f = &only(&pod, &docker, "WIN203")[0];
-        assert!(f.message.contains("containerd 1.6"), "{}", f.message);
+        assert_says(f, "containerd 1.6");
         assert_eq!(f.severity, Severity::Error);
         assert!(only(&winok(), &docker, "WIN203").is_empty());
     }

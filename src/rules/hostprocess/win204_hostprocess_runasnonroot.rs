@@ -6,7 +6,7 @@ use crate::model::pod::{self, Effective};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::hostprocess::common::host_process_pod;
+use crate::rules::hostprocess::common::host_process_containers;
 use crate::rules::hostprocess::common::push_once;
 
 /// WIN204 in the registry.
@@ -52,11 +52,8 @@ Remove `runAsNonRoot` (or set it to `false`) for HostProcess pods.
 };
 
 pub(crate) fn hostprocess_runasnonroot(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if !host_process_pod(site, eval) {
-        return Vec::new();
-    }
     let mut out = Vec::new();
-    for c in site.containers().filter(|c| pod::is_host_process(site, c)) {
+    for c in host_process_containers(site, eval) {
         if let Some(Effective {
             value: true,
             pointer,
@@ -91,7 +88,7 @@ mod tests {
     use serde_json::json;
 
     use crate::rules::hostprocess::common::tests::hpc;
-    use crate::rules::testutil::{cfg, ids, only, set, winok};
+    use crate::rules::testutil::{assert_says, cfg, ids, only, set, winok};
 
     #[test]
     fn win204_run_as_non_root() {
@@ -101,11 +98,7 @@ mod tests {
         assert_eq!(f.pointer, "/spec/securityContext/runAsNonRoot");
         // Admitted by the API server (measured): a warning that says so, not a rejection.
         assert_eq!(f.severity, Severity::Warning);
-        assert!(
-            f.message.contains("the API server admits it"),
-            "{}",
-            f.message
-        );
+        assert_says(f, "the API server admits it");
         assert!(!f.message.contains("rejects"), "{}", f.message);
         // Container override to false: fine.
         let ok = set(

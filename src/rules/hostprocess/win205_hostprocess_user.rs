@@ -6,7 +6,7 @@ use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::hostprocess::common::host_process_pod;
+use crate::rules::hostprocess::common::host_process_containers;
 use crate::rules::hostprocess::common::push_once;
 
 /// WIN205 in the registry.
@@ -67,11 +67,8 @@ workload, or `NT AUTHORITY\Local service`; `NT AUTHORITY\SYSTEM` only when neede
 };
 
 pub(crate) fn hostprocess_user(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if !host_process_pod(site, eval) {
-        return Vec::new();
-    }
     let mut out = Vec::new();
-    for c in site.containers().filter(|c| pod::is_host_process(site, c)) {
+    for c in host_process_containers(site, eval) {
         match pod::effective_run_as_user_name(site, &c) {
             None => {
                 let Some(hp) = pod::effective_host_process(site, &c) else {
@@ -123,7 +120,7 @@ mod tests {
     use serde_json::json;
 
     use crate::rules::hostprocess::common::tests::hpc;
-    use crate::rules::testutil::{cfg, ids, only, set, unset};
+    use crate::rules::testutil::{assert_says, cfg, ids, only, set, unset};
 
     #[test]
     fn win205_user() {
@@ -155,7 +152,7 @@ mod tests {
         );
         // Another name is valid when it names a local users group (KEP-1981): info.
         assert_eq!(f.severity, Severity::Info);
-        assert!(f.message.contains("local users group"), "{}", f.message);
+        assert_says(f, "local users group");
         let pod = unset(hpc(), "/spec/securityContext/windowsOptions/runAsUserName");
         let fs = only(&pod, &cfg(), "WIN205");
         assert_eq!(fs.len(), 1);

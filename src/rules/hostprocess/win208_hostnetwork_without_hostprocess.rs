@@ -105,7 +105,7 @@ mod tests {
     use serde_json::json;
 
     use crate::rules::hostprocess::common::tests::hpc;
-    use crate::rules::testutil::{at, cfg, ids, only, set, winok};
+    use crate::rules::testutil::{assert_says, at, cfg, ids, only, set, winok};
 
     #[test]
     fn t57_hostnetwork_without_hostprocess() {
@@ -115,11 +115,9 @@ mod tests {
         assert_eq!(f.pointer, "/spec/hostNetwork");
         assert_eq!(f.severity, Severity::Warning);
         // The 1.26-1.32 binaries have the alpha gate on by default (measured on 1.32).
-        assert!(
-            f.message
-                .contains("WindowsHostNetwork, on by default in the 1.26-1.32 binaries"),
-            "{}",
-            f.message
+        assert_says(
+            f,
+            "WindowsHostNetwork, on by default in the 1.26-1.32 binaries",
         );
         let mut off = cfg();
         off.target

@@ -47,8 +47,38 @@ pub(crate) fn sets(field: &'static str) -> impl Fn(&Value) -> bool {
 
 /// Whether the target keeps the GMSA fields (alpha 1.14 behind `WindowsGMSA`, beta and on from
 /// 1.16, GA 1.18); elsewhere WIN109 reports them.
-pub(crate) fn gmsa_available(eval: &Eval) -> bool {
+fn gmsa_available(eval: &Eval) -> bool {
     ApiField::get(Place::WindowsOptions, "gmsaCredentialSpecName").fate(eval.target) == Fate::Kept
+}
+
+/// [`windows_options`] for the gMSA rules (WIN106, WIN108, WIN110): none where the target drops
+/// the GMSA fields (WIN109 reports them there).
+pub(crate) fn gmsa_options<'a>(
+    site: &PodSite<'a>,
+    eval: &Eval,
+    wanted: impl Fn(&Value) -> bool,
+) -> Vec<(String, &'a Value)> {
+    if !gmsa_available(eval) {
+        return Vec::new();
+    }
+    windows_options(site, wanted)
+}
+
+/// The `gmsaCredentialSpecName`s the API server accepts, for the rules that follow the name to
+/// the gMSA webhook (WIN108, WIN110): (pointer to the windowsOptions, the windowsOptions, the
+/// name). An invalid name is WIN106's error: the API server refuses the pod before any webhook.
+pub(crate) fn valid_gmsa_names<'a>(
+    site: &PodSite<'a>,
+    eval: &Eval,
+) -> impl Iterator<Item = (String, &'a Value, &'a str)> {
+    gmsa_options(site, eval, sets("gmsaCredentialSpecName"))
+        .into_iter()
+        .filter_map(|(p, w)| {
+            let name = w.get("gmsaCredentialSpecName").and_then(Value::as_str)?;
+            dns1123_subdomain_errors(name)
+                .is_empty()
+                .then_some((p, w, name))
+        })
 }
 
 /// `IsDNS1123Subdomain` of apimachinery, with its messages.

@@ -8,9 +8,8 @@ use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::identity::common::dns1123_subdomain_errors;
-use crate::rules::identity::common::gmsa_available;
+use crate::rules::identity::common::gmsa_options;
 use crate::rules::identity::common::sets;
-use crate::rules::identity::common::windows_options;
 use serde_json::{Value, json};
 
 /// WIN106 in the registry.
@@ -58,11 +57,8 @@ Name the credential spec resource in lower case (`webapp1-credspec`).
 };
 
 pub(crate) fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if !gmsa_available(eval) {
-        return Vec::new();
-    }
     let mut out = Vec::new();
-    for (p, w) in windows_options(site, |w| {
+    for (p, w) in gmsa_options(site, eval, |w| {
         sets("gmsaCredentialSpecName")(w) || sets("gmsaCredentialSpec")(w)
     }) {
         let spec = w.get("gmsaCredentialSpec").and_then(Value::as_str);
@@ -122,7 +118,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{cfg, only, set, winok};
+    use crate::rules::testutil::{assert_says, cfg, only, set, winok};
 
     #[test]
     fn win106_gmsa() {
@@ -131,7 +127,7 @@ mod tests {
         let f = &only(&pod, &cfg(), "WIN106")[0];
         assert_eq!(f.pointer, name);
         assert_eq!(f.severity, Severity::Error);
-        assert!(f.message.contains("RFC 1123 subdomain"), "{}", f.message);
+        assert_says(f, "RFC 1123 subdomain");
         // A valid name is not WIN106's concern (WIN108 says what it needs).
         let pod = set(winok(), name, json!("webapp1-credspec"));
         assert!(only(&pod, &cfg(), "WIN106").is_empty());

@@ -6,10 +6,7 @@ use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::identity::common::dns1123_subdomain_errors;
-use crate::rules::identity::common::gmsa_available;
-use crate::rules::identity::common::sets;
-use crate::rules::identity::common::windows_options;
+use crate::rules::identity::common::valid_gmsa_names;
 use serde_json::Value;
 
 /// WIN108 in the registry.
@@ -56,18 +53,12 @@ account `use` on it; join the Windows nodes to the domain (or configure a ccg pl
 };
 
 pub(crate) fn gmsa_webhook_required(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    if !gmsa_available(eval) {
-        return Vec::new();
-    }
     let mut out = Vec::new();
-    for (p, w) in windows_options(site, sets("gmsaCredentialSpecName")) {
-        let Some(name) = w.get("gmsaCredentialSpecName").and_then(Value::as_str) else {
-            continue;
-        };
+    for (p, w, name) in valid_gmsa_names(site, eval) {
+        // Already inlined (by the webhook, or by hand): nothing left to resolve.
         if w.get("gmsaCredentialSpec")
             .and_then(Value::as_str)
             .is_some()
-            || !dns1123_subdomain_errors(name).is_empty()
         {
             continue;
         }
@@ -89,7 +80,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{at, cfg, hit, hits, only, set, winok};
+    use crate::rules::testutil::{assert_says, at, cfg, hit, hits, only, set, winok};
 
     #[test]
     fn win108_gmsa_webhook_required() {
@@ -98,11 +89,7 @@ mod tests {
         let pod = set(winok(), name, json!("webapp1-credspec"));
         assert_eq!(hits(&pod, &cfg(), "WIN108"), hit(Severity::Info, name));
         let f = &only(&pod, &cfg(), "WIN108")[0];
-        assert!(
-            f.message.contains("gMSA admission webhook"),
-            "{}",
-            f.message
-        );
+        assert_says(f, "gMSA admission webhook");
         assert!(f.message.contains("domain-joined or use a ccg plugin"));
         // Per container too.
         let c = "/spec/containers/0/securityContext/windowsOptions/gmsaCredentialSpecName";

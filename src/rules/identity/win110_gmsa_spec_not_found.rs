@@ -8,10 +8,7 @@ use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::identity::common::dns1123_subdomain_errors;
-use crate::rules::identity::common::gmsa_available;
-use crate::rules::identity::common::sets;
-use crate::rules::identity::common::windows_options;
-use serde_json::Value;
+use crate::rules::identity::common::valid_gmsa_names;
 
 /// WIN110 in the registry.
 pub const RULE: Rule = Rule {
@@ -69,21 +66,14 @@ pub(crate) fn gmsa_spec_not_found(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let Some(specs) = eval.context.gmsa_credential_specs.as_ref() else {
         return Vec::new();
     };
-    if !gmsa_available(eval) {
-        return Vec::new();
-    }
     let mut out = Vec::new();
-    for (p, w) in windows_options(site, sets("gmsaCredentialSpecName")) {
+    for (p, _, name) in valid_gmsa_names(site, eval) {
         // The webhook walks the pod's and `containers`' windowsOptions only
         // (iterateOverWindowsSecurityOptions): a name on an init container is never looked up.
         if p.contains("/initContainers/") || p.contains("/ephemeralContainers/") {
             continue;
         }
-        let Some(name) = w.get("gmsaCredentialSpecName").and_then(Value::as_str) else {
-            continue;
-        };
-        // An invalid name is WIN106's error (the API server refuses it first).
-        if specs.names.contains(name) || !dns1123_subdomain_errors(name).is_empty() {
+        if specs.names.contains(name) {
             continue;
         }
         let np = format!("{p}/gmsaCredentialSpecName");
@@ -147,7 +137,7 @@ fn remedy(specs: &GmsaSpecs, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use crate::model::{Context, Operation};
     use crate::rules::testutil::{cfg, set, winok};

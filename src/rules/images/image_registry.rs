@@ -93,7 +93,7 @@ mod tests {
     use crate::model::image_facts::{ImageFacts, ImageFactsMap, Platform};
     use crate::model::windows::{WS2019, WS2022, WS2025};
     use crate::model::{Context, Finding, Operation, Severity};
-    use crate::rules::testutil::{cfg, set, winok};
+    use crate::rules::testutil::{assert_says, cfg, set, winok};
 
     fn platform(os: &str, version: Option<&str>) -> Platform {
         Platform {
@@ -148,7 +148,7 @@ mod tests {
         let f = run(&pod, &target(&[WS2022]), &cx, "WIN502");
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
-        assert!(f[0].message.contains("registry:"), "{}", f[0].message);
+        assert_says(&f[0], "registry:");
         // Offline, by name alone, the same image is unknown (WIN503), not WIN502.
         assert!(run(&pod, &target(&[WS2022]), &Context::default(), "WIN502").is_empty());
         assert_eq!(
@@ -237,10 +237,6 @@ mod tests {
         // servercore:ltsc2022 beside a single 1809 image: no node runs both.
         let f = run(&pod, &target(&[WS2022]), &cx, "WIN508");
         assert_eq!(f.len(), 1);
-        assert!(
-            f[0].message.contains("(10.0.17763, registry)"),
-            "{}",
-            f[0].message
-        );
+        assert_says(&f[0], "(10.0.17763, registry)");
     }
 }

@@ -1,7 +1,6 @@
 //! WIN507 `linux-image-in-windows-pod`.
 
 use crate::model::Eval;
-use crate::model::classify::Source;
 use crate::model::image::ImageInfo;
 use crate::model::known_images::{self, Platforms};
 use crate::model::meta::{Mutation, Recorded, RuleOs};
@@ -91,8 +90,7 @@ such as `mcr.microsoft.com/windows/nanoserver:ltsc2022`
 pub(crate) fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     // WIN008 covers a pod with undeclared OS mixing Windows and Linux images; report here what
     // it does not, so one image is not reported twice.
-    let declared = eval.class.declared_by(Source::OsField).is_some()
-        || eval.class.declared_by(Source::Selector).is_some();
+    let declared = eval.class.declared().is_some();
     if !declared && eval.images.iter().any(|(_, i)| i.windows) {
         return Vec::new();
     }
@@ -190,7 +188,7 @@ mod tests {
     use crate::rules::images::common::tests::sev;
     use crate::rules::images::common::tests::target;
     use crate::rules::images::common::tests::with_image;
-    use crate::rules::testutil::{cfg, findings, fixed, ids, only, set, winok};
+    use crate::rules::testutil::{assert_says, cfg, findings, fixed, ids, only, set, winok};
     use serde_json::json;
 
     #[test]
@@ -204,7 +202,7 @@ mod tests {
         let f = fs.iter().find(|f| f.rule.id == "WIN507").expect("WIN507");
         assert_eq!(f.pointer, "/spec/ephemeralContainers/0/image");
         assert_eq!(f.severity, Severity::Warning);
-        assert!(f.message.contains("kubectl debug"), "{}", f.message);
+        assert_says(f, "kubectl debug");
     }
 
     #[test]

@@ -149,7 +149,7 @@ mod tests {
     use crate::rules::images::common::tests::message;
     use crate::rules::images::common::tests::sev;
     use crate::rules::images::common::tests::target;
-    use crate::rules::testutil::{findings, ids, set, winok};
+    use crate::rules::testutil::{assert_says, findings, ids, set, winok};
     use serde_json::json;
 
     #[test]
@@ -172,11 +172,7 @@ mod tests {
         let f = fs.iter().find(|f| f.rule.id == "WIN508").expect("WIN508");
         assert_eq!(f.severity, Severity::Error);
         assert_eq!(f.pointer, IMG);
-        assert!(
-            f.message.contains("init container \"setup\""),
-            "{}",
-            f.message
-        );
+        assert_says(f, "init container \"setup\"");
         // Hyper-V: warning, the newest build decides.
         assert_eq!(
             sev(&pod, &hyperv(both.clone()), "WIN508"),

@@ -260,7 +260,7 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
-    use crate::rules::testutil::{cfg, hits, only, set, winok};
+    use crate::rules::testutil::{assert_says, cfg, hits, only, set, winok};
 
     const C0: &str = "/spec/containers/0";
 
@@ -280,11 +280,7 @@ mod tests {
             [(Severity::Warning, format!("{C0}/env/0/value"))]
         );
         let f = &only(&pod, &cfg(), "WIN415")[0];
-        assert!(
-            f.message.contains("redis.cache.svc.cluster.local"),
-            "{}",
-            f.message
-        );
+        assert_says(f, "redis.cache.svc.cluster.local");
     }
 
     #[test]

@@ -43,7 +43,9 @@ pub(crate) fn is_daemonset(site: &PodSite) -> bool {
 pub(crate) mod tests {
     use super::*;
     use crate::model::Severity;
-    use crate::rules::testutil::{cfg, findings, group, ids, observed, only, set, winok};
+    use crate::rules::testutil::{
+        assert_says, cfg, findings, group, ids, observed, only, set, winok,
+    };
     use serde_json::json;
 
     pub(crate) fn t05() -> Value {
@@ -157,12 +159,9 @@ pub(crate) mod tests {
             "WIN502",
         );
         assert_eq!(f.len(), 1);
-        assert!(
-            f[0].message.contains(
-                "the Windows nodes this pod can select (3 nodes) run 10.0.20348 (ltsc2022)"
-            ),
-            "{}",
-            f[0].message
+        assert_says(
+            &f[0],
+            "the Windows nodes this pod can select (3 nodes) run 10.0.20348 (ltsc2022)",
         );
         // A ltsc2019 node joins: admitted.
         let c = observed(cfg(), vec![ws22.clone(), ws19.clone(), linux()]);

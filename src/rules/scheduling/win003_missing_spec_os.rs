@@ -97,7 +97,7 @@ mod tests {
 
     use serde_json::json;
 
-    use crate::rules::testutil::{cfg, findings, ids, set, unset, winok};
+    use crate::rules::testutil::{assert_says, cfg, findings, ids, set, unset, winok};
 
     #[test]
     fn win003_fix_and_guard() {
@@ -112,11 +112,7 @@ mod tests {
             f.fix.is_none(),
             "spec.os must not be added while runAsUser is set"
         );
-        assert!(
-            f.message.contains("spec.securityContext.runAsUser"),
-            "{}",
-            f.message
-        );
+        assert_says(f, "spec.securityContext.runAsUser");
     }
 
     #[test]

@@ -51,10 +51,7 @@ Make the evidence agree: fix the selector, the label or the image.
 
 pub(crate) fn os_signal_conflict(_site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let class = &eval.class;
-    let declared = class
-        .declared_by(Source::OsField)
-        .or_else(|| class.declared_by(Source::Selector));
-    let Some(decl) = declared else {
+    let Some(decl) = class.declared() else {
         return image_against_label(eval);
     };
     let mut out = Vec::new();

@@ -275,7 +275,7 @@ mod tests {
     use crate::rules::scheduling::common::tests::GKE;
     use crate::rules::scheduling::common::tests::linux;
     use crate::rules::testutil::{
-        cfg, findings, group, hits, ids, observed, only, set, unset, winok,
+        assert_says, cfg, findings, group, hits, ids, observed, only, set, unset, winok,
     };
     use serde_json::json;
 
@@ -371,12 +371,7 @@ mod tests {
         let pod = unset(winok(), "/spec/tolerations");
         let f = only(&pod, &c, "WIN007");
         assert_eq!(f[0].severity, Severity::Warning);
-        assert!(
-            f[0].message
-                .contains("no Windows node is in the cluster yet"),
-            "{}",
-            f[0].message
-        );
+        assert_says(&f[0], "no Windows node is in the cluster yet");
         let old = set(
             winok(),
             "/spec/containers/0/image",

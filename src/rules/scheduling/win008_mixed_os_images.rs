@@ -1,7 +1,6 @@
 //! WIN008 `mixed-os-images`.
 
 use crate::model::Eval;
-use crate::model::classify::Source;
 use crate::model::meta::{Mutation, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -48,11 +47,7 @@ Split the pod, or use images of one OS.
 };
 
 pub(crate) fn mixed_os_images(site: &PodSite, eval: &Eval) -> Vec<Finding> {
-    let declared = eval
-        .class
-        .declared_by(Source::OsField)
-        .or_else(|| eval.class.declared_by(Source::Selector));
-    if declared.is_some() {
+    if eval.class.declared().is_some() {
         return Vec::new();
     }
     let win = eval.images.iter().find(|(_, i)| i.windows);

@@ -198,7 +198,7 @@ mod tests {
 
     use crate::model::Severity;
     use crate::rules::scheduling::common::tests::{linux, windows_and_linux};
-    use crate::rules::testutil::{cfg, group, ids, observed, only, set, winok};
+    use crate::rules::testutil::{assert_says, cfg, group, ids, observed, only, set, winok};
     use serde_json::json;
 
     /// spec.nodeName bypasses the scheduler: the named node alone decides (WIN001 when it is
@@ -225,11 +225,7 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].pointer, "/spec/nodeName");
         assert!(f[0].fix.is_none());
-        assert!(
-            f[0].message.contains("names its node, l0"),
-            "{}",
-            f[0].message
-        );
+        assert_says(&f[0], "names its node, l0");
         assert!(only(&on_linux, &c, "WIN010").is_empty());
         // No such node: WIN010, a warning.
         let f = only(&named("gone"), &c, "WIN010");
@@ -244,11 +240,7 @@ mod tests {
         let ne = windows_and_linux("os=windows:NoExecute");
         let f = only(&named("w0"), &ne, "WIN007");
         assert_eq!(f.len(), 1);
-        assert!(
-            f[0].message.contains("UntoleratedTaint"),
-            "{}",
-            f[0].message
-        );
+        assert_says(&f[0], "UntoleratedTaint");
         // Its selectors still count: a wrong one makes the kubelet reject it.
         let wrong = set(
             named("w0"),

@@ -241,7 +241,7 @@ mod tests {
     use crate::model::platform::Platform as Cloud;
     use crate::model::{Context, Finding, Operation, Severity};
     use crate::rules::scheduling::common::tests::linux;
-    use crate::rules::testutil::{cfg, group, observed, only, set};
+    use crate::rules::testutil::{assert_says, cfg, group, observed, only, set};
 
     fn pod(image: &str) -> Value {
         json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
@@ -340,11 +340,7 @@ mod tests {
         let os = set(pod("nginx:1.27"), "/spec/os", json!({"name": "linux"}));
         let f = win011(&os, &aks());
         assert_eq!(f.len(), 1);
-        assert!(
-            f[0].message.contains("PodOSNotSupported"),
-            "{}",
-            f[0].message
-        );
+        assert_says(&f[0], "PodOSNotSupported");
     }
 
     #[test]
@@ -361,11 +357,7 @@ mod tests {
         let all = tol(json!({"operator":"Exists"}));
         let f = win011(&all, &cfg());
         assert_eq!(f.len(), 1);
-        assert!(
-            f[0].message.contains("tolerates every taint"),
-            "{}",
-            f[0].message
-        );
+        assert_says(&f[0], "tolerates every taint");
         // A configured taint: tolerated by name, reported; not tolerated, nothing.
         let mut gke = cfg();
         gke.target.set_platform(Cloud::Gke);
@@ -383,11 +375,7 @@ mod tests {
         );
         let f = win011(&pod("nginx:1.27"), &untainted);
         assert_eq!(f.len(), 1);
-        assert!(
-            f[0].message.contains("2 Windows nodes of the cluster"),
-            "{}",
-            f[0].message
-        );
+        assert_says(&f[0], "2 Windows nodes of the cluster");
         let tainted = observed(
             cfg(),
             vec![
@@ -464,11 +452,7 @@ mod tests {
         let linux_only = cx(vec![platform("linux")]);
         let f = run(&pod("contoso.azurecr.io/app:1.0"), &linux_only);
         assert_eq!(f.len(), 1);
-        assert!(
-            f[0].message.contains("registry: linux/amd64"),
-            "{}",
-            f[0].message
-        );
+        assert_says(&f[0], "registry: linux/amd64");
         // A Windows entry clears even a name the heuristics call Linux-only.
         let multi = cx(vec![platform("linux"), platform("windows")]);
         assert!(run(&pod("nginx:1.27"), &multi).is_empty());

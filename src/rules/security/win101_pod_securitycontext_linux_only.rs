@@ -88,7 +88,9 @@ mod tests {
     use serde_json::json;
 
     use crate::rules::security::common::tests::OWN;
-    use crate::rules::testutil::{apply, at, cfg, ids, ids_in, only, set, unset, winok};
+    use crate::rules::testutil::{
+        apply, assert_says, at, cfg, ids, ids_in, only, set, unset, winok,
+    };
 
     #[test]
     fn t07_pod_run_as_user_error() {
@@ -121,12 +123,7 @@ mod tests {
         assert_eq!(ids_in(&pod, &cfg(), OWN), ["WIN101"]);
         let f = &only(&pod, &cfg(), "WIN101")[0];
         assert_eq!(f.severity, Severity::Warning);
-        assert!(
-            f.message
-                .contains("rejects it once the pod declares spec.os.name: windows"),
-            "{}",
-            f.message
-        );
+        assert_says(f, "rejects it once the pod declares spec.os.name: windows");
         // Before spec.os exists nothing rejects it: it only has no effect.
         let f = &only(&pod, &at(23), "WIN101")[0];
         assert_eq!(f.severity, Severity::Warning);

@@ -98,7 +98,7 @@ mod tests {
     use serde_json::json;
 
     use crate::rules::security::common::tests::OWN;
-    use crate::rules::testutil::{apply, cfg, ids, ids_in, only, set, unset, winok};
+    use crate::rules::testutil::{apply, assert_says, cfg, ids, ids_in, only, set, unset, winok};
     use serde_json::Value;
 
     pub(crate) fn with_container_sc(obj: Value, list: &str, sc: Value) -> Value {
@@ -123,7 +123,7 @@ mod tests {
             f.pointer,
             "/spec/containers/0/securityContext/allowPrivilegeEscalation"
         );
-        assert!(f.message.contains("container \"app\""), "{}", f.message);
+        assert_says(f, "container \"app\"");
         let fix = f.fix.as_ref().unwrap();
         assert_eq!(
             fix.safety,
@@ -198,7 +198,7 @@ mod tests {
             f.fix.is_none(),
             "privileged: true is intent, never stripped silently"
         );
-        assert!(f.message.contains("HostProcess"), "{}", f.message);
+        assert_says(f, "HostProcess");
     }
 
     #[test]

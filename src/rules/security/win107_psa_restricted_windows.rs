@@ -167,7 +167,7 @@ mod tests {
     use crate::engine::lint_object;
     use crate::model::Context;
     use crate::model::Operation;
-    use crate::rules::testutil::{apply, at, cfg, set, unset, winok};
+    use crate::rules::testutil::{apply, assert_says, at, cfg, set, unset, winok};
     use serde_json::Value;
 
     pub(crate) fn ns(name: &str, labels: Value) -> Value {
@@ -222,11 +222,7 @@ mod tests {
             .find(|f| f.rule.id == "WIN107")
             .unwrap();
         assert!(f.fix.is_none());
-        assert!(
-            f.message.contains("allowPrivilegeEscalation"),
-            "{}",
-            f.message
-        );
+        assert_says(&f, "allowPrivilegeEscalation");
         // No fix when a Pod is updated (spec.os is immutable).
         let f = lint_in(&pod, &cfg(), Some(restricted.clone()), Operation::Update)
             .into_iter()
@@ -282,11 +278,7 @@ mod tests {
             .filter(|f| f.rule.id == "WIN107")
             .collect();
         assert_eq!(fs.len(), 1);
-        assert!(
-            fs[0].message.contains("runAsNonRoot: true"),
-            "{}",
-            fs[0].message
-        );
+        assert_says(&fs[0], "runAsNonRoot: true");
         assert_eq!(fs[0].pointer, "/spec/securityContext");
         assert!(fs[0].fix.is_none());
         // A container that overrides with false is pointed at.
@@ -313,7 +305,7 @@ mod tests {
             .filter(|f| f.rule.id == "WIN107")
             .collect();
         assert_eq!(fs.len(), 1);
-        assert!(fs[0].message.contains("v1.24"), "{}", fs[0].message);
+        assert_says(&fs[0], "v1.24");
         let latest = ns(
             "web",
             json!({PSA_ENFORCE_LABEL: "restricted", PSA_ENFORCE_VERSION_LABEL: "latest"}),

@@ -11,7 +11,7 @@
 use crate::model::Eval;
 use crate::model::windows;
 use crate::model::workload::Lookup;
-use crate::model::workload::{ContainerRef, PodSite};
+use crate::model::workload::{ContainerRef, PodSite, list};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -38,11 +38,7 @@ pub(crate) fn mounts<'a>(
     site: &PodSite<'a>,
 ) -> impl Iterator<Item = (ContainerRef<'a>, usize, &'a Value)> + 'a {
     site.containers().flat_map(|c| {
-        c.value
-            .get("volumeMounts")
-            .and_then(Value::as_array)
-            .map(|a| a.as_slice())
-            .unwrap_or(&[])
+        list(c.value, "volumeMounts")
             .iter()
             .enumerate()
             .map(move |(i, m)| (c, i, m))
@@ -154,7 +150,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::model::KubeVersion;
     use crate::model::Severity;
-    use crate::rules::testutil::{cfg, fixed, hits, ids, ids_in, legacy, set, winok};
+    use crate::rules::testutil::{cfg, fixed, hit, hits, ids, ids_in, legacy, set, winok};
     use serde_json::{Value, json};
 
     /// The WIN3xx/WIN4xx rules (other modules' rules are asserted by their tests).
@@ -227,10 +223,10 @@ pub(crate) mod tests {
         );
         assert_eq!(
             hits(&pod, &cfg(), "WIN314"),
-            vec![(
+            hit(
                 Severity::Warning,
-                "/spec/volumes/0/projected/sources/3/secret".to_string()
-            )]
+                "/spec/volumes/0/projected/sources/3/secret"
+            )
         );
         assert_eq!(hits(&pod, &cfg308(), "WIN308").len(), 1);
     }
@@ -275,7 +271,7 @@ pub(crate) mod tests {
         assert_eq!(ids_in(&pod, &legacy(), OWN), vec!["WIN302"]);
         assert_eq!(
             hits(&pod, &legacy(), "WIN302"),
-            vec![(Severity::Error, "/spec/volumes/0/secret".to_string())]
+            hit(Severity::Error, "/spec/volumes/0/secret")
         );
         // configMap, downwardAPI likewise; the seed K1.9 allow-list does not add WIN301.
         for ty in ["configMap", "downwardAPI"] {
@@ -299,7 +295,7 @@ pub(crate) mod tests {
         assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN314"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN314"),
-            vec![(Severity::Warning, "/spec/volumes/0/secret".to_string())]
+            hit(Severity::Warning, "/spec/volumes/0/secret")
         );
         // Mixed 1709 + 2022 target: WIN302 applies instead, never both.
         let mut mixed = cfg();
@@ -327,17 +323,17 @@ pub(crate) mod tests {
         assert_eq!(ids_in(&pod, &legacy(), OWN), vec!["WIN302"]);
         assert_eq!(
             hits(&pod, &legacy(), "WIN302"),
-            vec![(Severity::Error, "/spec/volumes/0/projected".to_string())]
+            hit(Severity::Error, "/spec/volumes/0/projected")
         );
         // Default target: the secret source is written in clear text (see t27 on the vector).
         let modern = pod_with(vol, json!({"name":"secrets","mountPath":r"C:\secrets"}));
         assert_eq!(ids_in(&modern, &cfg(), OWN), vec!["WIN314"]);
         assert_eq!(
             hits(&modern, &cfg(), "WIN314"),
-            vec![(
+            hit(
                 Severity::Warning,
-                "/spec/volumes/0/projected/sources/0/secret".to_string()
-            )]
+                "/spec/volumes/0/projected/sources/0/secret"
+            )
         );
         // A user-written projected token volume (no secret) is fine on modern targets.
         let tok = set(

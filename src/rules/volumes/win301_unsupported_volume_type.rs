@@ -191,7 +191,7 @@ mod tests {
     use super::*;
     use crate::model::KubeVersion;
     use crate::model::windows;
-    use crate::rules::testutil::{cfg, hits, ids_in, set, winok};
+    use crate::rules::testutil::{cfg, hit, hits, ids_in, set, winok};
     use crate::rules::volumes::common::tests::OWN;
     use serde_json::{Value, json};
 
@@ -205,7 +205,7 @@ mod tests {
         assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN301"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN301"),
-            vec![(Severity::Error, "/spec/volumes/0/nfs".to_string())]
+            hit(Severity::Error, "/spec/volumes/0/nfs")
         );
     }
 

@@ -82,7 +82,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{cfg, findings, fixed, hits, ids_in, set};
+    use crate::rules::testutil::{cfg, findings, fixed, hit, hits, ids_in, set};
     use crate::rules::volumes::common::tests::OWN;
     use crate::rules::volumes::common::tests::pod_with;
 
@@ -95,10 +95,7 @@ mod tests {
         assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN303"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN303"),
-            vec![(
-                Severity::Error,
-                "/spec/volumes/0/emptyDir/medium".to_string()
-            )]
+            hit(Severity::Error, "/spec/volumes/0/emptyDir/medium")
         );
         let fs = findings(&pod, &cfg());
         assert_eq!(fs[0].fix.as_ref().unwrap().safety, FixSafety::OptIn);

@@ -73,7 +73,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{cfg, hits, ids_in, set, winok};
+    use crate::rules::testutil::{cfg, hit, hits, ids_in, set, winok};
     use crate::rules::volumes::common::tests::OWN;
 
     #[test]
@@ -91,10 +91,7 @@ mod tests {
         assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN305"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN305"),
-            vec![(
-                Severity::Error,
-                "/spec/containers/0/volumeDevices/0".to_string()
-            )]
+            hit(Severity::Error, "/spec/containers/0/volumeDevices/0")
         );
     }
 }

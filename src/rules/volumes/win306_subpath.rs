@@ -141,7 +141,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{cfg, hits, only, set, unset};
+    use crate::rules::testutil::{assert_says, cfg, hit, hits, only, set, unset};
     use crate::rules::volumes::common::tests::pod_with;
 
     #[test]
@@ -155,17 +155,10 @@ mod tests {
         );
         assert_eq!(
             hits(&pod, &docker, "WIN306"),
-            vec![(
-                Severity::Error,
-                "/spec/containers/0/volumeMounts/0/subPath".to_string()
-            )]
+            hit(Severity::Error, "/spec/containers/0/volumeMounts/0/subPath")
         );
         let f = &only(&pod, &docker, "WIN306")[0];
-        assert!(
-            f.message.contains("source path must be a directory"),
-            "{}",
-            f.message
-        );
+        assert_says(f, "source path must be a directory");
         // containerd mounts single files: nothing.
         assert!(hits(&pod, &cfg(), "WIN306").is_empty());
         // subPathExpr and directory subPaths work with every runtime.

@@ -115,7 +115,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{cfg, hits, set};
+    use crate::rules::testutil::{cfg, hit, hits, set};
     use crate::rules::volumes::common::tests::pod_with;
 
     #[test]
@@ -153,10 +153,10 @@ mod tests {
         );
         assert_eq!(
             hits(&proj, &cfg(), "WIN307"),
-            vec![(
+            hit(
                 Severity::Info,
-                "/spec/volumes/0/projected/sources/0/configMap/items/0/mode".to_string()
-            )]
+                "/spec/volumes/0/projected/sources/0/configMap/items/0/mode"
+            )
         );
     }
 }

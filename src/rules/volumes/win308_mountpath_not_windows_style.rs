@@ -113,7 +113,7 @@ pub(crate) fn mountpath_not_windows_style(site: &PodSite, eval: &Eval) -> Vec<Fi
 mod tests {
     use super::*;
     use crate::model::KubeVersion;
-    use crate::rules::testutil::{cfg, findings, fixed, hits, ids_in, set};
+    use crate::rules::testutil::{cfg, findings, fixed, hit, hits, ids_in, set};
     use crate::rules::volumes::common::tests::OWN;
     use crate::rules::volumes::common::tests::cfg308;
     use crate::rules::volumes::common::tests::empty_dir_at;
@@ -128,10 +128,10 @@ mod tests {
         assert_eq!(ids_in(&pod, &cfg, OWN), vec!["WIN308"]);
         assert_eq!(
             hits(&pod, &cfg, "WIN308"),
-            vec![(
+            hit(
                 Severity::Info,
-                "/spec/containers/0/volumeMounts/0/mountPath".to_string()
-            )]
+                "/spec/containers/0/volumeMounts/0/mountPath"
+            )
         );
         let f = fixed(&pod, &cfg, "WIN308");
         assert_eq!(

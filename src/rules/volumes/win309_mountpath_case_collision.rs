@@ -95,7 +95,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{cfg, hits, ids_in, set, unset, winok};
+    use crate::rules::testutil::{cfg, hit, hits, ids_in, set, unset, winok};
     use crate::rules::volumes::common::tests::OWN;
 
     #[test]
@@ -113,10 +113,10 @@ mod tests {
         assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN309"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN309"),
-            vec![(
+            hit(
                 Severity::Error,
-                "/spec/containers/0/volumeMounts/1/mountPath".to_string()
-            )]
+                "/spec/containers/0/volumeMounts/1/mountPath"
+            )
         );
         // Drive added by the kubelet: /data and C:\data collide as well.
         let p2 = set(

@@ -93,7 +93,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{cfg, hits, ids_in};
+    use crate::rules::testutil::{cfg, hit, hits, ids_in};
     use crate::rules::volumes::common::tests::OWN;
     use crate::rules::volumes::common::tests::empty_dir_at;
     use crate::rules::volumes::common::tests::pod_with;
@@ -107,10 +107,7 @@ mod tests {
         assert_eq!(ids_in(&pod, &cfg(), OWN), vec!["WIN310"]);
         assert_eq!(
             hits(&pod, &cfg(), "WIN310"),
-            vec![(
-                Severity::Warning,
-                "/spec/volumes/0/hostPath/path".to_string()
-            )]
+            hit(Severity::Warning, "/spec/volumes/0/hostPath/path")
         );
     }
 
@@ -119,10 +116,10 @@ mod tests {
         let pod = empty_dir_at(r"\\server\share\x");
         assert_eq!(
             hits(&pod, &cfg(), "WIN310"),
-            vec![(
+            hit(
                 Severity::Warning,
-                "/spec/containers/0/volumeMounts/0/mountPath".to_string()
-            )]
+                "/spec/containers/0/volumeMounts/0/mountPath"
+            )
         );
     }
 }

@@ -105,7 +105,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{cfg, hits, ids_in};
+    use crate::rules::testutil::{cfg, hit, hits, ids_in};
     use crate::rules::volumes::common::tests::OWN;
     use crate::rules::volumes::common::tests::pod_with;
 
@@ -119,10 +119,10 @@ mod tests {
         assert_eq!(ids_in(&a, &cfg(), OWN), vec!["WIN311"]);
         assert_eq!(
             hits(&a, &cfg(), "WIN311"),
-            vec![(
+            hit(
                 Severity::Warning,
-                "/spec/containers/0/volumeMounts/0/mountPath".to_string()
-            )]
+                "/spec/containers/0/volumeMounts/0/mountPath"
+            )
         );
         let b = pod_with(
             json!({"name":"d","hostPath":{"path":r"C:\docker"}}),

@@ -162,7 +162,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{cfg, hits, only, set};
+    use crate::rules::testutil::{assert_says, cfg, hit, hits, only, set};
     use crate::rules::volumes::common::tests::pod_with;
 
     #[test]
@@ -174,17 +174,10 @@ mod tests {
         // One finding for the socket path; `type: Socket` alone says nothing.
         assert_eq!(
             hits(&pod, &cfg(), "WIN312"),
-            vec![(
-                Severity::Warning,
-                "/spec/volumes/0/hostPath/path".to_string()
-            )]
+            hit(Severity::Warning, "/spec/volumes/0/hostPath/path")
         );
         let f = &only(&pod, &cfg(), "WIN312")[0];
-        assert!(
-            f.message.contains(r"\\.\pipe\docker_engine"),
-            "{}",
-            f.message
-        );
+        assert_says(f, r"\\.\pipe\docker_engine");
         for p in [
             "/proc",
             "/sys/fs/cgroup",
@@ -231,7 +224,7 @@ mod tests {
             );
             assert_eq!(
                 hits(&v, &cfg(), "WIN312"),
-                vec![(Severity::Error, "/spec/volumes/0/hostPath/type".to_string())],
+                hit(Severity::Error, "/spec/volumes/0/hostPath/type"),
                 "{ty}"
             );
         }

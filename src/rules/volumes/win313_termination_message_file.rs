@@ -85,7 +85,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::rules::testutil::{cfg, hits, set, winok};
+    use crate::rules::testutil::{cfg, hit, hits, set, winok};
 
     #[test]
     fn win313_docker_only_and_not_the_default() {
@@ -98,10 +98,7 @@ mod tests {
         docker.target.runtime = Runtime::Docker;
         assert_eq!(
             hits(&pod, &docker, "WIN313"),
-            vec![(
-                Severity::Info,
-                "/spec/containers/0/terminationMessagePath".to_string()
-            )]
+            hit(Severity::Info, "/spec/containers/0/terminationMessagePath")
         );
         assert!(hits(&pod, &cfg(), "WIN313").is_empty());
         let dflt = set(
