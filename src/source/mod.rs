@@ -30,6 +30,7 @@ mod loader;
 mod scalar;
 mod text;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -158,9 +159,11 @@ pub struct SourceMap {
     nodes: Vec<(usize, NodeInfo)>,
     /// Lookups so far; the first [`SCANS_BEFORE_INDEX`] scan `nodes`.
     lookups: AtomicUsize,
-    /// Indices of `nodes` sorted by pointer, built at the lookup after the scans: a binary
-    /// search costs no hashing and has no worst case an input could choose.
-    index: OnceLock<Box<[u32]>>,
+    /// Pointer to index in `nodes`, built at the lookup after the scans (std's `HashMap`, whose
+    /// keyed hash an input cannot aim at; sorting the pointers instead cost 196 M instructions
+    /// on the 10 000-container pod of scripts/big-inputs.sh, whose pointers share long
+    /// prefixes, where the map had cost 72 M).
+    index: OnceLock<HashMap<Box<str>, u32>>,
     json: bool,
     indent_step: Option<usize>,
     seq_indent: Option<usize>,
@@ -219,13 +222,12 @@ impl SourceMap {
                 return Some(&self.nodes[i].1);
             }
             None => self.index.get_or_init(|| {
-                let mut index: Vec<u32> = (0..self.nodes.len() as u32).collect();
-                index.sort_unstable_by_key(|&i| self.pointer(i as usize));
-                index.into()
+                (0..self.nodes.len())
+                    .map(|i| (self.pointer(i).into(), i as u32))
+                    .collect()
             }),
         };
-        let at = (index.binary_search_by(|&i| self.pointer(i as usize).cmp(pointer))).ok()?;
-        Some(&self.nodes[index[at] as usize].1)
+        index.get(pointer).map(|&i| &self.nodes[i as usize].1)
     }
 
     /// The pointer of the `i`th node recorded.
