@@ -187,9 +187,8 @@ pub(super) struct Loader<'a> {
     pub(super) docs: Vec<Document>,
     pub(super) stack: Vec<Frame>,
     ptr: String,
-    /// The current document's nodes, put in a map of the right size at its end (growing the
-    /// map as they come would hash every pointer again on each resize).
-    nodes: Vec<(String, NodeInfo)>,
+    /// The current document's source map, its nodes recorded as they end.
+    map: SourceMap,
     /// Whether to build the source map (pointers and `nodes`); values and errors do not depend
     /// on it.
     with_map: bool,
@@ -225,7 +224,7 @@ impl<'a> Loader<'a> {
             docs: Vec::new(),
             stack: Vec::new(),
             ptr: String::new(),
-            nodes: Vec::new(),
+            map: SourceMap::default(),
             with_map,
             anchors: HashMap::new(),
             aliases: Vec::new(),
@@ -319,14 +318,12 @@ impl<'a> Loader<'a> {
         let end = if explicit { self.b(span.end) } else { start };
         let value = self.root.take().unwrap_or(Value::Null);
         let (line, _, _) = self.doc_start;
-        let mut nodes = HashMap::with_capacity(self.nodes.len());
-        nodes.extend(self.nodes.drain(..));
         let map = SourceMap {
-            nodes,
             json: self.json,
             indent_step: self.indent_step.take(),
             seq_indent: self.seq_indent.take(),
             aliases: std::mem::take(&mut self.aliases),
+            ..std::mem::take(&mut self.map)
         };
         self.docs.push(Document {
             value,
@@ -737,7 +734,7 @@ impl<'a> Loader<'a> {
     /// Record `info` at the current pointer, then pop the pointer back to `base`.
     fn record(&mut self, info: Option<NodeInfo>, base: usize) {
         if let Some(info) = info.filter(|_| self.with_map) {
-            self.nodes.push((self.ptr.clone(), info));
+            self.map.push(&self.ptr, info);
         }
         self.ptr.truncate(base);
     }
@@ -815,7 +812,7 @@ impl<'a> Loader<'a> {
                 let mut first = self.ptr.clone();
                 first.push('/');
                 first.push_str(&crate::model::pointer::escape(&name));
-                let seen = match self.nodes.iter().find(|(p, _)| *p == first) {
+                let seen = match self.map.iter().find(|(p, _)| *p == first) {
                     Some((_, n)) => format!(" (first defined on line {})", n.line),
                     None => String::new(),
                 };

@@ -32,6 +32,8 @@ mod text;
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
@@ -142,13 +144,51 @@ pub struct NodeInfo {
 }
 
 /// Where each node of a document is.
-#[derive(Debug, Clone, Default)]
+///
+/// The pointers sit end to end in one `String`, and an index from pointer to node is built only
+/// when a document is asked often: the loader records every node of every document (60 per
+/// object in the generated corpus), and a document is mostly asked once or twice, where its
+/// findings are (BENCHMARKS.md §11: a `String` and a hash insert per node were 7 % of the CLI's
+/// instructions).
+#[derive(Debug, Default)]
 pub struct SourceMap {
-    nodes: HashMap<String, NodeInfo>,
+    /// Every recorded node's pointer, one after another.
+    pointers: String,
+    /// Every recorded node, in the order recorded, with where its pointer ends in `pointers`
+    /// (it starts where the one before ends).
+    nodes: Vec<(usize, NodeInfo)>,
+    /// Lookups so far; the first [`SCANS_BEFORE_INDEX`] scan `nodes`.
+    lookups: AtomicUsize,
+    /// Pointer to index in `nodes`, built at the lookup after the scans (std's `HashMap`, whose
+    /// keyed hash an input cannot aim at; sorting the pointers instead cost 196 M instructions
+    /// on the 10 000-container pod of scripts/big-inputs.sh, whose pointers share long
+    /// prefixes, where the map had cost 72 M).
+    index: OnceLock<HashMap<Box<str>, u32>>,
     json: bool,
     indent_step: Option<usize>,
     seq_indent: Option<usize>,
     aliases: Vec<AliasUse>,
+}
+
+/// Lookups of a [`SourceMap`] that scan its nodes before it builds its index: a scan of a
+/// document's nodes costs less than sorting them, and most documents are asked about a finding
+/// or two; a document asked more (the fixer's, one with many findings) gets the index, so the
+/// scans add at most this many passes over it.
+const SCANS_BEFORE_INDEX: usize = 16;
+
+impl Clone for SourceMap {
+    fn clone(&self) -> Self {
+        SourceMap {
+            pointers: self.pointers.clone(),
+            nodes: self.nodes.clone(),
+            lookups: AtomicUsize::new(self.lookups.load(Ordering::Relaxed)),
+            index: self.index.clone(),
+            json: self.json,
+            indent_step: self.indent_step,
+            seq_indent: self.seq_indent,
+            aliases: self.aliases.clone(),
+        }
+    }
 }
 
 /// One `*name` written in a document: where it is used and which anchored node it repeats.
@@ -175,14 +215,38 @@ impl SourceMap {
 
     /// The node at `pointer` (RFC 6901, `""` is the root), if it is written in the text.
     pub fn node(&self, pointer: &str) -> Option<&NodeInfo> {
-        self.nodes.get(pointer)
+        let index = match self.index.get() {
+            Some(index) => index,
+            None if self.lookups.fetch_add(1, Ordering::Relaxed) < SCANS_BEFORE_INDEX => {
+                let i = (0..self.nodes.len()).find(|&i| self.pointer(i) == pointer)?;
+                return Some(&self.nodes[i].1);
+            }
+            None => self.index.get_or_init(|| {
+                (0..self.nodes.len())
+                    .map(|i| (self.pointer(i).into(), i as u32))
+                    .collect()
+            }),
+        };
+        index.get(pointer).map(|&i| &self.nodes[i as usize].1)
+    }
+
+    /// The pointer of the `i`th node recorded.
+    fn pointer(&self, i: usize) -> &str {
+        let start = i.checked_sub(1).map_or(0, |p| self.nodes[p].0);
+        &self.pointers[start..self.nodes[i].0]
+    }
+
+    /// Record the node at `pointer` (the loader's, and the root of an empty text).
+    fn push(&mut self, pointer: &str, info: NodeInfo) {
+        self.pointers.push_str(pointer);
+        self.nodes.push((self.pointers.len(), info));
     }
 
     /// The node at `pointer` or at its nearest existing parent, with that parent's pointer.
     pub fn nearest<'p>(&self, pointer: &'p str) -> Option<(&'p str, &NodeInfo)> {
         let mut p = pointer;
         loop {
-            if let Some(n) = self.nodes.get(p) {
+            if let Some(n) = self.node(p) {
                 return Some((p, n));
             }
             if p.is_empty() {
@@ -221,7 +285,7 @@ impl SourceMap {
 
     /// Every recorded node with its pointer, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &NodeInfo)> {
-        self.nodes.iter().map(|(k, v)| (k.as_str(), v))
+        (0..self.nodes.len()).map(|i| (self.pointer(i), &self.nodes[i].1))
     }
 
     /// Every alias written in the document, in text order.
@@ -272,8 +336,7 @@ fn load_with(
     let mut docs = std::mem::take(&mut loader.docs);
     if docs.is_empty() {
         let mut map = SourceMap::default();
-        map.nodes
-            .insert(String::new(), root_info(1, 1, bom, NodeKind::Scalar));
+        map.push("", root_info(1, 1, bom, NodeKind::Scalar));
         docs.push(Document {
             value: Value::Null,
             map,
