@@ -1515,27 +1515,40 @@ fn same_as_fresh_lint(
 ) -> Result<(), TestCaseError> {
     if let Some(after) = after {
         let fresh = create_lint(object, cfg, cx, op);
-        let (a, f) = (format!("{after:#?}"), format!("{fresh:#?}"));
+        let (a, f) = (format!("{after:?}"), format!("{fresh:?}"));
         if a != f {
-            let first = a
-                .lines()
-                .zip(f.lines())
-                .position(|(x, y)| x != y)
-                .unwrap_or(a.lines().count().min(f.lines().count()));
-            let show = |s: &str| {
-                s.lines()
-                    .skip(first.saturating_sub(8))
-                    .take(24)
-                    .collect::<Vec<_>>()
-                    .join("\n")
+            // Said compactly: the findings of each side, then the classes when they differ.
+            let brief = |r: &engine::ObjectReport| {
+                let mut s: Vec<String> = r
+                    .findings
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "  {} {:?} {} fix={} {}",
+                            x.rule.id,
+                            x.severity,
+                            x.pointer,
+                            x.fix.is_some(),
+                            x.message.chars().take(100).collect::<String>()
+                        )
+                    })
+                    .collect();
+                s.push(format!(
+                    "  classes {:?}, suppressed {}, exempted {:?}",
+                    r.classes
+                        .iter()
+                        .map(|c| (c.os, c.strength))
+                        .collect::<Vec<_>>(),
+                    r.suppressed,
+                    r.exempted
+                ));
+                s.join("\n")
             };
             return Err(TestCaseError::fail(format!(
-                "{what}: the mutation's last lint is not the mutated object's full lint \
-                 ({} vs {} findings); first difference at Debug line {first}\n--- after:\n{}\n--- fresh lint:\n{}\n--- mutated object:\n{}",
-                after.findings.len(),
-                fresh.findings.len(),
-                show(&a),
-                show(&f),
+                "{what} ({op:?}): the mutation's last lint is not the mutated object's full lint\n\
+                 --- after (the mutation's last lint):\n{}\n--- fresh lint_object:\n{}\n--- mutated object:\n{}",
+                brief(after),
+                brief(&fresh),
                 serde_json::to_string(object).unwrap()
             )));
         }
