@@ -1836,10 +1836,29 @@ fn regression_daemonset_admitted_by_a_build_pin_its_pods_do_not_get() {
 /// configured Hyper-V RuntimeClass whose scheduling pins a build no node has (10.0.17763 on a
 /// 10.0.20348 target) gives every Windows pod that class: WIN006, an error the pod did not
 /// have, so `/validate` denies the pod `/mutate` made (it would have run without the class).
-/// Expected: a step that would add an error is not applied.
+/// Likewise `mutation.podOSLabel` labels `kubernetes.io/os=windows` a pod (Windows by its
+/// windowsOptions) whose required affinity keeps it off Windows nodes: WIN004 (conflicting OS
+/// pins) is new. Expected: a step that would add an error is not applied.
 #[test]
 #[ignore = "bug in engine::mutation (steps unguarded): reported, not fixed"]
 fn regression_mutation_steps_add_errors() {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/os", "operator": "NotIn", "values": ["windows"]}]}]}}},
+            "securityContext": {"windowsOptions": {}},
+            "containers": [{"name": "app"}]}});
+    let mut cfg = Config::default();
+    cfg.policy.safe_fixes = false;
+    cfg.policy.mutation.pod_os_label = true;
+    let cx = Context::default();
+    let errors =
+        |o: &Value| error_ids(&engine::lint_object(o, &cfg, &cx, Operation::Create).findings);
+    let (patched, changed) = mutated_by_webhook(&cfg, &cx, &pod);
+    let added: Vec<_> = errors(&patched)
+        .into_iter()
+        .filter(|id| !errors(&pod).contains(id))
+        .collect();
+    assert!(added.is_empty(), "{changed:?} added {added:?}: {patched}");
     // hyperv: true, the configured class pins 10.0.17763, the nodes run 10.0.20348.
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
         "spec": {"containers": [{"name": "app", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022"}]}});
