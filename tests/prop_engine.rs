@@ -1760,6 +1760,40 @@ proptest! {
         // a mutation that takes an error away without being the fix of an error (WIN402's
         // Hyper-V RuntimeClass silencing WIN502; `spec.os` silencing WIN004; the pin to
         // Windows turning WIN008 into WIN507, a warning).
+        if !is_pod {
+            // UPDATE of a workload (a template edited, here to itself): judged the same way,
+            // by its lint on UPDATE (`as_pods` mutates with `mutate_with` then; the pod
+            // mutation's patch is the one /mutate gives on CREATE).
+            let mut up: Value = serde_json::from_slice(&create_review(&obj)).unwrap();
+            up["request"]["operation"] = "UPDATE".into();
+            up["request"]["oldObject"] = obj.clone();
+            let u = validator
+                .review(&serde_json::to_vec(&up).unwrap(), Endpoint::Validate)
+                .unwrap();
+            prop_assert!(u.error.is_none(), "/validate failed on UPDATE: {:?}", u.error);
+            let full_u = engine::lint_object(&patched, &cfg, &cx, Operation::Update).findings;
+            let written_u = engine::lint_object(&obj, &cfg, &cx, Operation::Update).findings;
+            let oracle_u: Vec<Finding> = if daemon {
+                let places = |f: &Finding| f.rule.mutation.places_pod;
+                full_u.iter().filter(|f| !places(f)).chain(written_u.iter().filter(|f| places(f))).cloned().collect()
+            } else {
+                full_u
+            };
+            let removable_u = mcfg.policy.mutation.hyperv != HyperV::Off
+                || written_u.iter().any(|f| {
+                    f.severity == Severity::Error
+                        && f.rule.mutation.recorded_as.is_some()
+                        && !(daemon && f.rule.mutation.places_pod)
+                        && fix::fix_allowed(f, mcfg)
+                });
+            let as_pods_u = !error_ids(&written_u).is_empty() && removable_u && patched != obj;
+            let judged_u = if as_pods_u { &oracle_u } else { &written_u };
+            prop_assert_eq!(&u.findings, &ids_severities(judged_u),
+                "/validate on UPDATE did not judge by {}\nmutated: {}",
+                if as_pods_u { "the full lint of the mutated object" } else { "the object as written" }, patched);
+            // The template's errors were there before the edit: warned, never denied.
+            prop_assert!(u.allowed);
+        }
         // The verdict and what it says.
         prop_assert_eq!(v.allowed, errors.is_empty() || warn,
             "allowed {} with errors {:?} (warn mode {})", v.allowed, errors, warn);
