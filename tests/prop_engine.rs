@@ -15,7 +15,13 @@
 //! 4. a pod that is not classified Windows gets only the any-OS rules; a Linux pod gets no
 //!    patch from `/mutate`;
 //! 5. for arbitrary bytes, and for well-formed reviews carrying arbitrary objects, the admission
-//!    handler returns an error or a well-formed AdmissionReview whose patch applies.
+//!    handler returns an error or a well-formed AdmissionReview whose patch applies;
+//! 6. over random cluster contexts (node groups, RuntimeClasses, labelled namespaces), targets
+//!    and mutation policies: the mutation's last lint (`Mutated::after`, `Guarded::after`), when
+//!    given, is exactly a fresh full lint of the mutated object;
+//! 7. the webhook end to end on CREATE: `/validate`'s verdict, judged findings and warnings are
+//!    those of `/mutate`'s patch applied and linted in full, where the design judges by the
+//!    pods (the documented exceptions are in the property).
 //!
 //! Bounded for CI: 64 cases per property unless `PROPTEST_CASES` says otherwise, small objects,
 //! no persistence files. Regression tests for what the properties found are at the end.
@@ -1051,4 +1057,856 @@ fn regression_unc_check_on_non_ascii_path() {
     for op in [Operation::Lint, Operation::Create] {
         let _ = lint(&obj, &cfg, op);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The re-lint after mutation (issue 16): the mutation's last lint and the webhook's verdict
+// against a full lint of the mutated object, over random cluster contexts
+// ---------------------------------------------------------------------------------------------
+//
+// `/validate` judges a workload template on CREATE by the lint the mutation made last
+// (`Guarded::after` through `Mutated::after`, `engine::judge::as_pods`) instead of linting the
+// mutated copy again. Anything that makes that lint cheaper (re-running only some rules and
+// carrying the others' findings over) must give exactly the full lint, or the webhook admits a
+// pod it should deny or denies one that runs. The strategies below aim at what a carry-over gets
+// wrong: pods whose OS classification or placement changes when the mutation adds a
+// nodeSelector, `spec.os`, a RuntimeClass, labels or tolerations (Windows-probable pods,
+// OS-unknown pods, Linux pods with multi-OS images, exemption annotations), findings that point
+// into the arrays a patch appends to, and clusters where the mutation makes a pod select no node
+// or another node group.
+
+use std::sync::Arc;
+use winlint::config::{HyperV, LinuxGuard};
+use winlint::engine::judge::MutationConfigs;
+use winlint::model::nodes::{NodeGroup, NodeOs, Taint};
+use winlint::model::platform::Platform;
+use winlint::model::{Severity, windows};
+
+/// Node group shapes: (name, OS, build, taints, labels). Windows groups of three builds, with
+/// the conventional taint, GKE's, a team's, or none (AKS/EKS); Linux groups with and without a
+/// taint of their own.
+/// (name, OS, build, taints, labels) of a node group.
+type GroupShape = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+);
+
+const GROUPS: &[GroupShape] = &[
+    ("lin", "linux", "", &[], &[]),
+    (
+        "linfra",
+        "linux",
+        "",
+        &["dedicated=infra:NoSchedule"],
+        &[("disktype", "ssd")],
+    ),
+    (
+        "w19",
+        "windows",
+        "10.0.17763",
+        &["os=windows:NoSchedule"],
+        &[],
+    ),
+    (
+        "w22",
+        "windows",
+        "10.0.20348",
+        &["os=windows:NoSchedule"],
+        &[("disktype", "ssd")],
+    ),
+    (
+        "w22g",
+        "windows",
+        "10.0.20348",
+        &["node.kubernetes.io/os=windows:NoSchedule"],
+        &[],
+    ),
+    (
+        "w25",
+        "windows",
+        "10.0.26100",
+        &[],
+        &[("kubernetes.azure.com/os-sku", "Windows2025")],
+    ),
+    (
+        "wgpu",
+        "windows",
+        "10.0.20348",
+        &["sku=gpu:NoSchedule"],
+        &[("sku", "gpu")],
+    ),
+    ("wnob", "windows", "", &[], &[]),
+];
+
+/// A node group as the kubelet labels it (`rules::testutil::group`, which is crate-private).
+fn node_group(i: usize, n: usize) -> NodeGroup {
+    let (name, os, build, taints, labels) = GROUPS[i];
+    let mut l: std::collections::BTreeMap<String, String> = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    l.insert("kubernetes.io/os".into(), os.into());
+    l.insert("beta.kubernetes.io/os".into(), os.into());
+    if !build.is_empty() {
+        l.insert("node.kubernetes.io/windows-build".into(), build.into());
+    }
+    NodeGroup {
+        os: NodeOs::parse(os),
+        build: windows::parse_build(build),
+        taints: taints.iter().map(|t| Taint::parse(t).unwrap()).collect(),
+        labels: l,
+        runtime: Some("containerd://1.7.20".into()),
+        nodes: (0..n)
+            .map(|k| (format!("{name}{k}"), Some(format!("{name}{k}"))))
+            .collect(),
+    }
+}
+
+/// Observed nodes: none known (offline target), a cluster with no node at all, or 1-3 groups.
+fn node_groups() -> impl Strategy<Value = Option<Vec<NodeGroup>>> {
+    prop_oneof![
+        2 => Just(None),
+        1 => Just(Some(Vec::new())),
+        5 => prop::collection::vec((0..GROUPS.len(), 1usize..3), 1..4)
+            .prop_map(|g| Some(g.into_iter().map(|(i, n)| node_group(i, n)).collect())),
+    ]
+}
+
+/// RuntimeClasses: Hyper-V ones (scheduled on Windows, unscheduled, pinned to a guest build),
+/// a process-isolation one pinned to a build, a Linux sandbox.
+fn runtime_classes() -> Vec<Value> {
+    let rc = |name: &str, handler: &str, scheduling: Value| {
+        let mut v = json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+            "metadata": {"name": name}, "handler": handler});
+        if !scheduling.is_null() {
+            v["scheduling"] = scheduling;
+        }
+        v
+    };
+    let win_tol =
+        json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]);
+    vec![
+        rc(
+            "runhcs-wcow-hypervisor",
+            "runhcs-wcow-hypervisor",
+            json!({"nodeSelector": {"kubernetes.io/os": "windows"}, "tolerations": win_tol}),
+        ),
+        rc("windows-hyperv", "runhcs-wcow-hypervisor", Value::Null),
+        rc(
+            "hv-2019",
+            "runhcs-wcow-hypervisor-17763",
+            json!({"nodeSelector": {"kubernetes.io/os": "windows",
+                "node.kubernetes.io/windows-build": "10.0.17763"}}),
+        ),
+        rc(
+            "runhcs-wcow-process",
+            "runhcs-wcow-process",
+            json!({"nodeSelector": {"kubernetes.io/os": "windows",
+                "node.kubernetes.io/windows-build": "10.0.20348"}, "tolerations": win_tol}),
+        ),
+        rc(
+            "gvisor",
+            "runsc",
+            json!({"nodeSelector": {"kubernetes.io/os": "linux"}}),
+        ),
+    ]
+}
+
+const NAMESPACES: &[&str] = &["default", "web", "kube-system"];
+
+fn namespace_labels() -> impl Strategy<Value = Vec<(&'static str, &'static str)>> {
+    prop::collection::vec(
+        prop::sample::select(
+            &[
+                ("winlint.io/default-os", "windows"),
+                ("winlint.io/default-os", "windows"),
+                ("pod-security.kubernetes.io/enforce", "restricted"),
+                ("pod-security.kubernetes.io/enforce", "baseline"),
+                ("pod-security.kubernetes.io/enforce", "privileged"),
+                ("winlint.io/enforcement", "warn"),
+                ("team", "web"),
+            ][..],
+        ),
+        0..3,
+    )
+}
+
+/// The cluster facts: some RuntimeClasses, labelled namespaces.
+fn context() -> impl Strategy<Value = Context> {
+    (
+        prop::sample::subsequence((0..5).collect::<Vec<usize>>(), 0..=5),
+        prop::collection::vec(namespace_labels(), NAMESPACES.len()),
+        prop::option::weighted(0.05, prop::sample::select(NAMESPACES)),
+    )
+        .prop_map(|(rcs, labels, exempt)| {
+            let mut cx = Context::default();
+            let all = runtime_classes();
+            for i in rcs {
+                cx.add(&all[i]);
+            }
+            for (ns, l) in NAMESPACES.iter().zip(labels) {
+                let mut map: Map<String, Value> = l
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v.into()))
+                    .collect();
+                if exempt == Some(*ns) {
+                    map.insert("winlint.io/ignore".into(), "true".into());
+                }
+                cx.add(&json!({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": ns, "labels": map}}));
+            }
+            cx
+        })
+}
+
+/// A target and a policy: Kubernetes minors around every gate the mutation depends on
+/// (RuntimeClass scheduling 1.16, Hyper-V RuntimeClass 1.21, spec.os 1.23-1.25), Windows
+/// builds, platform, observed nodes, every mutation switch, opt-in fixes (WIN005's build pin,
+/// the Linux-only-field strips), a rule turned off or made an error, warn-mode enforcement.
+fn cluster_config() -> impl Strategy<Value = Config> {
+    let target = (
+        prop::sample::select(&[19u32, 20, 21, 22, 23, 24, 25, 28, 30, 33, 34][..]),
+        prop::sample::subsequence(vec!["10.0.17763", "10.0.20348", "10.0.26100"], 1..=3),
+        any::<bool>(),
+        prop::option::of(prop::sample::select(&Platform::ALL[..])),
+        node_groups(),
+        pick(&[
+            "runhcs-wcow-hypervisor",
+            "windows-hyperv",
+            "hv-2019",
+            "missing",
+        ]),
+    );
+    let mutation = (
+        any::<bool>(),
+        prop::sample::select(&[HyperV::Off, HyperV::On, HyperV::Auto][..]),
+        any::<bool>(),
+        prop::sample::select(&[LinuxGuard::Auto, LinuxGuard::On, LinuxGuard::Off][..]),
+        any::<bool>(),
+    );
+    let policy = (
+        prop::sample::subsequence(
+            vec!["WIN005", "WIN101", "WIN102", "WIN103", "WIN402"],
+            0..=5,
+        ),
+        prop::option::weighted(
+            0.2,
+            (
+                0..rules::all().len(),
+                prop::option::of(prop::sample::select(
+                    &[Severity::Error, Severity::Warning, Severity::Info][..],
+                )),
+            ),
+        ),
+        prop::option::weighted(0.9, Just(())),
+    );
+    (target, mutation, policy).prop_map(
+        |(
+            (minor, builds, mixed, platform, nodes, hv_class),
+            (strip, hyperv, label, guard, probable),
+            (opt_in, override_rule, safe),
+        )| {
+            let mut c = Config::default();
+            c.target.kubernetes = KubeVersion::new(1, minor);
+            c.target.windows_builds = builds
+                .iter()
+                .filter_map(|b| windows::parse_build(b))
+                .collect();
+            c.target.cluster_mixed_builds = mixed;
+            if let Some(p) = platform {
+                c.target.set_platform(p);
+            }
+            c.target.nodes = nodes.map(Into::into);
+            c.target.hyperv_runtime_class = hv_class.as_str().unwrap().to_string();
+            let m = &mut c.policy.mutation;
+            m.strip_linux_only_fields = strip;
+            m.hyperv = hyperv;
+            m.pod_os_label = label;
+            m.linux_guard = guard;
+            m.probable = probable;
+            c.policy.fix_opt_in = opt_in.into_iter().map(str::to_string).collect();
+            if let Some((i, sev)) = override_rule {
+                c.policy
+                    .overrides
+                    .insert(rules::all()[i].meta.id.to_string(), sev);
+            }
+            c.policy.safe_fixes = safe.is_some();
+            c
+        },
+    )
+}
+
+/// What the adversarial overlay writes into the pod site: (in the metadata?, key, value).
+type Overlay = Vec<(bool, &'static str, Value)>;
+
+fn overlay() -> impl Strategy<Value = Overlay> {
+    let entry = prop_oneof![
+        // Selectors that pick one node group, a build, a hostname, or nothing that exists.
+        (
+            Just(false),
+            Just("nodeSelector"),
+            prop_oneof![
+                Just(
+                    json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.17763"})
+                ),
+                Just(json!({"node.kubernetes.io/windows-build": "10.0.20348"})),
+                Just(json!({"kubernetes.io/hostname": "w190"})),
+                Just(json!({"kubernetes.io/hostname": "lin0"})),
+                Just(json!({"disktype": "ssd"})),
+                Just(json!({"sku": "gpu"})),
+                Just(json!({"kubernetes.azure.com/os-sku": "Windows2025"})),
+                Just(json!({"kubernetes.io/os": "linux"})),
+                Just(json!({})),
+            ]
+        ),
+        (
+            Just(false),
+            Just("runtimeClassName"),
+            pick(&[
+                "windows-hyperv",
+                "hv-2019",
+                "runhcs-wcow-hypervisor",
+                "runhcs-wcow-process",
+                "gvisor",
+                "missing"
+            ])
+        ),
+        (
+            Just(false),
+            Just("tolerations"),
+            prop_oneof![
+                Just(json!([])),
+                Just(
+                    json!([{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}])
+                ),
+                Just(
+                    json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"},
+                        {"key": "dedicated", "operator": "Exists"}])
+                ),
+                Just(
+                    json!([{"key": "node.kubernetes.io/os", "operator": "Equal", "value": "windows"}])
+                ),
+            ]
+        ),
+        (
+            Just(false),
+            Just("affinity"),
+            prop_oneof![
+                Just(
+                    json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.17763", "10.0.20348"]}]}]}}})
+                ),
+                Just(
+                    json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]},
+                    {"matchExpressions": [{"key": "disktype", "operator": "In", "values": ["ssd"]}]}]}}})
+                ),
+                Just(
+                    json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": ["w220"]}]}]}}})
+                ),
+            ]
+        ),
+        (
+            Just(false),
+            Just("containers"),
+            prop::collection::vec(
+                (
+                    pick(&["app", "side"]),
+                    pick(&[
+                        // Windows-only (probable Windows without a selector), multi-OS, Linux-only.
+                        "mcr.microsoft.com/windows/servercore:ltsc2019",
+                        "mcr.microsoft.com/windows/servercore:ltsc2022",
+                        "mcr.microsoft.com/windows/nanoserver:ltsc2025",
+                        "mcr.microsoft.com/dotnet/runtime:8.0",
+                        "registry.k8s.io/pause:3.9",
+                        "mcr.microsoft.com/dotnet/framework/aspnet:4.8",
+                        "redis:7.2",
+                        "nginx:1.27",
+                        "contoso.azurecr.io/app:1.0",
+                    ])
+                )
+                    .prop_map(|(n, i)| json!({"name": n, "image": i})),
+                1..3
+            )
+            .prop_map(Value::from)
+        ),
+        (
+            Just(true),
+            Just("annotations"),
+            prop_oneof![
+                pick(&[
+                    "WIN001",
+                    "WIN003",
+                    "WIN007",
+                    "WIN011",
+                    "WIN502",
+                    "WIN001,WIN007",
+                    "WIN003,WIN102",
+                    "all",
+                    "linux-pod-can-land-on-windows"
+                ])
+                .prop_map(|r| json!({"winlint.io/ignore": r})),
+                Just(
+                    json!({"winlint.io/ignore": "WIN001", "winlint.io/ignore-reason": "pinned by the node pool"})
+                ),
+                Just(json!({"experimental.windows.kubernetes.io/isolation-type": "hyperv"})),
+            ]
+        ),
+        (
+            Just(true),
+            Just("labels"),
+            prop_oneof![
+                Just(json!({"kubernetes.io/os": "windows"})),
+                Just(json!({"kubernetes.io/os": "linux"})),
+                Just(json!({"app": "web"})),
+            ]
+        ),
+    ];
+    prop::collection::vec(entry, 0..4)
+}
+
+/// `object()` with the overlay written into its pod site (a workload's template), and its
+/// namespace (the API server sets the request's namespace on the object before admission).
+fn adversarial_object() -> impl Strategy<Value = Value> {
+    (object(), overlay(), prop::sample::select(NAMESPACES)).prop_map(|(mut obj, overlay, ns)| {
+        obj["metadata"]["namespace"] = ns.into();
+        let Some((_, tpl)) = workload::pod_kind(&obj) else {
+            return obj;
+        };
+        for (meta, key, value) in overlay {
+            let at = format!("{tpl}/{}", if meta { "metadata" } else { "spec" });
+            let Some(map) = obj.pointer_mut(&at).and_then(Value::as_object_mut) else {
+                continue;
+            };
+            match (map.get_mut(key), &value) {
+                // Merge maps (a selector or annotation next to the ones generated).
+                (Some(Value::Object(old)), Value::Object(new)) => {
+                    old.extend(new.iter().map(|(k, v)| (k.clone(), v.clone())))
+                }
+                _ => {
+                    map.insert(key.to_string(), value);
+                }
+            }
+        }
+        obj
+    })
+}
+
+fn create_lint(obj: &Value, cfg: &Config, cx: &Context, op: Operation) -> engine::ObjectReport {
+    engine::lint_object(obj, cfg, cx, op)
+}
+
+/// `after` (when given) is exactly a fresh full lint of `object` as mutated: findings (rule,
+/// severity, pointer, message, fix, order), exemptions and classes, compared by their Debug.
+fn same_as_fresh_lint(
+    what: &str,
+    after: &Option<engine::ObjectReport>,
+    object: &Value,
+    cfg: &Config,
+    cx: &Context,
+    op: Operation,
+) -> Result<(), TestCaseError> {
+    if let Some(after) = after {
+        let fresh = create_lint(object, cfg, cx, op);
+        let (a, f) = (format!("{after:?}"), format!("{fresh:?}"));
+        if a != f {
+            // Said compactly: the findings of each side, then the classes when they differ.
+            let brief = |r: &engine::ObjectReport| {
+                let mut s: Vec<String> = r
+                    .findings
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "  {} {:?} {} fix={} {}",
+                            x.rule.id,
+                            x.severity,
+                            x.pointer,
+                            x.fix.is_some(),
+                            x.message.chars().take(100).collect::<String>()
+                        )
+                    })
+                    .collect();
+                s.push(format!(
+                    "  classes {:?}, suppressed {}, exempted {:?}",
+                    r.classes
+                        .iter()
+                        .map(|c| (c.os, c.strength))
+                        .collect::<Vec<_>>(),
+                    r.suppressed,
+                    r.exempted
+                ));
+                s.join("\n")
+            };
+            return Err(TestCaseError::fail(format!(
+                "{what} ({op:?}): the mutation's last lint is not the mutated object's full lint\n\
+                 --- after (the mutation's last lint):\n{}\n--- fresh lint_object:\n{}\n--- mutated object:\n{}",
+                brief(after),
+                brief(&fresh),
+                serde_json::to_string(object).unwrap()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The errors a lint denies by: rule IDs of its error findings.
+fn error_ids(findings: &[Finding]) -> Vec<&'static str> {
+    findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| f.rule.id)
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(pt_config())]
+
+    /// 6. The mutation's last lint (`Mutated::after`, `Guarded::after`), whenever it is given,
+    /// is a fresh full lint of the mutated object; the fixer's guard holds against that full
+    /// lint (no error by rule the original did not have).
+    #[test]
+    fn mutation_after_is_the_full_relint(
+        obj in adversarial_object(),
+        cfg in cluster_config(),
+        cx in context(),
+    ) {
+        let configs = MutationConfigs::new(&cfg);
+        let report = create_lint(&obj, &cfg, &cx, Operation::Create);
+        for probable in [false, true] {
+            let mcfg = configs.for_namespace(probable);
+            // As /validate calls it (the template's own lint reused) …
+            let mut linted = obj.clone();
+            let m = mutation::mutate_linted(&mut linted, mcfg, &cx, &report);
+            same_as_fresh_lint("mutate_linted", &m.after, &linted, &cfg, &cx, Operation::Create)?;
+            let mut replay = obj.clone();
+            prop_assert!(json_patch::patch(&mut replay, &m.patch).is_ok(), "patch does not apply");
+            prop_assert_eq!(&replay, &linted, "the patch is not the mutation");
+            // … and as /mutate calls it: the same mutation.
+            let mut with = obj.clone();
+            let w = mutation::mutate_with(&mut with, mcfg, &cx);
+            same_as_fresh_lint("mutate_with", &w.after, &with, &cfg, &cx, Operation::Create)?;
+            if !m.patch.is_empty() {
+                prop_assert_eq!(&with, &linted, "mutate_with and mutate_linted differ");
+            }
+        }
+        // The fixer's guard directly, on CREATE, and on UPDATE of a workload (an updated
+        // Pod gets no fix).
+        let ops: &[Operation] = if workload::pod_kind(&obj).is_some_and(|(k, _)| k != "Pod") {
+            &[Operation::Create, Operation::Update]
+        } else {
+            &[Operation::Create]
+        };
+        for &op in ops {
+            let mcfg = configs.for_namespace(cfg.policy.mutation.probable);
+            let findings = create_lint(&obj, mcfg, &cx, op).findings;
+            let fixer = Fixer { config: mcfg, context: &cx, operation: op, options: FixOptions::WEBHOOK };
+            let mut fixed = obj.clone();
+            let g = fixer.fix_guarded(&mut fixed, &findings);
+            same_as_fresh_lint("fix_guarded", &g.after, &fixed, mcfg, &cx, op)?;
+            prop_assert_eq!(g.patch.is_empty(), g.after.is_none());
+            if !g.patch.is_empty() {
+                let before = error_ids(&findings);
+                let now = error_ids(&create_lint(&fixed, mcfg, &cx, op).findings);
+                let new: Vec<_> = now.iter().filter(|id| !before.contains(id)).collect();
+                prop_assert!(new.is_empty(), "the guarded fixes added errors {:?} to\n{}", new, fixed);
+            }
+        }
+    }
+}
+
+/// A CREATE review of `object` in its own namespace (the request's and the object's agree, as
+/// the API server makes them).
+fn create_review(object: &Value) -> Vec<u8> {
+    let mut v: Value = serde_json::from_slice(&review("CREATE", object, None)).unwrap();
+    v["request"]["namespace"] = object["metadata"]["namespace"].clone();
+    serde_json::to_vec(&v).unwrap()
+}
+
+/// The warning lines `/validate` gives for `findings` (its warning findings, one line each;
+/// the no-Windows-node note said once, first), as `admission::warnings` words them.
+fn warning_lines(findings: &[Finding]) -> Vec<String> {
+    use winlint::admission::warnings::finding_line;
+    use winlint::model::placement::UNOBSERVED_NOTE;
+    let mut out: Vec<String> = Vec::new();
+    for f in findings.iter().filter(|f| f.severity == Severity::Warning) {
+        let line = match f.message.split_once(UNOBSERVED_NOTE) {
+            Some((a, b)) => finding_line(f.rule.id, &format!("{a}{b}"), f),
+            None => finding_line(f.rule.id, &f.message, f),
+        };
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// The lines of `/validate`'s warnings that stand for warning findings (not winlint's own
+/// notes, what the pod mutation will add, or warn mode's would-deny lines).
+fn finding_warnings(resp: &Value) -> Vec<String> {
+    resp["response"]["warnings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|w| {
+            !w.starts_with("winlint:")
+                && !w.starts_with(winlint::admission::WOULD_DENY)
+                && !w.contains("the mutating webhook will")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+fn ids_severities(findings: &[Finding]) -> Vec<(&'static str, Severity)> {
+    findings.iter().map(|f| (f.rule.id, f.severity)).collect()
+}
+
+proptest! {
+    #![proptest_config(pt_config())]
+
+    /// 7. The webhook end to end on CREATE, against an oracle made of public functions:
+    /// `/mutate`'s patch applied to the object, then a full `lint_object`, whose errors decide.
+    /// A Pod reaches `/validate` as `/mutate` left it; a workload as written, judged by the
+    /// pods it will create. The oracle differs from the webhook by design only where the
+    /// webhook judges a template as written (no error as written: its pods are admitted
+    /// either way; no mutation can take its errors away) and for a DaemonSet's placement
+    /// findings (its controller places its pods by the template as written): there the
+    /// verdicts must still agree.
+    #[test]
+    fn webhook_verdict_is_the_full_lint_of_the_mutated_object(
+        obj in adversarial_object(),
+        cfg in cluster_config(),
+        cx in context(),
+    ) {
+        use winlint::admission::Decision;
+        let ns = obj["metadata"]["namespace"].as_str().unwrap().to_string();
+        let labels = cx.namespaces.get(&ns).cloned().unwrap_or_default();
+        let exempt = labels.get("winlint.io/ignore").is_some_and(|v| v == "true");
+        let warn = labels.get("winlint.io/enforcement").is_some_and(|v| v == "warn");
+        let cx = Arc::new(cx);
+        // /mutate patches workloads only with `mutation.workloads`: on, to get the patch the
+        // pods of a template will get (nothing else reads the switch).
+        let mut mutate_all = cfg.clone();
+        mutate_all.policy.mutation.workloads = true;
+        let mutator = Webhook::with_context(mutate_all, cx.clone());
+        let validator = Webhook::with_context(cfg.clone(), cx.clone());
+        let out = mutator.review(&create_review(&obj), Endpoint::Mutate).unwrap();
+        prop_assert!(out.error.is_none(), "/mutate failed: {:?}", out.error);
+        let mresp: Value = serde_json::from_slice(&out.body).unwrap();
+        let mut patched = obj.clone();
+        if let Some(p) = decoded_patch(&mresp) {
+            prop_assert!(json_patch::patch(&mut patched, &p).is_ok());
+        }
+        let is_pod = obj["kind"] == "Pod";
+        let validated = if is_pod { &patched } else { &obj };
+        let v = validator.review(&create_review(validated), Endpoint::Validate).unwrap();
+        prop_assert!(v.error.is_none(), "/validate failed: {:?}", v.error);
+        let resp: Value = serde_json::from_slice(&v.body).unwrap();
+        if exempt {
+            prop_assert!(patched == obj && v.allowed && v.findings.is_empty());
+            return Ok(());
+        }
+        // The oracle.
+        let full = engine::lint_object(&patched, &cfg, &cx, Operation::Create).findings;
+        let as_written = engine::lint_object(&obj, &cfg, &cx, Operation::Create).findings;
+        let oracle: Vec<Finding> = if obj["kind"] == "DaemonSet" {
+            let places = |f: &Finding| f.rule.mutation.places_pod;
+            full.iter().filter(|f| !places(f)).chain(as_written.iter().filter(|f| places(f))).cloned().collect()
+        } else {
+            full.clone()
+        };
+        // What /validate judges by (`engine::judge::as_pods`, its documented rule): a Pod as
+        // /mutate left it; a template with errors as written that a mutation can take away
+        // (the webhook's fix of an error, not a DaemonSet's placing one, or Hyper-V
+        // isolation) by the pods it will create, that is the oracle; any other template as
+        // written.
+        let written_errors = error_ids(&as_written);
+        let daemon = obj["kind"] == "DaemonSet";
+        let mcfg = MutationConfigs::new(&cfg);
+        let mcfg = mcfg.for_namespace(labels.get("winlint.io/default-os").is_some_and(|v| v == "windows"));
+        let removable = mcfg.policy.mutation.hyperv != HyperV::Off
+            || as_written.iter().any(|f| {
+                f.severity == Severity::Error
+                    && f.rule.mutation.recorded_as.is_some()
+                    && !(daemon && f.rule.mutation.places_pod)
+                    && fix::fix_allowed(f, mcfg)
+            });
+        let as_pods = is_pod || (!written_errors.is_empty() && removable && patched != obj);
+        let judged: &[Finding] = if as_pods { &oracle } else { &as_written };
+        prop_assert_eq!(&v.findings, &ids_severities(judged),
+            "/validate did not judge by {}\nmutated: {}",
+            if as_pods { "the full lint of the mutated object" } else { "the object as written" }, patched);
+        let errors = error_ids(judged);
+        let oracle_errors = error_ids(&oracle);
+        // The mutation never gives a pod an error it did not have (/validate would refuse
+        // the pod the webhook made), except by its steps (Hyper-V, the OS label, the Linux
+        // guard), which `Fixer::fix_guarded` does not guard: see
+        // `regression_mutation_steps_add_errors`.
+        let added: Vec<_> = oracle_errors.iter().filter(|id| !written_errors.contains(id)).collect();
+        let step = out.patched.iter().any(|n| mutation::STEPS.iter().any(|s| s.name == n));
+        prop_assert!(added.is_empty() || step,
+            "the mutation ({:?}) added errors {:?}\nmutated: {}", out.patched, added, patched);
+        // Where /validate judges a template as written, its verdict can differ from the
+        // oracle's by design (not the re-lint: no mutated lint is used). Known cases, in the
+        // report and the regression tests below: a template without errors whose mutation
+        // adds one (a step); a DaemonSet, whose pods are placed by its template as written;
+        // a mutation that takes an error away without being the fix of an error (WIN402's
+        // Hyper-V RuntimeClass silencing WIN502; `spec.os` silencing WIN004; the pin to
+        // Windows turning WIN008 into WIN507, a warning).
+        if !is_pod {
+            // UPDATE of a workload (a template edited, here to itself): judged the same way,
+            // by its lint on UPDATE (`as_pods` mutates with `mutate_with` then; the pod
+            // mutation's patch is the one /mutate gives on CREATE).
+            let mut up: Value = serde_json::from_slice(&create_review(&obj)).unwrap();
+            up["request"]["operation"] = "UPDATE".into();
+            up["request"]["oldObject"] = obj.clone();
+            let u = validator
+                .review(&serde_json::to_vec(&up).unwrap(), Endpoint::Validate)
+                .unwrap();
+            prop_assert!(u.error.is_none(), "/validate failed on UPDATE: {:?}", u.error);
+            let full_u = engine::lint_object(&patched, &cfg, &cx, Operation::Update).findings;
+            let written_u = engine::lint_object(&obj, &cfg, &cx, Operation::Update).findings;
+            let oracle_u: Vec<Finding> = if daemon {
+                let places = |f: &Finding| f.rule.mutation.places_pod;
+                full_u.iter().filter(|f| !places(f)).chain(written_u.iter().filter(|f| places(f))).cloned().collect()
+            } else {
+                full_u
+            };
+            let removable_u = mcfg.policy.mutation.hyperv != HyperV::Off
+                || written_u.iter().any(|f| {
+                    f.severity == Severity::Error
+                        && f.rule.mutation.recorded_as.is_some()
+                        && !(daemon && f.rule.mutation.places_pod)
+                        && fix::fix_allowed(f, mcfg)
+                });
+            let as_pods_u = !error_ids(&written_u).is_empty() && removable_u && patched != obj;
+            let judged_u = if as_pods_u { &oracle_u } else { &written_u };
+            prop_assert_eq!(&u.findings, &ids_severities(judged_u),
+                "/validate on UPDATE did not judge by {}\nmutated: {}",
+                if as_pods_u { "the full lint of the mutated object" } else { "the object as written" }, patched);
+            // The template's errors were there before the edit: warned, never denied.
+            prop_assert!(u.allowed);
+        }
+        // The verdict and what it says.
+        prop_assert_eq!(v.allowed, errors.is_empty() || warn,
+            "allowed {} with errors {:?} (warn mode {})", v.allowed, errors, warn);
+        if warn {
+            prop_assert_eq!(&v.would_deny, &errors);
+        } else {
+            prop_assert_eq!(v.decision == Decision::Denied, !errors.is_empty());
+        }
+        let expected = warning_lines(judged);
+        let said = finding_warnings(&resp);
+        if said.len() < expected.len() {
+            // Cut to MAX_WARNINGS or the API server's size budget: what is said comes first.
+            prop_assert_eq!(&said[..], &expected[..said.len()]);
+        } else {
+            prop_assert_eq!(&said, &expected, "/validate's warnings");
+        }
+    }
+}
+
+/// The admission verdict of `object` (CREATE, in its namespace) and its judged findings.
+fn validate(cfg: &Config, cx: &Context, object: &Value) -> (bool, Vec<(&'static str, Severity)>) {
+    let w = Webhook::with_context(cfg.clone(), Arc::new(cx.clone()));
+    let out = w
+        .review(&create_review(object), Endpoint::Validate)
+        .unwrap();
+    (out.allowed, out.findings)
+}
+
+/// `object` as `/mutate` patches it (workloads too), and what it recorded.
+fn mutated_by_webhook(cfg: &Config, cx: &Context, object: &Value) -> (Value, Vec<String>) {
+    let mut cfg = cfg.clone();
+    cfg.policy.mutation.workloads = true;
+    let w = Webhook::with_context(cfg, Arc::new(cx.clone()));
+    let out = w.review(&create_review(object), Endpoint::Mutate).unwrap();
+    let resp: Value = serde_json::from_slice(&out.body).unwrap();
+    let mut patched = object.clone();
+    if let Some(p) = decoded_patch(&resp) {
+        json_patch::patch(&mut patched, &p).unwrap();
+    }
+    (patched, out.patched)
+}
+
+/// Found by `webhook_verdict_is_the_full_lint_of_the_mutated_object` (2026-11-27): a DaemonSet
+/// whose image (1809) runs on no node of the target (20348, 26100) under process isolation is
+/// denied with `mutation.hyperv: false` (WIN502) but admitted with `auto` when the cluster has
+/// no Hyper-V RuntimeClass (Hyper-V cannot help): `auto` makes every error "removable", so the
+/// template is judged on the mutated copy, where WIN005's build pin (a placing mutation, which
+/// moves none of a DaemonSet's pods) silences WIN502. Its pods land on 20348/26100 nodes and
+/// never start. Expected: denied, as with `hyperv: false`.
+#[test]
+#[ignore = "bug in engine::judge::as_pods (DaemonSet judged on a copy with placing mutations): reported, not fixed"]
+fn regression_daemonset_admitted_by_a_build_pin_its_pods_do_not_get() {
+    let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": {"metadata": {"labels": {"app": "agent"}},
+            "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
+                "tolerations": [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}],
+                "containers": [{"name": "agent", "image": "mcr.microsoft.com/powershell:lts-nanoserver-1809"}]}}}});
+    let mut cfg = Config::default();
+    cfg.target.windows_builds = ["10.0.20348", "10.0.26100"]
+        .iter()
+        .filter_map(|b| windows::parse_build(b))
+        .collect();
+    cfg.target.cluster_mixed_builds = true;
+    let cx = Context::default();
+    assert!(!validate(&cfg, &cx, &ds).0, "denied with hyperv: false");
+    cfg.policy.mutation.hyperv = HyperV::Auto;
+    let (allowed, findings) = validate(&cfg, &cx, &ds);
+    assert!(!allowed, "admitted with hyperv: auto: {findings:?}");
+}
+
+/// Found by the same property: the mutation steps are not guarded as the rules' fixes are
+/// (`Fixer::fix_guarded`: no error the pod did not have). `mutation.hyperv: true` with a
+/// configured Hyper-V RuntimeClass whose scheduling pins a build no node has (10.0.17763 on a
+/// 10.0.20348 target) gives every Windows pod that class: WIN006, an error the pod did not
+/// have, so `/validate` denies the pod `/mutate` made (it would have run without the class).
+/// Likewise `mutation.podOSLabel` labels `kubernetes.io/os=windows` a pod (Windows by its
+/// windowsOptions) whose required affinity keeps it off Windows nodes: WIN004 (conflicting OS
+/// pins) is new. Expected: a step that would add an error is not applied.
+#[test]
+#[ignore = "bug in engine::mutation (steps unguarded): reported, not fixed"]
+fn regression_mutation_steps_add_errors() {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/os", "operator": "NotIn", "values": ["windows"]}]}]}}},
+            "securityContext": {"windowsOptions": {}},
+            "containers": [{"name": "app"}]}});
+    let mut cfg = Config::default();
+    cfg.policy.safe_fixes = false;
+    cfg.policy.mutation.pod_os_label = true;
+    let cx = Context::default();
+    let errors =
+        |o: &Value| error_ids(&engine::lint_object(o, &cfg, &cx, Operation::Create).findings);
+    let (patched, changed) = mutated_by_webhook(&cfg, &cx, &pod);
+    let added: Vec<_> = errors(&patched)
+        .into_iter()
+        .filter(|id| !errors(&pod).contains(id))
+        .collect();
+    assert!(added.is_empty(), "{changed:?} added {added:?}: {patched}");
+    // hyperv: true, the configured class pins 10.0.17763, the nodes run 10.0.20348.
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"containers": [{"name": "app", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022"}]}});
+    let mut cfg = Config::default();
+    cfg.policy.mutation.hyperv = HyperV::On;
+    cfg.target.hyperv_runtime_class = "hv-2019".into();
+    let mut cx = Context::default();
+    cx.add(&runtime_classes()[2]);
+    let errors =
+        |o: &Value| error_ids(&engine::lint_object(o, &cfg, &cx, Operation::Create).findings);
+    let (patched, changed) = mutated_by_webhook(&cfg, &cx, &pod);
+    let added: Vec<_> = errors(&patched)
+        .into_iter()
+        .filter(|id| !errors(&pod).contains(id))
+        .collect();
+    assert!(added.is_empty(), "{changed:?} added {added:?}: {patched}");
 }
