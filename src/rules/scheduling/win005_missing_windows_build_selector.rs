@@ -126,15 +126,14 @@ pub(crate) fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec
     let Some(build) = single_build(eval) else {
         return Vec::new();
     };
-    let mut hosts = windows::compatible_hosts(build, &host_builds.builds, eval.isolation(site));
+    let hosts = windows::compatible_hosts(build, &host_builds.builds, eval.isolation(site));
+    // No build the pod can land on runs the images: WIN502 reports it. A pin to the images'
+    // own build would send the pod to nodes the target does not have (offline as with the
+    // cluster's nodes known: it would wait, Pending), and on the copy `/validate` judges it
+    // would hide WIN502 (a DaemonSet's pods are not even moved by it: their nodes come from
+    // the template).
     if hosts.is_empty() {
-        // No node this pod can select runs the image: WIN502 reports it. Offline, pin to the
-        // image's own build; with the cluster's nodes known, a pin to a build that no node has
-        // would only make the pod select no node (and make the webhook drop its other fixes).
-        if host_builds.observed {
-            return Vec::new();
-        }
-        hosts.push(build);
+        return Vec::new();
     }
     let fix_ops = if hosts.len() == 1 {
         node_selector_ops(site, BUILD_LABEL, &hosts[0].to_string())
