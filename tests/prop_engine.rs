@@ -1842,9 +1842,9 @@ fn mutated_by_webhook(cfg: &Config, cx: &Context, object: &Value) -> (Value, Vec
 /// no Hyper-V RuntimeClass (Hyper-V cannot help): `auto` makes every error "removable", so the
 /// template is judged on the mutated copy, where WIN005's build pin (a placing mutation, which
 /// moves none of a DaemonSet's pods) silences WIN502. Its pods land on 20348/26100 nodes and
-/// never start. Expected: denied, as with `hyperv: false`.
+/// never start. Expected: denied, as with `hyperv: false`. Fixed in WIN005: no pin to a build
+/// the target does not have (a Deployment's pods would wait, Pending, on it); WIN502 stands.
 #[test]
-#[ignore = "bug in engine::judge::as_pods (DaemonSet judged on a copy with placing mutations): reported, not fixed"]
 fn regression_daemonset_admitted_by_a_build_pin_its_pods_do_not_get() {
     let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
         "metadata": {"name": "agent", "namespace": "default"},
@@ -1863,6 +1863,14 @@ fn regression_daemonset_admitted_by_a_build_pin_its_pods_do_not_get() {
     cfg.policy.mutation.hyperv = HyperV::Auto;
     let (allowed, findings) = validate(&cfg, &cx, &ds);
     assert!(!allowed, "admitted with hyperv: auto: {findings:?}");
+    // A Deployment's pods would be moved by the pin, to nodes of a build the target lacks.
+    let mut dep = ds.clone();
+    dep["kind"] = "Deployment".into();
+    let (allowed, findings) = validate(&cfg, &cx, &dep);
+    assert!(
+        !allowed,
+        "Deployment admitted with hyperv: auto: {findings:?}"
+    );
 }
 
 /// Found by the same property: the mutation steps are not guarded as the rules' fixes are
@@ -1872,9 +1880,9 @@ fn regression_daemonset_admitted_by_a_build_pin_its_pods_do_not_get() {
 /// have, so `/validate` denies the pod `/mutate` made (it would have run without the class).
 /// Likewise `mutation.podOSLabel` labels `kubernetes.io/os=windows` a pod (Windows by its
 /// windowsOptions) whose required affinity keeps it off Windows nodes: WIN004 (conflicting OS
-/// pins) is new. Expected: a step that would add an error is not applied.
+/// pins) is new. Expected: a step that would add an error is not applied (fixed: the steps are
+/// guarded as the fixes are, `engine::fix::adds_error`).
 #[test]
-#[ignore = "bug in engine::mutation (steps unguarded): reported, not fixed"]
 fn regression_mutation_steps_add_errors() {
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
         "spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {

@@ -628,7 +628,6 @@ impl Fixer<'_> {
     /// [`Mutation::recorded_as`]: crate::model::meta::Mutation::recorded_as
     /// [`Mutation::adds_spec_os`]: crate::model::meta::Mutation::adds_spec_os
     pub fn fix_guarded(&self, object: &mut Value, findings: &[Finding]) -> Guarded {
-        let before = errors_of(findings);
         let not_mutations: Vec<&str> = rules::all()
             .iter()
             .filter(|r| r.meta.mutation.recorded_as.is_none())
@@ -670,10 +669,8 @@ impl Fixer<'_> {
                     self.operation,
                 )],
             };
-            let accept = patch.is_empty()
-                || errors_of(last.iter().flat_map(|r| &r.findings))
-                    .iter()
-                    .all(|id| before.contains(id));
+            let accept =
+                patch.is_empty() || !adds_error(findings, last.iter().flat_map(|r| &r.findings));
             if accept {
                 let mut last = last;
                 let after = match (patch.is_empty(), last.len()) {
@@ -712,12 +709,20 @@ pub struct Guarded {
     pub after: Option<ObjectReport>,
 }
 
-fn errors_of<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> Vec<&'static str> {
-    findings
-        .into_iter()
-        .filter(|f| f.severity == Severity::Error)
-        .map(|f| f.rule.id)
-        .collect()
+/// Whether `after` (the lint of a mutated object) has an error, by rule, that `before` (the
+/// lint of the object as given) does not: the API server would reject it, or `/validate`
+/// would deny the pod `/mutate` made. The guard of the fixes and of the mutation steps.
+pub(crate) fn adds_error<'f>(
+    before: &[Finding],
+    after: impl IntoIterator<Item = &'f Finding>,
+) -> bool {
+    let is_error = |f: &&Finding| f.severity == Severity::Error;
+    after.into_iter().filter(is_error).any(|a| {
+        !before
+            .iter()
+            .filter(is_error)
+            .any(|b| b.rule.id == a.rule.id)
+    })
 }
 
 /// `op` with `prefix` (the pointer of an object inside its root) before its path.

@@ -15,7 +15,7 @@
 use json_patch::PatchOperation;
 use serde_json::Value;
 
-use super::fix::{FixOptions, Fixer, Rollback, apply_fix};
+use super::fix::{FixOptions, Fixer, Rollback, adds_error, apply_fix};
 use super::{ObjectReport, lint_object};
 use crate::config::{Config, HyperV, LinuxGuard, MutationPolicy};
 use crate::model::classify::{Os, Source, Strength};
@@ -359,10 +359,23 @@ pub fn mutate_linted(
             Some(site) => (step.ops)(site, &config.target, context),
             None => continue,
         };
-        if apply(object, &step_ops, &mut m.patch) {
-            m.changed.push(step.name.to_string());
-            m.after = None;
+        let (len, mut undo) = (m.patch.len(), Rollback::default());
+        if !apply_fix(object, &step_ops, &mut m.patch, &mut undo) || m.patch.len() == len {
+            continue;
         }
+        // The guard the rules' fixes have (`Fixer::fix_guarded`), for the steps too: a step
+        // that adds an error the pod did not have (the OS label on a pod whose affinity keeps
+        // it off Windows: WIN004; a configured Hyper-V class that pins a build no node has:
+        // WIN006) would make `/validate` deny the pod `/mutate` made. It is taken back.
+        let after = lint_object(object, config, context, Operation::Create);
+        if adds_error(&report.findings, &after.findings) {
+            undo.apply(object);
+            m.patch.truncate(len);
+            continue;
+        }
+        m.changed.push(step.name.to_string());
+        // The lint of the object as the step left it: `/validate` need not lint it again.
+        m.after = Some(after);
     }
     if m.after.is_some() && workload::pod_kind(object).is_some_and(|(_, tpl)| tpl.is_empty()) {
         // A Pod: the record below lands in the pod's own annotations.
