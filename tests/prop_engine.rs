@@ -942,9 +942,8 @@ proptest! {
     /// between passes; see `regression_win003_appears_after_win102_fix`).
     #[test]
     fn fixes_converge_in_one_fixer_run(obj in object(), cfg in config()) {
-        let findings = lint(&obj, &cfg, Operation::Lint);
         let mut fixed = obj.clone();
-        fix_in_place(&mut fixed, &findings, &cfg);
+        fix_in_place(&mut fixed, &cfg);
         let left = allowed_fixes(&lint(&fixed, &cfg, Operation::Lint), &cfg);
         prop_assert!(left.is_empty(), "fixable findings left after one pass: {:?}\n{}", left, fixed);
     }
@@ -981,7 +980,8 @@ fn real_reviews_are_answered_well_formed() {
 }
 
 /// The fixer on `object` in place (lint operation, the webhook's 4 passes).
-fn fix_in_place(object: &mut Value, findings: &[Finding], cfg: &Config) {
+fn fix_in_place(object: &mut Value, cfg: &Config) {
+    let report = engine::lint_object(object, cfg, &Context::default(), Operation::Lint);
     let fixer = Fixer {
         config: cfg,
         context: &Context::default(),
@@ -992,14 +992,13 @@ fn fix_in_place(object: &mut Value, findings: &[Finding], cfg: &Config) {
         object,
         patch: Vec::new(),
     };
-    let Ok(_) = fixer.fix(&mut doc, Some(findings), &[]);
+    let Ok(_) = fixer.fix(&mut doc, Some(&report), &[]);
 }
 
 /// One run of the fixer then re-lint: the allowed fixes still offered.
 fn left_after_one_pass(obj: &Value, cfg: &Config) -> Vec<String> {
-    let findings = lint(obj, cfg, Operation::Lint);
     let mut fixed = obj.clone();
-    fix_in_place(&mut fixed, &findings, cfg);
+    fix_in_place(&mut fixed, cfg);
     allowed_fixes(&lint(&fixed, cfg, Operation::Lint), cfg)
 }
 
