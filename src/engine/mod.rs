@@ -147,6 +147,7 @@ fn lint(
         // A fix is offered only where one can be applied: never to an existing Pod's spec
         // (immutable on UPDATE). Dropped here once for every rule, not by each rule.
         let fix_possible = eval.fix_possible(&site);
+        report.runs.reserve(rules::all().len());
         for (r, rule) in rules::all().iter().enumerate() {
             if !windows && rule.meta.os != RuleOs::Any {
                 continue;
