@@ -160,9 +160,7 @@ fn lint(
             };
             while previous.next_if(|p| (p.site, p.rule) < (s, r)).is_some() {}
             let carried = match (touched, previous.peek()) {
-                (Some(t), Some(p))
-                    if (p.site, p.rule) == (s, r) && !rule.meta.reads.overlaps(t) =>
-                {
+                (Some(t), Some(p)) if (p.site, p.rule) == (s, r) && !rule.meta.reads.sees(t) => {
                     since.map(|(before, _)| (*p, before))
                 }
                 _ => None,

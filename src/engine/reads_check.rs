@@ -166,6 +166,13 @@ fn perturbations(site: &PodSite) -> Vec<(String, Vec<PatchOperation>)> {
         json!({"runAsUser": 1000, "fsGroup": 2000, "seLinuxOptions": {"level": "s0"},
                "windowsOptions": {"gmsaCredentialSpecName": "Bad_Name", "runAsUserName": "ContainerAdministrator"}}),
     );
+    // Fields outside every area: every rule must run again, one that reads no area included.
+    set(
+        "terminationGracePeriodSeconds",
+        "/terminationGracePeriodSeconds",
+        json!(30),
+    );
+    set("dnsPolicy", "/dnsPolicy", json!("ClusterFirstWithHostNet"));
     set("volumes", "/volumes", json!([]));
     set(
         "volumes",
@@ -309,7 +316,7 @@ fn declared_reads_hold() {
                 };
                 compared += 1;
                 for rule in rules::all() {
-                    if rule.meta.reads.overlaps(touched) {
+                    if rule.meta.reads.sees(touched) {
                         continue;
                     }
                     carried += 1;

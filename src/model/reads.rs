@@ -129,6 +129,13 @@ impl Reads {
         self.0 & other.0 != 0
     }
 
+    /// Whether a rule that reads `self` may see a change that touched `touched`: they share an
+    /// area, or the change touched something outside every area ([`Reads::ALL`]), which even
+    /// a rule that reads no area ([`Reads::NONE`]: only fields outside them) may read.
+    pub const fn sees(self, touched: Reads) -> bool {
+        touched.0 == Reads::ALL.0 || self.overlaps(touched)
+    }
+
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }
@@ -214,5 +221,8 @@ mod tests {
         }
         assert!(Reads::PLACEMENT.contains(Area::Tolerations));
         assert!(!Reads::PLACEMENT.overlaps(Reads::of(&[Area::Os, Area::Containers])));
+        // A change outside the areas is seen by every rule, one that reads no area included.
+        assert!(Reads::NONE.sees(Reads::ALL) && Reads::PLACEMENT.sees(Reads::ALL));
+        assert!(!Reads::NONE.sees(Reads::of(&[Area::Os])));
     }
 }
