@@ -948,9 +948,8 @@ proptest! {
     /// between passes; see `regression_win003_appears_after_win102_fix`).
     #[test]
     fn fixes_converge_in_one_fixer_run(obj in object(), cfg in config()) {
-        let findings = lint(&obj, &cfg, Operation::Lint);
         let mut fixed = obj.clone();
-        fix_in_place(&mut fixed, &findings, &cfg);
+        fix_in_place(&mut fixed, &cfg);
         let left = allowed_fixes(&lint(&fixed, &cfg, Operation::Lint), &cfg);
         prop_assert!(left.is_empty(), "fixable findings left after one pass: {:?}\n{}", left, fixed);
     }
@@ -987,7 +986,8 @@ fn real_reviews_are_answered_well_formed() {
 }
 
 /// The fixer on `object` in place (lint operation, the webhook's 4 passes).
-fn fix_in_place(object: &mut Value, findings: &[Finding], cfg: &Config) {
+fn fix_in_place(object: &mut Value, cfg: &Config) {
+    let report = engine::lint_object(object, cfg, &Context::default(), Operation::Lint);
     let fixer = Fixer {
         config: cfg,
         context: &Context::default(),
@@ -998,14 +998,13 @@ fn fix_in_place(object: &mut Value, findings: &[Finding], cfg: &Config) {
         object,
         patch: Vec::new(),
     };
-    let Ok(_) = fixer.fix(&mut doc, Some(findings), &[]);
+    let Ok(_) = fixer.fix(&mut doc, Some(&report), &[]);
 }
 
 /// One run of the fixer then re-lint: the allowed fixes still offered.
 fn left_after_one_pass(obj: &Value, cfg: &Config) -> Vec<String> {
-    let findings = lint(obj, cfg, Operation::Lint);
     let mut fixed = obj.clone();
-    fix_in_place(&mut fixed, &findings, cfg);
+    fix_in_place(&mut fixed, cfg);
     allowed_fixes(&lint(&fixed, cfg, Operation::Lint), cfg)
 }
 
@@ -1605,14 +1604,14 @@ proptest! {
         };
         for &op in ops {
             let mcfg = configs.for_namespace(cfg.policy.mutation.probable);
-            let findings = create_lint(&obj, mcfg, &cx, op).findings;
+            let report = create_lint(&obj, mcfg, &cx, op);
             let fixer = Fixer { config: mcfg, context: &cx, operation: op, options: FixOptions::WEBHOOK };
             let mut fixed = obj.clone();
-            let g = fixer.fix_guarded(&mut fixed, &findings);
+            let g = fixer.fix_guarded(&mut fixed, &report);
             same_as_fresh_lint("fix_guarded", &g.after, &fixed, mcfg, &cx, op)?;
             prop_assert_eq!(g.patch.is_empty(), g.after.is_none());
             if !g.patch.is_empty() {
-                let before = error_ids(&findings);
+                let before = error_ids(&report.findings);
                 let now = error_ids(&create_lint(&fixed, mcfg, &cx, op).findings);
                 let new: Vec<_> = now.iter().filter(|id| !before.contains(id)).collect();
                 prop_assert!(new.is_empty(), "the guarded fixes added errors {:?} to\n{}", new, fixed);

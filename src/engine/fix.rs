@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use json_patch::PatchOperation;
 use serde_json::Value;
 
-use super::{ObjectReport, lint_object};
+use super::{ObjectReport, lint_object, lint_since};
 use crate::config::Config;
 use crate::model::workload::{Lookup, objects};
 use crate::model::{Context, Finding, FixSafety, Operation, RuleMeta, Severity};
@@ -407,6 +407,12 @@ pub trait Document {
     fn working(&mut self, i: usize) -> &mut Value;
     /// Realize one pass's fixes, in order.
     fn commit(&mut self, fixes: &mut [PassFix]) -> Result<Commit, Self::Error>;
+    /// After [`Document::commit`], each root is exactly its working copy with the pass's fixes
+    /// applied (nothing given up, nothing parsed again): the next pass may lint it from the
+    /// pass's lint and the paths its fixes touched ([`lint_since`]).
+    fn patched_in_place(&self) -> bool {
+        false
+    }
 }
 
 /// A document that is one object patched in place (the webhook): every fix a pass applies is
@@ -435,6 +441,9 @@ impl Document for InPlace<'_> {
             changed: !fixes.is_empty(),
             given_up: Vec::new(),
         })
+    }
+    fn patched_in_place(&self) -> bool {
+        true
     }
 }
 
@@ -505,16 +514,23 @@ impl Fixer<'_> {
     /// Fix `doc` until a pass has nothing to apply (or [`FixOptions::max_passes`]). Rules in
     /// `skip` are never fixed. `first`: the lint of the document's only object when the caller
     /// has it already (the first pass uses it instead of linting).
+    ///
+    /// A document patched in place ([`Document::patched_in_place`]) is linted again after a
+    /// pass by [`lint_since`]: only the rules that read what the pass's fixes touched run again.
     pub fn fix<D: Document>(
         &self,
         doc: &mut D,
-        first: Option<&[Finding]>,
+        first: Option<&ObjectReport>,
         skip: &[&str],
     ) -> Result<Fixed, D::Error> {
         debug_assert!(first.is_none() || doc.roots() == 1);
         let mut out = Fixed::default();
         // Fixes given up for the rest of the run.
         let mut given_up: HashSet<FixKey> = HashSet::new();
+        // The previous pass's lints (when it linted) and the paths (root, pointer from the
+        // root) its fixes touched: what the next pass's lint starts from.
+        let mut previous: Option<Vec<ObjectLint>> = None;
+        let mut touched: Vec<(usize, String)> = Vec::new();
         for pass in 0..self.options.max_passes {
             super::deadline::check();
             // The lint of every object of every root, as the pass found them.
@@ -522,7 +538,35 @@ impl Fixer<'_> {
             if first.is_none() || pass > 0 {
                 for root in 0..doc.roots() {
                     for (prefix, o) in objects(doc.root(root)) {
-                        let report = lint_object(o, self.config, self.context, self.operation);
+                        let before = if pass == 0 || !doc.patched_in_place() {
+                            None
+                        } else {
+                            match previous.as_ref().or(out.first.as_ref()) {
+                                Some(lints) => lints
+                                    .iter()
+                                    .find(|l| l.root == root && l.prefix == prefix)
+                                    .map(|l| &l.report),
+                                None => first,
+                            }
+                        };
+                        let report = match before {
+                            Some(before) => {
+                                let paths: Vec<&str> = touched
+                                    .iter()
+                                    .filter(|(r, _)| *r == root)
+                                    .filter_map(|(_, p)| within(p, &prefix))
+                                    .collect();
+                                lint_since(
+                                    o,
+                                    self.config,
+                                    self.context,
+                                    self.operation,
+                                    before,
+                                    &paths,
+                                )
+                            }
+                            None => lint_object(o, self.config, self.context, self.operation),
+                        };
                         lints.push(ObjectLint {
                             root,
                             prefix,
@@ -532,7 +576,7 @@ impl Fixer<'_> {
                 }
             }
             let given: Vec<(usize, &str, &[Finding])> = match first.filter(|_| pass == 0) {
-                Some(f) => vec![(0, "", f)],
+                Some(f) => vec![(0, "", f.findings.as_slice())],
                 None => lints
                     .iter()
                     .map(|l| (l.root, l.prefix.as_str(), l.report.findings.as_slice()))
@@ -593,6 +637,12 @@ impl Fixer<'_> {
                 }
                 return Ok(out);
             }
+            touched.clear();
+            if doc.patched_in_place() {
+                for f in &fixes {
+                    touched.extend(f.ops.iter().flat_map(op_paths).map(|p| (f.root, p)));
+                }
+            }
             let commit = doc.commit(&mut fixes)?;
             for (i, reason) in &commit.given_up {
                 out.give_up(&mut given_up, &fixes[*i], reason.clone());
@@ -608,6 +658,8 @@ impl Fixer<'_> {
             drop(fixes);
             if pass == 0 && first.is_none() {
                 out.first = Some(lints);
+            } else if pass > 0 {
+                previous = Some(lints);
             }
             if !commit.changed {
                 out.converged = true;
@@ -627,7 +679,8 @@ impl Fixer<'_> {
     ///
     /// [`Mutation::recorded_as`]: crate::model::meta::Mutation::recorded_as
     /// [`Mutation::adds_spec_os`]: crate::model::meta::Mutation::adds_spec_os
-    pub fn fix_guarded(&self, object: &mut Value, findings: &[Finding]) -> Guarded {
+    pub fn fix_guarded(&self, object: &mut Value, report: &ObjectReport) -> Guarded {
+        let findings = report.findings.as_slice();
         let not_mutations: Vec<&str> = rules::all()
             .iter()
             .filter(|r| r.meta.mutation.recorded_as.is_none())
@@ -651,7 +704,7 @@ impl Fixer<'_> {
                 object,
                 patch: Vec::new(),
             };
-            let Ok(mut fixed) = self.fix(&mut doc, Some(findings), &skip);
+            let Ok(mut fixed) = self.fix(&mut doc, Some(report), &skip);
             let patch = doc.patch;
             // The last pass linted the fixed object already, when it could: reuse its findings.
             // One object at the root (never a `List`): its lint is the fixed object's.
@@ -723,6 +776,24 @@ pub(crate) fn adds_error<'f>(
             .filter(is_error)
             .any(|b| b.rule.id == a.rule.id)
     })
+}
+
+/// The paths an operation changes (a `move` changes where it takes from, too).
+fn op_paths(op: &PatchOperation) -> Vec<String> {
+    let mut paths = vec![op.path().as_str().to_string()];
+    match op {
+        PatchOperation::Move(m) => paths.push(m.from.as_str().to_string()),
+        PatchOperation::Copy(_) | PatchOperation::Test(_) => {}
+        _ => {}
+    }
+    paths
+}
+
+/// `path` (from a root) as a pointer from the object at `prefix` in that root; `None` when it
+/// is outside that object.
+fn within<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
+    let rel = path.strip_prefix(prefix)?;
+    (rel.is_empty() || rel.starts_with('/')).then_some(rel)
 }
 
 /// `op` with `prefix` (the pointer of an object inside its root) before its path.
@@ -825,8 +896,7 @@ mod tests {
                 "containers": [{"name": "init", "image": "mcr.microsoft.com/windows/servercore:ltsc2022",
                     "securityContext": {"windowsOptions": {}, "privileged": false}}]}});
         let cfg = Config::default();
-        let findings =
-            lint_object(&original, &cfg, &Context::default(), Operation::Create).findings;
+        let report = lint_object(&original, &cfg, &Context::default(), Operation::Create);
         let mut obj = original.clone();
         let fixer = Fixer {
             config: &cfg,
@@ -838,7 +908,7 @@ mod tests {
             object: &mut obj,
             patch: Vec::new(),
         };
-        let Ok(fixed) = fixer.fix(&mut doc, Some(&findings), &[]);
+        let Ok(fixed) = fixer.fix(&mut doc, Some(&report), &[]);
         let patch = doc.patch;
         let applied: Vec<&str> = fixed.applied.iter().map(|r| r.id).collect();
         assert_eq!(applied, ["WIN001", "WIN007", "WIN102"]); // add, array add, removal

@@ -231,46 +231,34 @@ fn lint(object: &Value, config: &Config, context: &Context, op: Operation) -> Op
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::*;
     use crate::config::LinuxGuard;
-    use crate::model::workload::objects;
-
-    fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                yaml_files(&p, out);
-            } else if p.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-                out.push(p);
-            }
-        }
-    }
+    use crate::engine::reads_check::{targets, testdata_objects};
 
     /// `/validate` judges a template on CREATE by the mutation's last lint instead of linting
     /// the mutated copy again: over every workload of `testdata/` under several mutation
-    /// policies, that lint is exactly the mutated copy's (findings, fixes, exemptions), and
-    /// it is offered only when the copy did not change after it.
+    /// policies and targets, that lint (the fixer's incremental re-lint, `lint_since`) is
+    /// exactly the mutated copy's full lint (findings, fixes, exemptions, classes), and it is
+    /// offered only when the copy did not change after it.
     #[test]
     fn the_mutations_last_lint_is_the_mutated_copys() {
-        let mut files = Vec::new();
-        yaml_files(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"),
-            &mut files,
-        );
         let mut configs = Vec::new();
-        for (strip, hyperv, label, guard) in [
+        let targets = targets();
+        for (i, (strip, hyperv, label, guard)) in [
             (false, HyperV::Off, false, LinuxGuard::Auto),
             (true, HyperV::Off, false, LinuxGuard::Auto),
             (true, HyperV::Auto, false, LinuxGuard::Auto),
             (false, HyperV::Off, true, LinuxGuard::On),
-        ] {
+            (false, HyperV::Auto, false, LinuxGuard::Auto),
+            (true, HyperV::Off, false, LinuxGuard::Auto),
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let mut c = Config::default();
+            if i >= 4 {
+                c.target = targets[i - 3].1.target.clone();
+            }
             c.policy.mutation.strip_linux_only_fields = strip;
             c.policy.mutation.hyperv = hyperv;
             c.policy.mutation.pod_os_label = label;
@@ -278,45 +266,29 @@ mod tests {
             configs.push(c);
         }
         let (mut reused, mut mutated) = (0, 0);
-        for file in &files {
-            let Ok(text) = std::fs::read_to_string(file) else {
-                continue;
-            };
-            let Ok(docs) = crate::source::load(&text) else {
-                continue;
-            };
-            let mut cx = Context::default();
-            for d in &docs {
-                cx.add(&d.value);
-            }
-            for d in &docs {
-                for (_, obj) in objects(&d.value) {
-                    if crate::model::workload::pod_sites(obj).is_empty() {
+        for (file, cx, obj) in testdata_objects() {
+            let obj = &obj;
+            for c in &configs {
+                for probable in [false, true] {
+                    let mc = MutationConfigs::new(c);
+                    let cfg = mc.for_namespace(probable);
+                    let report = lint_object(obj, c, &cx, Operation::Create);
+                    let mut pods = obj.clone();
+                    let m = mutation::mutate_linted(&mut pods, cfg, &cx, &report);
+                    if m.patch.is_empty() {
+                        assert!(m.after.is_none());
                         continue;
                     }
-                    for c in &configs {
-                        for probable in [false, true] {
-                            let mc = MutationConfigs::new(c);
-                            let cfg = mc.for_namespace(probable);
-                            let report = lint_object(obj, c, &cx, Operation::Create);
-                            let mut pods = obj.clone();
-                            let m = mutation::mutate_linted(&mut pods, cfg, &cx, &report);
-                            if m.patch.is_empty() {
-                                assert!(m.after.is_none());
-                                continue;
-                            }
-                            mutated += 1;
-                            let Some(after) = m.after else { continue };
-                            reused += 1;
-                            let again = lint_object(&pods, c, &cx, Operation::Create);
-                            assert_eq!(
-                                format!("{:?}", after),
-                                format!("{again:?}"),
-                                "{}",
-                                file.display()
-                            );
-                        }
-                    }
+                    mutated += 1;
+                    let Some(after) = m.after else { continue };
+                    reused += 1;
+                    let again = lint_object(&pods, c, &cx, Operation::Create);
+                    assert_eq!(
+                        format!("{:?}", after),
+                        format!("{again:?}"),
+                        "{}",
+                        file.display()
+                    );
                 }
             }
         }

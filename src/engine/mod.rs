@@ -8,6 +8,8 @@ pub mod exemptions;
 pub mod fix;
 pub mod judge;
 pub mod mutation;
+#[cfg(test)]
+mod reads_check;
 
 use serde_json::Value;
 
@@ -16,6 +18,7 @@ use crate::model::Context;
 use crate::model::classify::{self, Classification};
 use crate::model::image::{self, ImageInfo};
 use crate::model::meta::RuleOs;
+use crate::model::reads::{self, Area, Reads};
 use crate::model::workload::{self, ContainerRef};
 use crate::model::{Eval, Finding, Operation};
 use crate::rules;
@@ -35,6 +38,23 @@ pub struct ObjectReport {
     pub ignore_reason: Option<String>,
     /// The OS classification of each pod site, in [`workload::pod_sites`] order.
     pub classes: Vec<Classification>,
+    /// Each rule that ran, in the order it ran: where its findings are ([`lint_since`] carries
+    /// them over).
+    pub runs: Vec<RuleRun>,
+}
+
+/// One rule run on one pod site, as [`ObjectReport::runs`] records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleRun {
+    /// The pod site ([`workload::pod_sites`] index).
+    pub site: usize,
+    /// The rule ([`rules::all`] index).
+    pub rule: usize,
+    /// How many findings the rule returned (exempted ones included).
+    pub produced: usize,
+    /// Where those that were kept are in [`ObjectReport::findings`] (all of them or, when the
+    /// annotation exempts the rule, none).
+    pub kept: std::ops::Range<usize>,
 }
 
 /// Evaluate every pod site of `object` against every enabled rule.
@@ -44,11 +64,70 @@ pub fn lint_object(
     context: &Context,
     operation: Operation,
 ) -> ObjectReport {
+    lint(object, config, context, operation, None)
+}
+
+/// [`lint_object`] of `object` after a patch, given `before`, the lint of the object before
+/// it (same configuration, context and operation), and `paths`, the JSON pointers (from the
+/// object's root) of the patch's operations. A rule runs again only when the areas it
+/// [`reads`](crate::model::RuleMeta::reads) overlap the areas the patch touched
+/// ([`reads::touched`]) or when the site's classification changed its evidence and the rule
+/// reads it; its findings are carried over otherwise. When a site's OS verdict changed every
+/// rule runs. The report equals [`lint_object`]'s (the differential tests in
+/// `engine::judge` check it over `testdata/`).
+pub fn lint_since(
+    object: &Value,
+    config: &Config,
+    context: &Context,
+    operation: Operation,
+    before: &ObjectReport,
+    paths: &[&str],
+) -> ObjectReport {
+    lint(object, config, context, operation, Some((before, paths)))
+}
+
+/// What a patch on `paths` touched on `site` for its rules, given the site's classification
+/// before (`was`) and after (`now`) it: the areas of the paths ([`reads::touched`]), and the
+/// classification's evidence when it changed; `None` (every rule runs again) when the OS
+/// verdict changed, which decides which rules run at all.
+pub(crate) fn touched_since(
+    site: &workload::PodSite,
+    was: &Classification,
+    now: &Classification,
+    paths: &[&str],
+) -> Option<Reads> {
+    if was.os != now.os || was.strength != now.strength {
+        return None;
+    }
+    let t = paths
+        .iter()
+        .fold(Reads::NONE, |t, p| t.and(reads::touched(site, p)));
+    Some(if was == now {
+        t
+    } else {
+        t.with(Area::Evidence)
+    })
+}
+
+/// The one lint: every rule of every site, or, `since` a lint before a patch, the rules the
+/// patch may have changed the findings of.
+fn lint(
+    object: &Value,
+    config: &Config,
+    context: &Context,
+    operation: Operation,
+    since: Option<(&ObjectReport, &[&str])>,
+) -> ObjectReport {
     let mut report = ObjectReport::default();
     let exemption_policy = &config.policy.exemptions;
     let mut exemptions = Exemptions::of(object, exemption_policy);
     report.ignore_reason = exemptions.reason.clone();
-    for site in workload::pod_sites(object) {
+    // The previous runs, in order: a cursor walks them along with this lint.
+    let mut previous = since
+        .map_or(&[][..], |(b, _)| b.runs.as_slice())
+        .iter()
+        .peekable();
+    for (s, site) in workload::pod_sites(object).into_iter().enumerate() {
         let images: Vec<(ContainerRef, ImageInfo)> = site
             .containers()
             .map(|c| (c, image::analyze(c.image().unwrap_or(""))))
@@ -59,12 +138,17 @@ pub fn lint_object(
             context,
             &config.target,
         );
+        // What the patch touched on this site; `None`: every rule runs.
+        let touched = since.and_then(|(before, paths)| {
+            touched_since(&site, before.classes.get(s)?, &class, paths)
+        });
         let eval = Eval::new(&config.target, context, operation, class, images);
         let windows = eval.class.is_windows();
         // A fix is offered only where one can be applied: never to an existing Pod's spec
         // (immutable on UPDATE). Dropped here once for every rule, not by each rule.
         let fix_possible = eval.fix_possible(&site);
-        for rule in rules::all() {
+        report.runs.reserve(rules::all().len());
+        for (r, rule) in rules::all().iter().enumerate() {
             if !windows && rule.meta.os != RuleOs::Any {
                 continue;
             }
@@ -74,22 +158,55 @@ pub fn lint_object(
                 Some(Some(sev)) => Some(*sev),
                 None => None,
             };
-            // Between rules: a webhook request past its deadline stops here.
-            deadline::check();
-            for mut f in (rule.check)(&site, &eval) {
-                if let Some(sev) = severity {
-                    f.severity = sev;
+            while previous.next_if(|p| (p.site, p.rule) < (s, r)).is_some() {}
+            let carried = match (touched, previous.peek()) {
+                (Some(t), Some(p)) if (p.site, p.rule) == (s, r) && !rule.meta.reads.sees(t) => {
+                    since.map(|(before, _)| (*p, before))
                 }
-                if !fix_possible {
-                    f.fix = None;
+                _ => None,
+            };
+            let start = report.findings.len();
+            let produced = if let Some((p, before)) = carried {
+                // The rule reads nothing the patch touched: its findings (severity and fix
+                // already settled) are the same, and so is what the annotation exempts.
+                if p.produced > 0 && exemptions.exempts(rule.meta, exemption_policy) {
+                    report.suppressed += p.produced;
+                    report
+                        .exempted
+                        .extend(std::iter::repeat_n(rule.meta.id, p.produced));
+                } else {
+                    report
+                        .findings
+                        .extend_from_slice(&before.findings[p.kept.clone()]);
                 }
-                if exemptions.exempts(rule.meta, exemption_policy) {
-                    report.suppressed += 1;
-                    report.exempted.push(rule.meta.id);
-                    continue;
+                p.produced
+            } else {
+                // Between rules: a webhook request past its deadline stops here.
+                deadline::check();
+                let found = (rule.check)(&site, &eval);
+                let produced = found.len();
+                for mut f in found {
+                    if let Some(sev) = severity {
+                        f.severity = sev;
+                    }
+                    if !fix_possible {
+                        f.fix = None;
+                    }
+                    if exemptions.exempts(rule.meta, exemption_policy) {
+                        report.suppressed += 1;
+                        report.exempted.push(rule.meta.id);
+                        continue;
+                    }
+                    report.findings.push(f);
                 }
-                report.findings.push(f);
-            }
+                produced
+            };
+            report.runs.push(RuleRun {
+                site: s,
+                rule: r,
+                produced,
+                kept: start..report.findings.len(),
+            });
         }
         report.classes.push(eval.class);
     }

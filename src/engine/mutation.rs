@@ -337,7 +337,7 @@ pub fn mutate_linted(
             operation: Operation::Create,
             options: FixOptions::WEBHOOK,
         };
-        let guarded = fixer.fix_guarded(object, &report.findings);
+        let guarded = fixer.fix_guarded(object, report);
         m.patch = guarded.patch;
         m.after = guarded.after;
         m.notices = notices(&report.findings, &guarded.applied, config);

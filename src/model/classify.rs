@@ -60,7 +60,7 @@ pub enum Source {
 }
 
 /// One piece of OS evidence.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signal {
     pub os: Os,
     pub strength: Strength,
@@ -72,7 +72,7 @@ pub struct Signal {
 }
 
 /// The verdict with its evidence.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Classification {
     pub os: Os,
     pub strength: Strength,

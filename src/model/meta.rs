@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+pub use super::reads::{Area, Reads};
 use super::target::Target;
 
 /// How bad a finding is. Ordered: `Info < Warning < Error`.
@@ -80,6 +81,11 @@ pub struct RuleMeta {
     pub default_on: bool,
     /// How the webhook's mutation treats the rule's fix.
     pub mutation: Mutation,
+    /// The parts of the pod the rule reads, directly or through a helper ([`Reads`]): after
+    /// the fixer patches a pod, the rule runs again only when the patch touched one of them
+    /// (`engine::lint_since`); else its findings are carried over. [`Reads::ALL`] is always
+    /// right; a narrower declaration is checked by `engine::reads_check`'s property test.
+    pub reads: Reads,
 }
 
 /// Where the rules' documentation pages live: `docs/rules/WINxxx.md` of the project's

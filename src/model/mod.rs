@@ -26,6 +26,7 @@ pub mod platform;
 pub mod pod;
 pub mod pointer;
 pub mod quantity;
+pub mod reads;
 pub mod schedule;
 pub mod target;
 pub mod windows;

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::image::ImageInfo;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::is_host_process;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -68,6 +68,7 @@ Run the Windows equivalent, one argv element per token: `["cmd", "/c", "ping -n 
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN414 `shell-probe-timeout`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::{PodSite, lookup};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -49,6 +49,7 @@ or `tcpSocket`, which need no process in the container.
     applies: "K>=1.20 (ExecProbeTimeout)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers]),
     mutation: Mutation::DEFAULT,
 };
 

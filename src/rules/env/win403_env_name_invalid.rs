@@ -1,7 +1,7 @@
 //! WIN403 `env-name-invalid`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::workload::{ContainerRef, PodSite, list};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 use crate::rules::Rule;
@@ -77,6 +77,7 @@ is taken.
     applies: "all (error K<1.30 or 1.30–1.31 without the gate; info with relaxed validation)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers]),
     mutation: Mutation::named(Recorded::EnvNames),
 };
 

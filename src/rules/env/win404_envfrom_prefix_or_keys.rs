@@ -1,7 +1,7 @@
 //! WIN404 `envfrom-prefix-or-keys`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::{Lookup, PodSite, list};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -55,6 +55,7 @@ Use a prefix such as `App__` (.NET maps `__` to `:`), and rename the offending k
     applies: "as WIN403",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::Labels]),
     mutation: Mutation::DEFAULT,
 };
 

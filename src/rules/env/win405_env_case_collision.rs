@@ -1,7 +1,7 @@
 //! WIN405 `env-case-collision`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::{PodSite, list};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -45,6 +45,7 @@ Keep one of the two entries.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers]),
     mutation: Mutation::DEFAULT,
 };
 

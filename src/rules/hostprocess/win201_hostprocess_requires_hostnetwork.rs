@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::api_fields::{self};
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -49,6 +49,11 @@ Safe: set `spec.hostNetwork: true` — it only states what a HostProcess pod get
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[
+        Area::Containers,
+        Area::PodSecurityContext,
+        Area::HostNamespaces,
+    ]),
     mutation: Mutation::named(Recorded::HostNetwork),
 };
 

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::api_fields::{self};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
@@ -56,6 +56,7 @@ isolated containers to their own pod.
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -3,7 +3,7 @@
 use crate::model::Eval;
 use crate::model::Runtime;
 use crate::model::api_fields::{self, ApiField, Fate, Place};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -55,6 +55,7 @@ or enable the gate on 1.22 (API server and kubelets).
     applies: "K<1.22 (warning); 1.22-1.25 with the gate off, or runtime docker (error)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

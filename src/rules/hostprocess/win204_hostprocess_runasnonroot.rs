@@ -1,7 +1,7 @@
 //! WIN204 `hostprocess-runasnonroot`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::{self, Effective};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -48,6 +48,7 @@ Remove `runAsNonRoot` (or set it to `false`) for HostProcess pods.
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

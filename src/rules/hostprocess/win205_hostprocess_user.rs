@@ -1,7 +1,7 @@
 //! WIN205 `hostprocess-user`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -63,6 +63,7 @@ workload, or `NT AUTHORITY\Local service`; `NT AUTHORITY\SYSTEM` only when neede
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN206 `hostprocess-pipe-or-socket-mount`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::paths::host_pipe_path;
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
@@ -58,6 +58,7 @@ path from the container.
     applies: "K>=1.22 (where the HostProcess field is kept)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext, Area::Volumes]),
     mutation: Mutation::DEFAULT,
 };
 

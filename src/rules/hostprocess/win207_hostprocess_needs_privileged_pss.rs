@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::labels::PSA_ENFORCE_LABEL;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -47,6 +47,7 @@ Run HostProcess pods in a namespace labelled `pod-security.kubernetes.io/enforce
     applies: "K>=1.25",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::api_fields::{ApiField, Fate, Place};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -51,6 +51,11 @@ pod if it must run on the host.
     applies: "all (K 1.26-1.32: unless the target sets the WindowsHostNetwork gate on)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[
+        Area::Containers,
+        Area::PodSecurityContext,
+        Area::HostNamespaces,
+    ]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN209 `dns-clusterfirstwithhostnet`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -45,6 +45,7 @@ Use `dnsPolicy: ClusterFirst` (the default), which the kubelet applies anyway.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::HostNamespaces]),
     mutation: Mutation::DEFAULT,
 };
 

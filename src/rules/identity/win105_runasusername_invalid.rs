@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::api_fields::{self, ApiField, Fate, Place};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -136,6 +136,7 @@ backslash (`'NT AUTHORITY\SYSTEM'`) or double it inside double quotes.
     applies: "K>=1.17 (1.16 with WindowsRunAsUserName)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

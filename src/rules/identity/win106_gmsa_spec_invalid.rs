@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::api_fields::{self};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -53,6 +53,7 @@ Name the credential spec resource in lower case (`webapp1-credspec`).
     applies: "K>=1.16 (1.14 with WindowsGMSA)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

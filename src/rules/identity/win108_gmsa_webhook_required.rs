@@ -1,7 +1,7 @@
 //! WIN108 `gmsa-webhook-required`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -49,6 +49,7 @@ account `use` on it; join the Windows nodes to the domain (or configure a ccg pl
     applies: "K>=1.16 (1.14 with WindowsGMSA)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::context::GmsaSpecs;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -59,6 +59,7 @@ service account the `use` verb on it).
     applies: "K>=1.16 with the GMSACredentialSpec facts",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN409 `runasnonroot-admin`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::pod::{effective_run_as_non_root, effective_run_as_user_name, is_host_process};
 use crate::model::workload::{ContainerRef, PodSite};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -100,6 +100,7 @@ without administrator rights).
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext]),
     mutation: Mutation::named(Recorded::RunAsUserName),
 };
 

@@ -1,7 +1,7 @@
 //! WIN501 `image-untagged-or-latest`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::is_host_process;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -69,6 +69,7 @@ Windows build.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers, Area::PodSecurityContext])),
     mutation: Mutation::DEFAULT,
 };
 

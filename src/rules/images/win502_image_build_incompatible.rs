@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::known_images::{self};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::placement::{self};
 use crate::model::pod::is_host_process;
 use crate::model::windows::{self, Build, Channel, Isolation};
@@ -103,6 +103,7 @@ version runs (never a Semi-Annual release such as 1709 or 20H2); pin the pod to 
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers, Area::PodSecurityContext])),
     mutation: Mutation::DEFAULT,
 };
 

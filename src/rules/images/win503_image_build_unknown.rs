@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::image::ImageInfo;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::is_host_process;
 use crate::model::workload::{ContainerRef, PodSite};
 use crate::model::{Finding, RuleMeta, Severity};
@@ -71,6 +71,7 @@ tag next to it (`…:1.4.2@sha256:…`).
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers, Area::PodSecurityContext])),
     mutation: Mutation::DEFAULT,
 };
 

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::known_images::Successor;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -57,6 +57,7 @@ was discontinued: there is no Windows successor.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers])),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN505 `tag-case`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -48,6 +48,7 @@ Spell the token as published: `mcr.microsoft.com/windows/servercore:20H2`.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers]),
     mutation: Mutation::DEFAULT,
 };
 

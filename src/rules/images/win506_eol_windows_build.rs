@@ -1,7 +1,7 @@
 //! WIN506 `eol-windows-build`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::windows::{Build, Channel};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -51,6 +51,7 @@ Move to a supported LTSC image and nodes (`ltsc2022`, `ltsc2025`).
     applies: "date-based (--check-eol)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers])),
     mutation: Mutation::DEFAULT,
 };
 

@@ -3,7 +3,7 @@
 use crate::model::Eval;
 use crate::model::image::ImageInfo;
 use crate::model::known_images::{self, Platforms};
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::windows::Build;
 use crate::model::workload::ContainerRef;
 use crate::model::workload::PodSite;
@@ -81,6 +81,7 @@ such as `mcr.microsoft.com/windows/nanoserver:ltsc2022`
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers, Area::Evidence])),
     mutation: Mutation {
         image_cannot_run: true,
         ..Mutation::named(Recorded::Image)

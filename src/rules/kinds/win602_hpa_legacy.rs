@@ -1,7 +1,7 @@
 //! WIN602 `hpa-legacy`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -39,6 +39,7 @@ Scale manually, or target Kubernetes 1.14 or newer.
     applies: "K<=1.13",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::NONE,
     mutation: Mutation::DEFAULT,
 };
 

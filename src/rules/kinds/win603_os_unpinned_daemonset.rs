@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::classify::{self, Os};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -55,6 +55,7 @@ Add `nodeSelector: {kubernetes.io/os: linux}` (or `windows` for a Windows agent)
     applies: "all",
     os: RuleOs::Any,
     default_on: true,
+    reads: Reads::PLACEMENT,
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN604 `api-version-not-served`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, KubeVersion, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -63,6 +63,7 @@ selector a Deployment needs is a choice.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::RuntimeClass]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN401 `multi-container-ws2016`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::windows;
 use crate::model::workload::{PodSite, list};
 use crate::model::{Finding, RuleMeta, Severity};
@@ -45,6 +45,7 @@ Split the containers into separate pods, or move to Windows Server 1709/2019 or 
     applies: "W=14393",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers]),
     mutation: Mutation::DEFAULT,
 };
 

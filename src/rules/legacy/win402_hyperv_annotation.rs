@@ -1,7 +1,7 @@
 //! WIN402 `hyperv-annotation`.
 
 use crate::model::labels::HYPERV_ANNOTATION;
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::workload::{PodSite, list};
 use crate::model::{Eval, escape};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -47,6 +47,7 @@ Hyper-V RuntimeClass (handler `runhcs-wcow-hypervisor`, containerd ≥ 1.7).
     applies: "all (error K1.10–1.20 with >1 container)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::RuntimeClass, Area::Containers]),
     mutation: Mutation::named(Recorded::RuntimeClassName),
 };
 

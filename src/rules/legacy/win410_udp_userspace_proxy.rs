@@ -1,7 +1,7 @@
 //! WIN410 `udp-userspace-proxy`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::{PodSite, list};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -42,6 +42,7 @@ Use TCP, or move to Kubernetes 1.14+ (kernel-mode kube-proxy on Windows).
     applies: "K≤1.13 (userspace kube-proxy)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::Runtime;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -45,6 +45,7 @@ Use containerd (which honours the grace period), or make shutdown complete withi
     applies: "runtime=docker",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::NONE,
     mutation: Mutation::DEFAULT,
 };
 

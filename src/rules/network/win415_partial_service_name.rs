@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::{Lookup, PodSite, list};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -61,6 +61,7 @@ bare Service name from a pod of the same namespace.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::Volumes, Area::Labels]),
     mutation: Mutation::DEFAULT,
 };
 

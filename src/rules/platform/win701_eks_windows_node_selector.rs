@@ -4,7 +4,7 @@ use crate::model::Eval;
 use serde_json::Value;
 
 use crate::model::labels::{OS_LABELS, WINDOWS_ONLY_NODE_LABELS};
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::platform::Platform;
 use crate::model::workload::{PodSite, list};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity};
@@ -63,6 +63,12 @@ nodes, so this changes nothing else).
     applies: "platform=eks",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[
+        Area::NodeSelector,
+        Area::Affinity,
+        Area::HostNamespaces,
+        Area::RuntimeClass,
+    ]),
     mutation: Mutation::placing(Recorded::NodeSelector),
 };
 

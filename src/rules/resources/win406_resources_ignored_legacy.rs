@@ -1,7 +1,7 @@
 //! WIN406 `resources-ignored-legacy`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -48,6 +48,7 @@ Upgrade to Kubernetes 1.10 or newer, or size the nodes for unbounded containers.
     applies: "K<1.10",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,6 +1,6 @@
 //! WIN407 `hugepages`.
 
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Eval, escape};
 use crate::model::{Finding, RuleMeta, Severity};
@@ -40,6 +40,7 @@ Remove the hugepages resources.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN408 `memory-request-limit`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::quantity;
 use crate::model::workload::{Lookup, PodSite};
 use crate::model::{Finding, RuleMeta, Severity};
@@ -47,6 +47,7 @@ limit).
     applies: "K≥1.10",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers]),
     mutation: Mutation::DEFAULT,
 };
 

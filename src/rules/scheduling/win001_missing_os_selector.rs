@@ -3,7 +3,7 @@
 use crate::model::Eval;
 use crate::model::classify::{self, Os};
 use crate::model::labels::{OS_LABELS, WINDOWS_ONLY_NODE_LABELS};
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::schedule;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity};
@@ -54,6 +54,7 @@ The webhook applies the same fix as mutation M1.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Evidence])),
     mutation: Mutation::placing(Recorded::NodeSelector),
 };
 

@@ -1,7 +1,7 @@
 //! WIN002 `deprecated-beta-os-label`.
 
 use crate::model::labels::{BETA_ARCH_LABEL, BETA_OS_LABEL};
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Eval, escape};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -40,6 +40,7 @@ Safe: rename the key to `kubernetes.io/os` (`kubernetes.io/arch`).
     applies: "K>=1.14",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::NodeSelector, Area::Affinity]),
     mutation: Mutation::named(Recorded::BetaOsLabel),
 };
 

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::classify::{self, Os, Source};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -46,6 +46,7 @@ Make the evidence agree: fix the selector, the label or the image.
     applies: "all (label check K>=1.24)",
     os: RuleOs::Any,
     default_on: true,
+    reads: Reads::of(&[Area::Evidence]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::labels::BUILD_LABEL;
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::windows::{self, Build};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -88,6 +88,7 @@ term instead. The webhook applies it as mutation M2 when the cluster has mixed b
     applies: "K>=1.17",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers, Area::PodSecurityContext])),
     mutation: Mutation {
         recorded_as: Some(Recorded::WindowsBuild),
         places_pod: true,

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::labels::BUILD_LABEL;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::windows::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -49,6 +49,7 @@ Select the build the images are made for, as `10.0.NNNNN`.
     applies: "K>=1.17",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers, Area::PodSecurityContext])),
     mutation: Mutation::DEFAULT,
 };
 

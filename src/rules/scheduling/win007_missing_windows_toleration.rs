@@ -1,7 +1,7 @@
 //! WIN007 `missing-windows-toleration`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Mutation, Reads, Recorded, RuleOs};
 use crate::model::placement;
 use crate::model::schedule;
 use crate::model::workload::PodSite;
@@ -57,6 +57,7 @@ configured taint). The webhook applies it as mutation M3.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::PLACEMENT,
     mutation: Mutation::placing(Recorded::Tolerations),
 };
 

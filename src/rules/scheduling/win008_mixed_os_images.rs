@@ -1,7 +1,7 @@
 //! WIN008 `mixed-os-images`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -43,6 +43,7 @@ Split the pod, or use images of one OS.
     applies: "all",
     os: RuleOs::Any,
     default_on: true,
+    reads: Reads::of(&[Area::Evidence, Area::Containers]),
     mutation: Mutation::DEFAULT,
 };
 

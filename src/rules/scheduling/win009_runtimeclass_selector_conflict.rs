@@ -1,6 +1,6 @@
 //! WIN009 `runtimeclass-selector-conflict`.
 
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Eval, escape};
 use crate::model::{Finding, RuleMeta, Severity};
@@ -41,6 +41,7 @@ Remove the key from the pod, or use a RuntimeClass that agrees.
     applies: "K>=1.16",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::NodeSelector, Area::RuntimeClass]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN010 `selects-no-node`.
 
 use crate::model::labels::{BETA_OS_LABEL, BUILD_LABEL, OS_LABELS};
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Mutation, Reads, Recorded, RuleOs};
 use crate::model::schedule;
 use crate::model::workload::PodSite;
 use crate::model::{Eval, escape};
@@ -70,6 +70,7 @@ Kubernetes before 1.14. Otherwise select labels the Windows nodes have
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::PLACEMENT,
     mutation: Mutation::placing(Recorded::NodeSelector),
 };
 

@@ -4,7 +4,7 @@ use crate::model::classify::{self, Os};
 use crate::model::image::ImageInfo;
 use crate::model::labels::OS_LABEL;
 use crate::model::labels::OS_LABELS;
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::placement::{self, WindowsLanding};
 use crate::model::workload::{ContainerRef, PodSite};
 use crate::model::{Eval, Finding, Fix, FixSafety, RuleMeta, Severity};
@@ -83,6 +83,12 @@ Safe: add `nodeSelector: {kubernetes.io/os: linux}`. In the webhook, `mutation.l
     applies: "all",
     os: RuleOs::Any,
     default_on: true,
+    reads: Reads::PLACEMENT.and(Reads::of(&[
+        Area::Labels,
+        Area::Os,
+        Area::Containers,
+        Area::Evidence,
+    ])),
     mutation: Mutation::placing(Recorded::LinuxGuard),
 };
 

@@ -1,7 +1,7 @@
 //! WIN101 `pod-securitycontext-linux-only`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::pod::FieldPlace;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, FixSafety, RuleMeta, Severity};
@@ -69,6 +69,12 @@ manifest; to choose the user on Windows use `securityContext.windowsOptions.runA
     applies: "K>=1.24, 1.23 with IdentifyPodOS (error with spec.os.name: windows, per field and gate); any (warning/info)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[
+        Area::PodSecurityContext,
+        Area::HostNamespaces,
+        Area::Containers,
+        Area::Os,
+    ]),
     mutation: Mutation::named(Recorded::LinuxOnlyFields),
 };
 

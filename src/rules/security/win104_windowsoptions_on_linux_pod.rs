@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::api_fields::{self};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
@@ -48,6 +48,7 @@ Remove `windowsOptions`, or, if the pod is meant for Windows, set `spec.os.name:
     applies: "K>=1.24 (1.23 with IdentifyPodOS)",
     os: RuleOs::Any,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::PodSecurityContext, Area::Os]),
     mutation: Mutation::DEFAULT,
 };
 

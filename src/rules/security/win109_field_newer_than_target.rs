@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::api_fields::{self, Fate};
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Mutation, Reads, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -56,6 +56,7 @@ image instead of `runAsUserName`).
     applies: "K before the field's release, or its feature gate off",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::ALL,
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN301 `unsupported-volume-type`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -115,6 +115,7 @@ Windows node plugin, via a `persistentVolumeClaim`.
     applies: "all (legacy allow-list K≤1.13, modern K≥1.14)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Volumes]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN302 `configmap-secret-volume-legacy`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::windows;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -62,6 +62,7 @@ Consume the data as environment variables (`env[].valueFrom.secretKeyRef` / `con
     applies: "W≤1709 (any K)",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Volumes]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN303 `emptydir-memory`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -48,6 +48,7 @@ applied silently.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Volumes]),
     mutation: Mutation::named(Recorded::EmptyDirMedium),
 };
 

@@ -1,7 +1,7 @@
 //! WIN304 `mount-propagation`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, Recorded, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::pod;
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
@@ -60,6 +60,7 @@ Windows, CSI node plugins use csi-proxy or run as HostProcess containers).
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::Volumes]),
     mutation: Mutation::named(Recorded::MountPropagation),
 };
 

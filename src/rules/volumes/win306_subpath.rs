@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::Runtime;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod;
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
@@ -62,6 +62,7 @@ chooses the file names), or move the nodes to containerd.
     applies: "runtime docker",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::Volumes, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN307 `file-mode-ignored`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -51,6 +51,7 @@ Remove the mode; protect the files with NTFS ACLs inside the image or with `runA
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::Volumes]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN308 `mountpath-not-windows-style`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::paths::make_absolute;
 use crate::model::pod;
 use crate::model::workload::PodSite;
@@ -57,6 +57,7 @@ manifests for nothing).
     applies: "all (warning K≤1.8); off by default",
     os: RuleOs::Windows,
     default_on: false,
+    reads: Reads::of(&[Area::Containers, Area::Volumes, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

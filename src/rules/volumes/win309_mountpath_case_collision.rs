@@ -1,7 +1,7 @@
 //! WIN309 `mountpath-case-collision`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::paths::normalize_path;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -50,6 +50,7 @@ Give each mount its own directory.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::Volumes]),
     mutation: Mutation::DEFAULT,
 };
 

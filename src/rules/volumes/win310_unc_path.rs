@@ -1,7 +1,7 @@
 //! WIN310 `unc-path`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::paths::is_smb_unc;
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
@@ -52,6 +52,7 @@ PersistentVolume/PersistentVolumeClaim.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::Volumes]),
     mutation: Mutation::DEFAULT,
 };
 

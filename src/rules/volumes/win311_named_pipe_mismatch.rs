@@ -1,7 +1,7 @@
 //! WIN311 `named-pipe-mismatch`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::paths::kubelet_pipe_path;
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
@@ -56,6 +56,7 @@ Mount the pipe at the same pipe path (`mountPath: '\\.\pipe\docker_engine'`).
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::Volumes]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -1,7 +1,7 @@
 //! WIN312 `linux-hostpath`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -105,6 +105,7 @@ location of what the agent needs, or keep the workload on Linux nodes.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::Volumes, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

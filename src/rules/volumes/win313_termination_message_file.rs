@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::Runtime;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -49,6 +49,7 @@ Use `terminationMessagePolicy: FallbackToLogsOnError`, or move the nodes to cont
     applies: "runtime=docker",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers]),
     mutation: Mutation::DEFAULT,
 };
 

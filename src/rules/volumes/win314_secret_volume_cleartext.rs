@@ -1,7 +1,7 @@
 //! WIN314 `secret-volume-cleartext`.
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::Lookup;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -52,6 +52,7 @@ raise this rule to error.
     applies: "W≥1803",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::Volumes]),
     mutation: Mutation::DEFAULT,
 };
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::model::Eval;
 use crate::model::image_user::effective_user;
-use crate::model::meta::{Mutation, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::is_host_process;
 use crate::model::workload::{ContainerRef, Lookup, PodSite, list};
 use crate::model::{Finding, RuleMeta, Severity};
@@ -81,6 +81,7 @@ Any one of:
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
+    reads: Reads::of(&[Area::Containers, Area::Volumes, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 
