@@ -1872,6 +1872,18 @@ fn regression_daemonset_admitted_by_a_build_pin_its_pods_do_not_get() {
     );
 }
 
+/// `/mutate`'s patch of `pod` gives it no error (by rule) its lint as written did not have.
+fn assert_mutation_adds_no_error(cfg: &Config, cx: &Context, pod: &Value) {
+    let errors =
+        |o: &Value| error_ids(&engine::lint_object(o, cfg, cx, Operation::Create).findings);
+    let (patched, changed) = mutated_by_webhook(cfg, cx, pod);
+    let added: Vec<_> = errors(&patched)
+        .into_iter()
+        .filter(|id| !errors(pod).contains(id))
+        .collect();
+    assert!(added.is_empty(), "{changed:?} added {added:?}: {patched}");
+}
+
 /// Found by the same property: the mutation steps are not guarded as the rules' fixes are
 /// (`Fixer::fix_guarded`: no error the pod did not have). `mutation.hyperv: true` with a
 /// configured Hyper-V RuntimeClass whose scheduling pins a build no node has (10.0.17763 on a
@@ -1892,14 +1904,7 @@ fn regression_mutation_steps_add_errors() {
     cfg.policy.safe_fixes = false;
     cfg.policy.mutation.pod_os_label = true;
     let cx = Context::default();
-    let errors =
-        |o: &Value| error_ids(&engine::lint_object(o, &cfg, &cx, Operation::Create).findings);
-    let (patched, changed) = mutated_by_webhook(&cfg, &cx, &pod);
-    let added: Vec<_> = errors(&patched)
-        .into_iter()
-        .filter(|id| !errors(&pod).contains(id))
-        .collect();
-    assert!(added.is_empty(), "{changed:?} added {added:?}: {patched}");
+    assert_mutation_adds_no_error(&cfg, &cx, &pod);
     // hyperv: true, the configured class pins 10.0.17763, the nodes run 10.0.20348.
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
         "spec": {"containers": [{"name": "app", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022"}]}});
@@ -1908,12 +1913,5 @@ fn regression_mutation_steps_add_errors() {
     cfg.target.hyperv_runtime_class = "hv-2019".into();
     let mut cx = Context::default();
     cx.add(&runtime_classes()[2]);
-    let errors =
-        |o: &Value| error_ids(&engine::lint_object(o, &cfg, &cx, Operation::Create).findings);
-    let (patched, changed) = mutated_by_webhook(&cfg, &cx, &pod);
-    let added: Vec<_> = errors(&patched)
-        .into_iter()
-        .filter(|id| !errors(&pod).contains(id))
-        .collect();
-    assert!(added.is_empty(), "{changed:?} added {added:?}: {patched}");
+    assert_mutation_adds_no_error(&cfg, &cx, &pod);
 }
