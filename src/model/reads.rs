@@ -98,6 +98,15 @@ impl Reads {
         Area::Tolerations,
         Area::RuntimeClass,
     ]);
+    /// What the scan for Linux-only fields reads ([`linux_only_fields`](super::pod::linux_only_fields),
+    /// `spec.os` deciding whether they are errors): the pod and container securityContexts,
+    /// the host namespaces and `spec.os`.
+    pub const LINUX_ONLY_FIELDS: Reads = Reads::of(&[
+        Area::PodSecurityContext,
+        Area::HostNamespaces,
+        Area::Containers,
+        Area::Os,
+    ]);
 
     /// The set of `areas`.
     pub const fn of(areas: &[Area]) -> Reads {

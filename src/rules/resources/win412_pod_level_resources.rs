@@ -1,7 +1,7 @@
 //! WIN412 `pod-level-resources`.
 
 use crate::model::Eval;
-use crate::model::meta::{Area, Mutation, Reads, RuleOs};
+use crate::model::meta::{Mutation, Reads, RuleOs};
 use crate::model::pod::FieldPlace;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
@@ -55,12 +55,7 @@ Set requests and limits on each container instead.
     applies: "K>=1.32 (error with spec.os.name: windows from 1.34)",
     os: RuleOs::Windows,
     default_on: true,
-    reads: Reads::of(&[
-        Area::PodSecurityContext,
-        Area::HostNamespaces,
-        Area::Containers,
-        Area::Os,
-    ]),
+    reads: Reads::LINUX_ONLY_FIELDS,
     mutation: Mutation::DEFAULT,
 };
 

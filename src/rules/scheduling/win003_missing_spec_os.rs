@@ -1,7 +1,7 @@
 //! WIN003 `missing-spec-os`.
 
 use crate::model::Eval;
-use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
+use crate::model::meta::{Mutation, Reads, Recorded, RuleOs};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 use crate::rules::Rule;
@@ -47,12 +47,7 @@ server would reject the pod, and a Deployment would loop on `FailedCreate`): add
     applies: "K>=1.24 (1.23 with IdentifyPodOS)",
     os: RuleOs::Windows,
     default_on: true,
-    reads: Reads::of(&[
-        Area::PodSecurityContext,
-        Area::HostNamespaces,
-        Area::Containers,
-        Area::Os,
-    ]),
+    reads: Reads::LINUX_ONLY_FIELDS,
     mutation: Mutation {
         recorded_as: Some(Recorded::Os),
         adds_spec_os: true,

@@ -1,7 +1,7 @@
 //! WIN101 `pod-securitycontext-linux-only`.
 
 use crate::model::Eval;
-use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
+use crate::model::meta::{Mutation, Reads, Recorded, RuleOs};
 use crate::model::pod::FieldPlace;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, FixSafety, RuleMeta, Severity};
@@ -69,12 +69,7 @@ manifest; to choose the user on Windows use `securityContext.windowsOptions.runA
     applies: "K>=1.24, 1.23 with IdentifyPodOS (error with spec.os.name: windows, per field and gate); any (warning/info)",
     os: RuleOs::Windows,
     default_on: true,
-    reads: Reads::of(&[
-        Area::PodSecurityContext,
-        Area::HostNamespaces,
-        Area::Containers,
-        Area::Os,
-    ]),
+    reads: Reads::LINUX_ONLY_FIELDS,
     mutation: Mutation::named(Recorded::LinuxOnlyFields),
 };
 

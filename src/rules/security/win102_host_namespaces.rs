@@ -1,7 +1,7 @@
 //! WIN102 `host-namespaces`.
 
 use crate::model::Eval;
-use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
+use crate::model::meta::{Mutation, Reads, Recorded, RuleOs};
 use crate::model::pod::{FieldPlace, FieldValue};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, FixSafety, RuleMeta, Severity};
@@ -52,12 +52,7 @@ automatic fix; remove them by hand (a HostProcess pod is the Windows way to reac
     applies: "K>=1.24, 1.23 with IdentifyPodOS (error with spec.os.name: windows; hostUsers from 1.33); any (warning/info)",
     os: RuleOs::Windows,
     default_on: true,
-    reads: Reads::of(&[
-        Area::PodSecurityContext,
-        Area::HostNamespaces,
-        Area::Containers,
-        Area::Os,
-    ]),
+    reads: Reads::LINUX_ONLY_FIELDS,
     mutation: Mutation::named(Recorded::LinuxOnlyFields),
 };
 

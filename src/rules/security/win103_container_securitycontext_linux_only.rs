@@ -1,7 +1,7 @@
 //! WIN103 `container-securitycontext-linux-only`.
 
 use crate::model::Eval;
-use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
+use crate::model::meta::{Mutation, Reads, Recorded, RuleOs};
 use crate::model::pod::{self, FieldPlace, FieldValue};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, FixSafety, RuleMeta, Severity};
@@ -71,12 +71,7 @@ cannot meet: no automatic fix (drop them, or use a HostProcess pod for host acce
     applies: "K>=1.24, 1.23 with IdentifyPodOS (error with spec.os.name: windows); any (warning/info)",
     os: RuleOs::Windows,
     default_on: true,
-    reads: Reads::of(&[
-        Area::PodSecurityContext,
-        Area::HostNamespaces,
-        Area::Containers,
-        Area::Os,
-    ]),
+    reads: Reads::LINUX_ONLY_FIELDS,
     mutation: Mutation::named(Recorded::LinuxOnlyFields),
 };
 

@@ -3,7 +3,7 @@
 use crate::model::Eval;
 use crate::model::KubeVersion;
 use crate::model::labels::{PSA_ENFORCE_LABEL, PSA_ENFORCE_VERSION_LABEL};
-use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
+use crate::model::meta::{Mutation, Reads, Recorded, RuleOs};
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -76,12 +76,7 @@ non-administrator user such as `ContainerUser`, see WIN409) by hand.
     applies: "K>=1.25",
     os: RuleOs::Windows,
     default_on: true,
-    reads: Reads::of(&[
-        Area::PodSecurityContext,
-        Area::HostNamespaces,
-        Area::Containers,
-        Area::Os,
-    ]),
+    reads: Reads::LINUX_ONLY_FIELDS,
     mutation: Mutation {
         recorded_as: Some(Recorded::Os),
         adds_spec_os: true,
