@@ -1915,25 +1915,3 @@ fn regression_mutation_steps_add_errors() {
     cx.add(&runtime_classes()[2]);
     assert_mutation_adds_no_error(&cfg, &cx, &pod);
 }
-
-/// Found by `webhook_verdict_is_the_full_lint_of_the_mutated_object`'s author (2026-11-27): a
-/// Pod that mixes a Windows image with a Linux-only one runs nowhere (WIN008, an error), but
-/// `/mutate` placed it on Windows nodes and declared it Windows, after which WIN008 gave way to
-/// WIN507 (a warning) and `/validate`, which judges a Pod as `/mutate` left it, admitted it.
-#[test]
-fn regression_mixed_os_pod_is_not_made_windows_by_the_mutation() {
-    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
-        "spec": {"containers": [
-            {"name": "iis", "image": "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"},
-            {"name": "proxy", "image": "docker.io/library/nginx:1.27-alpine"}]}});
-    let cfg = Config::default();
-    let cx = Context::default();
-    let written = error_ids(&engine::lint_object(&pod, &cfg, &cx, Operation::Create).findings);
-    assert!(written.contains(&"WIN008"), "{written:?}");
-    let (patched, changed) = mutated_by_webhook(&cfg, &cx, &pod);
-    let (allowed, findings) = validate(&cfg, &cx, &patched);
-    assert!(
-        !allowed,
-        "{changed:?} made it admissible: {findings:?}: {patched}"
-    );
-}

@@ -687,10 +687,7 @@ impl Fixer<'_> {
             .map(|r| r.meta.id)
             .collect();
         let mut skip = not_mutations;
-        // A pod with an image that cannot run on Windows is neither placed on Windows nodes
-        // nor declared Windows: `spec.os` would turn a pod that mixes OSes (WIN008, an error)
-        // into a Windows pod with a Linux image (WIN507, a warning), hiding why it runs
-        // nowhere from `/validate`, which judges the pod as mutated.
+        // A pod with an image that cannot run on Windows is not placed on Windows nodes.
         if findings
             .iter()
             .any(|f| f.rule.mutation.image_cannot_run && !fix_allowed(f, self.config))
@@ -698,7 +695,7 @@ impl Fixer<'_> {
             skip.extend(
                 rules::all()
                     .iter()
-                    .filter(|r| r.meta.mutation.places_pod || r.meta.mutation.adds_spec_os)
+                    .filter(|r| r.meta.mutation.places_pod)
                     .map(|r| r.meta.id),
             );
         }

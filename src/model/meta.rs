@@ -153,10 +153,9 @@ pub struct Mutation {
     /// such a mutation at pod creation moves none of them (`/validate` judges it as written).
     pub places_pod: bool,
     /// A finding of the rule says an image of the pod cannot run on Windows nodes (a
-    /// Linux-only image, alone or beside Windows images): while one stands unfixed, the webhook
-    /// applies no fix that places the pod ([`Mutation::places_pod`]), which would only make it
-    /// schedulable on nodes where it can never start, nor one that declares it Windows
-    /// ([`Mutation::adds_spec_os`]). The pod is left as written.
+    /// Linux-only image): while one stands unfixed, the webhook applies no fix that places the
+    /// pod ([`Mutation::places_pod`]), which would only make it schedulable on nodes where it
+    /// can never start. The pod is left as written.
     pub image_cannot_run: bool,
 }
 

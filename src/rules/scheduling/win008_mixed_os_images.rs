@@ -44,12 +44,7 @@ Split the pod, or use images of one OS.
     os: RuleOs::Any,
     default_on: true,
     reads: Reads::of(&[Area::Evidence, Area::Containers]),
-    // Its Linux-only image cannot run on Windows nodes: the webhook neither places the pod
-    // there nor declares it Windows (which would make WIN008 a WIN507 warning).
-    mutation: Mutation {
-        image_cannot_run: true,
-        ..Mutation::DEFAULT
-    },
+    mutation: Mutation::DEFAULT,
 };
 
 pub(crate) fn mixed_os_images(site: &PodSite, eval: &Eval) -> Vec<Finding> {
