@@ -1915,3 +1915,30 @@ fn regression_mutation_steps_add_errors() {
     cx.add(&runtime_classes()[2]);
     assert_mutation_adds_no_error(&cfg, &cx, &pod);
 }
+
+/// Known bug, found 2026-11-27 and not fixed (see the closing note of that stop): a Pod that
+/// mixes a Windows image with a Linux-only one runs nowhere (WIN008, an error), but `/mutate`
+/// places it on Windows nodes and declares it Windows (WIN001, WIN007, WIN003), after which
+/// WIN008 gives way to WIN507 (a warning) and `/validate`, which judges a Pod as `/mutate` left
+/// it, admits it. `winlint --fix` does the same to the file. Blocking those fixes in the fixer
+/// alone breaks `--fix`'s contract (a fix it offers is one it applies: `golden`, `fix_styles`);
+/// the fix is for the engine to stop offering them while such a finding stands, which
+/// `engine::lint_since` must then carry over correctly.
+#[test]
+#[ignore = "known bug: a mixed-OS pod is made a Windows pod by the mutation (see the doc comment)"]
+fn regression_mixed_os_pod_is_not_made_windows_by_the_mutation() {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"containers": [
+            {"name": "iis", "image": "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"},
+            {"name": "proxy", "image": "docker.io/library/nginx:1.27-alpine"}]}});
+    let cfg = Config::default();
+    let cx = Context::default();
+    let written = error_ids(&engine::lint_object(&pod, &cfg, &cx, Operation::Create).findings);
+    assert!(written.contains(&"WIN008"), "{written:?}");
+    let (patched, changed) = mutated_by_webhook(&cfg, &cx, &pod);
+    let (allowed, findings) = validate(&cfg, &cx, &patched);
+    assert!(
+        !allowed,
+        "{changed:?} made it admissible: {findings:?}: {patched}"
+    );
+}
