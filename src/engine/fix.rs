@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::{ObjectReport, lint_object, lint_since};
 use crate::config::Config;
+use crate::model::pointer;
 use crate::model::workload::{Lookup, objects};
 use crate::model::{Context, Finding, FixSafety, Operation, RuleMeta, Severity};
 use crate::rules;
@@ -554,7 +555,7 @@ impl Fixer<'_> {
                                 let paths: Vec<&str> = touched
                                     .iter()
                                     .filter(|(r, _)| *r == root)
-                                    .filter_map(|(_, p)| within(p, &prefix))
+                                    .filter_map(|(_, p)| pointer::relative(p, &prefix))
                                     .collect();
                                 lint_since(
                                     o,
@@ -781,19 +782,10 @@ pub(crate) fn adds_error<'f>(
 /// The paths an operation changes (a `move` changes where it takes from, too).
 fn op_paths(op: &PatchOperation) -> Vec<String> {
     let mut paths = vec![op.path().as_str().to_string()];
-    match op {
-        PatchOperation::Move(m) => paths.push(m.from.as_str().to_string()),
-        PatchOperation::Copy(_) | PatchOperation::Test(_) => {}
-        _ => {}
+    if let PatchOperation::Move(m) = op {
+        paths.push(m.from.as_str().to_string());
     }
     paths
-}
-
-/// `path` (from a root) as a pointer from the object at `prefix` in that root; `None` when it
-/// is outside that object.
-fn within<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
-    let rel = path.strip_prefix(prefix)?;
-    (rel.is_empty() || rel.starts_with('/')).then_some(rel)
 }
 
 /// `op` with `prefix` (the pointer of an object inside its root) before its path.

@@ -27,6 +27,13 @@ pub fn unescape(token: &str) -> Cow<'_, str> {
     }
 }
 
+/// `path` relative to `parent`, both JSON pointers: `""` when they are the same, `/rest` when
+/// `path` is below `parent`, `None` when it is elsewhere (`/spec/os` is not below `/spec/o`).
+pub fn relative<'p>(path: &'p str, parent: &str) -> Option<&'p str> {
+    let rel = path.strip_prefix(parent)?;
+    (rel.is_empty() || rel.starts_with('/')).then_some(rel)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -40,5 +47,16 @@ mod tests {
         // `~01` is `~` then `1`, not `/`: the order of the two replacements matters.
         assert_eq!(unescape("~01"), "~1");
         assert_eq!(unescape("a~2b"), "a~2b");
+    }
+
+    /// A pointer is relative to itself (`""`) and to its ancestors, not to a pointer that is
+    /// only a prefix of its text.
+    #[test]
+    fn relative_pointers() {
+        assert_eq!(relative("/spec/os", "/spec/os"), Some(""));
+        assert_eq!(relative("/spec/os/name", "/spec"), Some("/os/name"));
+        assert_eq!(relative("/spec/os", ""), Some("/spec/os"));
+        assert_eq!(relative("/spec/os", "/spec/o"), None);
+        assert_eq!(relative("/metadata", "/spec"), None);
     }
 }

@@ -179,7 +179,7 @@ pub fn touched(site: &PodSite, path: &str) -> Reads {
 
 /// `path` below `parent` (`/x…` after it), or `None` when it is `parent` itself or elsewhere.
 fn below<'p>(path: &'p str, parent: &str) -> Option<&'p str> {
-    path.strip_prefix(parent).filter(|rel| rel.starts_with('/'))
+    super::pointer::relative(path, parent).filter(|rel| !rel.is_empty())
 }
 
 /// The first reference token of `rel` (`/a/b` → `a`), as written (an escaped token never names
