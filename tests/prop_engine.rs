@@ -869,7 +869,8 @@ proptest! {
         }
     }
 
-    /// 4. Not Windows → only any-OS rules; Linux → no patch.
+    /// 4. Not Windows → only any-OS rules; Linux → no patch but the Linux guard's pin
+    /// (`linuxGuard: auto`: the Linux OS selector and its record in `winlint.io/mutated`).
     #[test]
     fn non_windows_pods_get_no_windows_findings(obj in object(), cfg in config()) {
         let Some(class) = classification(&obj, &cfg) else { return Ok(()) };
@@ -885,10 +886,25 @@ proptest! {
         if class.is_linux() {
             let mut cfg = cfg.clone();
             cfg.policy.mutation.workloads = true;
+            let guard = cfg.policy.mutation.linux_guard;
             let webhook = Webhook::new(cfg);
             let out = webhook.review(&review("CREATE", &obj, None), Endpoint::Mutate).unwrap();
             let resp: Value = serde_json::from_slice(&out.body).unwrap();
-            prop_assert!(resp["response"].get("patch").is_none(), "Linux pod patched: {}", resp);
+            if let Some(patch) = decoded_patch(&resp) {
+                prop_assert!(guard == LinuxGuard::Auto, "Linux pod patched: {}", resp);
+                let mut patched = obj.clone();
+                prop_assert!(json_patch::patch(&mut patched, &patch).is_ok(), "webhook patch does not apply");
+                for op in &patch.0 {
+                    let path = op.path().as_str();
+                    let pins_linux = path.contains("/nodeSelector")
+                        && patched.pointer(path).is_some_and(|v| {
+                            v == "linux" || v.get("kubernetes.io/os").is_some_and(|os| os == "linux")
+                        });
+                    let records = path.starts_with("/metadata/annotations")
+                        || path.ends_with("/template/metadata/annotations");
+                    prop_assert!(pins_linux || records, "Linux guard changed {}: {}", path, resp);
+                }
+            }
         }
     }
 
@@ -1916,16 +1932,13 @@ fn regression_mutation_steps_add_errors() {
     assert_mutation_adds_no_error(&cfg, &cx, &pod);
 }
 
-/// Known bug, found 2026-11-27 and not fixed (see the closing note of that stop): a Pod that
-/// mixes a Windows image with a Linux-only one runs nowhere (WIN008, an error), but `/mutate`
-/// places it on Windows nodes and declares it Windows (WIN001, WIN007, WIN003), after which
-/// WIN008 gives way to WIN507 (a warning) and `/validate`, which judges a Pod as `/mutate` left
-/// it, admits it. `winlint --fix` does the same to the file. Blocking those fixes in the fixer
-/// alone breaks `--fix`'s contract (a fix it offers is one it applies: `golden`, `fix_styles`);
-/// the fix is for the engine to stop offering them while such a finding stands, which
-/// `engine::lint_since` must then carry over correctly.
+/// Found 2026-11-27: a Pod that mixes a Windows image with a Linux-only one runs nowhere
+/// (WIN008, an error), but `/mutate` placed it on Windows nodes and declared it Windows (WIN001,
+/// WIN007, WIN003), after which WIN008 gave way to WIN507 (a warning) and `/validate`, which
+/// judges a Pod as `/mutate` left it, admitted it. `winlint --fix` did the same to the file. The
+/// engine now offers no fix that settles the pod's OS while such a finding stands
+/// (`engine::withhold_os_fixes`), so both leave the pod as written.
 #[test]
-#[ignore = "known bug: a mixed-OS pod is made a Windows pod by the mutation (see the doc comment)"]
 fn regression_mixed_os_pod_is_not_made_windows_by_the_mutation() {
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
         "spec": {"containers": [

@@ -687,19 +687,9 @@ impl Fixer<'_> {
             .filter(|r| r.meta.mutation.recorded_as.is_none())
             .map(|r| r.meta.id)
             .collect();
+        // (A pod with an image that cannot run on Windows is not placed there: the engine
+        // offers no such fix, `withhold_os_fixes`.)
         let mut skip = not_mutations;
-        // A pod with an image that cannot run on Windows is not placed on Windows nodes.
-        if findings
-            .iter()
-            .any(|f| f.rule.mutation.image_cannot_run && !fix_allowed(f, self.config))
-        {
-            skip.extend(
-                rules::all()
-                    .iter()
-                    .filter(|r| r.meta.mutation.places_pod)
-                    .map(|r| r.meta.id),
-            );
-        }
         for attempt in 0..2 {
             let mut doc = InPlace {
                 object,

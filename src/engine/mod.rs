@@ -41,6 +41,9 @@ pub struct ObjectReport {
     /// Each rule that ran, in the order it ran: where its findings are ([`lint_since`] carries
     /// them over).
     pub runs: Vec<RuleRun>,
+    /// For each pod site, whether an image that cannot run on Windows holds back the fixes that
+    /// settle the pod's OS ([`withhold_os_fixes`]).
+    pub withheld: Vec<bool>,
 }
 
 /// One rule run on one pod site, as [`ObjectReport::runs`] records it.
@@ -142,6 +145,9 @@ fn lint(
         let touched = since.and_then(|(before, paths)| {
             touched_since(&site, before.classes.get(s)?, &class, paths)
         });
+        // Fixes withheld before are not carried: the image may be fixed by now.
+        let was_withheld = since.is_some_and(|(b, _)| b.withheld.get(s) == Some(&true));
+        let site_start = report.findings.len();
         let eval = Eval::new(&config.target, context, operation, class, images);
         let windows = eval.class.is_windows();
         // A fix is offered only where one can be applied: never to an existing Pod's spec
@@ -160,7 +166,11 @@ fn lint(
             };
             while previous.next_if(|p| (p.site, p.rule) < (s, r)).is_some() {}
             let carried = match (touched, previous.peek()) {
-                (Some(t), Some(p)) if (p.site, p.rule) == (s, r) && !rule.meta.reads.sees(t) => {
+                (Some(t), Some(p))
+                    if (p.site, p.rule) == (s, r)
+                        && !rule.meta.reads.sees(t)
+                        && !(was_withheld && rule.meta.mutation.settles_os()) =>
+                {
                     since.map(|(before, _)| (*p, before))
                 }
                 _ => None,
@@ -208,10 +218,37 @@ fn lint(
                 kept: start..report.findings.len(),
             });
         }
+        report.withheld.push(withhold_os_fixes(
+            &mut report.findings[site_start..],
+            config,
+        ));
         report.classes.push(eval.class);
     }
     report.exemption_refused = exemptions.refused;
     report
+}
+
+/// Take the fixes that settle the pod's OS ([`Mutation::settles_os`]) off `findings` (one pod
+/// site's) while one of them says an image cannot run on Windows ([`Mutation::image_cannot_run`])
+/// and its own fix is not applied: such a pod runs nowhere as written, and placing it on Windows
+/// or declaring it Windows hides that instead of fixing it. Returns whether it did. One place
+/// for `winlint --fix` and `/mutate`, so both leave such a pod as written and offer only what
+/// they apply.
+///
+/// [`Mutation::settles_os`]: crate::model::meta::Mutation::settles_os
+/// [`Mutation::image_cannot_run`]: crate::model::meta::Mutation::image_cannot_run
+fn withhold_os_fixes(findings: &mut [Finding], config: &Config) -> bool {
+    let blocked = findings
+        .iter()
+        .any(|f| f.rule.mutation.image_cannot_run && !fix::fix_allowed(f, config));
+    if blocked {
+        for f in findings.iter_mut() {
+            if f.rule.mutation.settles_os() {
+                f.fix = None;
+            }
+        }
+    }
+    blocked
 }
 
 #[cfg(test)]

@@ -153,9 +153,11 @@ pub struct Mutation {
     /// such a mutation at pod creation moves none of them (`/validate` judges it as written).
     pub places_pod: bool,
     /// A finding of the rule says an image of the pod cannot run on Windows nodes (a
-    /// Linux-only image): while one stands unfixed, the webhook applies no fix that places the
-    /// pod ([`Mutation::places_pod`]), which would only make it schedulable on nodes where it
-    /// can never start. The pod is left as written.
+    /// Linux-only image). While one stands and its own fix is not applied, the engine offers no
+    /// fix that settles the pod's OS ([`Mutation::settles_os`]) on its pod site: placing it on
+    /// Windows nodes would only make it schedulable where it can never start, and declaring it
+    /// Windows would turn "this pod runs nowhere" (WIN008, an error) into "a Linux image in a
+    /// Windows pod" (WIN507, a warning). The CLI and the webhook then leave the pod as written.
     pub image_cannot_run: bool,
 }
 
@@ -185,6 +187,12 @@ impl Mutation {
             places_pod: true,
             ..Mutation::DEFAULT
         }
+    }
+
+    /// The fix settles where the pod runs: it places the pod ([`Mutation::places_pod`]) or
+    /// declares its OS ([`Mutation::adds_spec_os`]).
+    pub const fn settles_os(&self) -> bool {
+        self.places_pod || self.adds_spec_os
     }
 
     /// The name recorded in `winlint.io/mutated`, `None` when the webhook never applies the fix.

@@ -44,7 +44,11 @@ Split the pod, or use images of one OS.
     os: RuleOs::Any,
     default_on: true,
     reads: Reads::of(&[Area::Evidence, Area::Containers]),
-    mutation: Mutation::DEFAULT,
+    // No fix of its own; while it stands, no fix places the pod or declares it Windows.
+    mutation: Mutation {
+        image_cannot_run: true,
+        ..Mutation::DEFAULT
+    },
 };
 
 pub(crate) fn mixed_os_images(site: &PodSite, eval: &Eval) -> Vec<Finding> {
