@@ -538,7 +538,13 @@ impl Fixer<'_> {
             let mut lints: Vec<ObjectLint> = Vec::new();
             if first.is_none() || pass > 0 {
                 for root in 0..doc.roots() {
-                    for (prefix, o) in objects(doc.root(root)) {
+                    // The caller's lint is of the root as one object: later passes lint the
+                    // same object (no search of the document for objects, patches or lists).
+                    let listed = match first {
+                        Some(_) => vec![(String::new(), doc.root(root))],
+                        None => objects(doc.root(root)),
+                    };
+                    for (prefix, o) in listed {
                         let before = if pass == 0 || !doc.patched_in_place() {
                             None
                         } else {

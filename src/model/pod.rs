@@ -354,59 +354,55 @@ pub struct TargetField<'a> {
 /// The fields of the pod that the target does not know or drops (see [`TargetField`]).
 pub fn fields_lost_at_target<'a>(site: &PodSite<'a>, target: &Target) -> Vec<TargetField<'a>> {
     let mut out = Vec::new();
-    let mut push =
-        |api: &'static ApiField, pointer: String, container: Option<ContainerRef<'a>>| {
-            let fate = api.fate(target);
-            let lost = match fate {
-                Fate::Unknown => true,
-                // A dropped Linux-only field is harmless on Windows (its own rule says so); a
-                // dropped Windows field loses what the author asked for.
-                Fate::Dropped { .. } => api.windows_rejects_from.is_none(),
-                Fate::GateRejects { .. } | Fate::Kept => false,
-            };
-            if lost {
-                out.push(TargetField {
-                    pointer,
-                    api,
-                    fate,
-                    container,
-                });
-            }
+    // The pointer is built only for a field that is lost: most fields checked are kept.
+    let mut push = |api: &'static ApiField,
+                    pointer: &dyn Fn() -> String,
+                    container: Option<ContainerRef<'a>>| {
+        let fate = api.fate(target);
+        let lost = match fate {
+            Fate::Unknown => true,
+            // A dropped Linux-only field is harmless on Windows (its own rule says so); a
+            // dropped Windows field loses what the author asked for.
+            Fate::Dropped { .. } => api.windows_rejects_from.is_none(),
+            Fate::GateRejects { .. } | Fate::Kept => false,
         };
+        if lost {
+            out.push(TargetField {
+                pointer: pointer(),
+                api,
+                fate,
+                container,
+            });
+        }
+    };
     if site.spec.get("os").is_some_and(|v| !v.is_null()) {
-        push(ApiField::get(Place::Spec, "os"), site.ptr("/os"), None);
+        push(ApiField::get(Place::Spec, "os"), &|| site.ptr("/os"), None);
     }
-    let holders = std::iter::once((
-        site.spec,
-        site.ptr("/securityContext"),
-        None,
-        Place::PodSecurityContext,
-    ))
-    .chain(site.containers().map(|c| {
-        (
-            c.value,
-            site.ptr(&format!("{}/securityContext", c.rel())),
-            Some(c),
-            Place::ContainerSecurityContext,
-        )
-    }));
-    for (holder, sc_ptr, container, place) in holders {
+    let holders = std::iter::once((site.spec, None, Place::PodSecurityContext)).chain(
+        site.containers()
+            .map(|c| (c.value, Some(c), Place::ContainerSecurityContext)),
+    );
+    for (holder, container, place) in holders {
         let Some(sc) = holder.get("securityContext").filter(|v| v.is_object()) else {
             continue;
+        };
+        let sc_ptr = || match &container {
+            Some(c) => site.ptr(&format!("{}/securityContext", c.rel())),
+            None => site.ptr("/securityContext"),
         };
         for api in FIELDS.iter().filter(|f| f.place == place) {
             if sc.get(api.name).is_none_or(Value::is_null) {
                 continue;
             }
-            let pointer = format!("{sc_ptr}/{}", api.name);
+            let pointer = || format!("{}/{}", sc_ptr(), api.name);
             if api.name != "windowsOptions" {
                 if api.fate(target) == Fate::Unknown && api.value_counts(&sc[api.name]) {
-                    push(api, pointer, container);
+                    push(api, &pointer, container);
                 }
                 continue;
             }
             if api.fate(target) == Fate::Unknown {
-                push(api, pointer, container);
+                push(api, &pointer, container);
                 continue;
             }
             for w in FIELDS
@@ -414,7 +410,7 @@ pub fn fields_lost_at_target<'a>(site: &PodSite<'a>, target: &Target) -> Vec<Tar
                 .filter(|f| f.place == Place::WindowsOptions && f.name != "hostProcess")
             {
                 if sc[api.name].get(w.name).is_some_and(|v| !v.is_null()) {
-                    push(w, format!("{pointer}/{}", w.name), container);
+                    push(w, &|| format!("{}/{}", pointer(), w.name), container);
                 }
             }
         }
@@ -426,7 +422,7 @@ pub fn fields_lost_at_target<'a>(site: &PodSite<'a>, target: &Target) -> Vec<Tar
         if site.spec.get(api.name).is_some_and(|v| api.value_counts(v))
             && api.fate(target) == Fate::Unknown
         {
-            push(api, site.ptr(&format!("/{}", api.name)), None);
+            push(api, &|| site.ptr(&format!("/{}", api.name)), None);
         }
     }
     out
