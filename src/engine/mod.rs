@@ -18,6 +18,7 @@ use crate::model::Context;
 use crate::model::classify::{self, Classification};
 use crate::model::image::{self, ImageInfo};
 use crate::model::meta::RuleOs;
+use crate::model::placement::Placement;
 use crate::model::reads::{self, Area, Reads};
 use crate::model::workload::{self, ContainerRef};
 use crate::model::{Eval, Finding, Operation};
@@ -44,6 +45,12 @@ pub struct ObjectReport {
     /// For each pod site, whether an image that cannot run on Windows holds back the fixes that
     /// settle the pod's OS ([`withhold_os_fixes`]).
     pub withheld: Vec<bool>,
+    /// For each pod site, where the pod can land when no nodes are observed
+    /// ([`reads::with_placement`] compares it after a patch).
+    pub placements: Vec<Option<Placement>>,
+    /// For each pod site, the analyses of its containers' images ([`workload::PodSite::containers`]
+    /// order): [`lint_since`] keeps them when a patch did not touch the containers.
+    pub images: Vec<Vec<ImageInfo>>,
 }
 
 /// One rule run on one pod site, as [`ObjectReport::runs`] records it.
@@ -131,9 +138,24 @@ fn lint(
         .iter()
         .peekable();
     for (s, site) in workload::pod_sites(object).into_iter().enumerate() {
+        // A patch that did not touch the containers left their images as they were.
+        let analyzed = since.and_then(|(before, paths)| {
+            let was = before.images.get(s)?;
+            let untouched = paths
+                .iter()
+                .all(|p| !reads::touched(&site, p).contains(Area::Containers));
+            untouched.then_some(was)
+        });
         let images: Vec<(ContainerRef, ImageInfo)> = site
             .containers()
-            .map(|c| (c, image::analyze(c.image().unwrap_or(""))))
+            .enumerate()
+            .map(|(i, c)| {
+                let info = match analyzed.and_then(|was| was.get(i)) {
+                    Some(was) => was.clone(),
+                    None => image::analyze(c.image().unwrap_or("")),
+                };
+                (c, info)
+            })
             .collect();
         let class = classify::classify(
             &site,
@@ -141,14 +163,18 @@ fn lint(
             context,
             &config.target,
         );
+        let eval = Eval::new(&config.target, context, operation, class, images);
         // What the patch touched on this site; `None`: every rule runs.
         let touched = since.and_then(|(before, paths)| {
-            touched_since(&site, before.classes.get(s)?, &class, paths)
+            let t = touched_since(&site, before.classes.get(s)?, &eval.class, paths)?;
+            let was_placed = before.placements.get(s)?.as_ref();
+            Some(reads::with_placement(t, was_placed, || {
+                eval.placement(&site)
+            }))
         });
         // Fixes withheld before are not carried: the image may be fixed by now.
         let was_withheld = since.is_some_and(|(b, _)| b.withheld.get(s) == Some(&true));
         let site_start = report.findings.len();
-        let eval = Eval::new(&config.target, context, operation, class, images);
         let windows = eval.class.is_windows();
         // A fix is offered only where one can be applied: never to an existing Pod's spec
         // (immutable on UPDATE). Dropped here once for every rule, not by each rule.
@@ -222,6 +248,17 @@ fn lint(
             &mut report.findings[site_start..],
             config,
         ));
+        // Offline, a placement is a build pin and cheap to keep; with observed nodes a placement
+        // field touched counts as placement touched (`with_placement`).
+        let placed = config
+            .target
+            .nodes
+            .is_none()
+            .then(|| eval.placement(&site).clone());
+        report.placements.push(placed);
+        report
+            .images
+            .push(eval.images.into_iter().map(|(_, i)| i).collect());
         report.classes.push(eval.class);
     }
     report.exemption_refused = exemptions.refused;

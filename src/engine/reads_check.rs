@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 use super::{ObjectReport, lint_object, lint_since, touched_since};
 use crate::config::Config;
 use crate::model::meta::Reads;
+use crate::model::placement::Placement;
+use crate::model::reads;
 use crate::model::workload::{self, PodSite, objects};
 use crate::model::{Context, Finding, Operation, ops};
 use crate::rules;
@@ -80,10 +82,15 @@ pub(crate) fn targets() -> Vec<(&'static str, Config)> {
         2,
     );
     let linux = group("l", "linux", "", &[], &[], 2);
+    // Two builds offline: the build-pin rules (WIN005, WIN006) speak only here.
+    let mut mixed = cfg();
+    mixed.target.windows_builds =
+        vec![crate::model::windows::WS2019, crate::model::windows::WS2022];
     vec![
         ("1.30", cfg()),
         ("legacy", legacy()),
         ("observed", observed(cfg(), vec![ws22, linux])),
+        ("mixed", mixed),
     ]
 }
 
@@ -123,6 +130,19 @@ fn perturbations(site: &PodSite) -> Vec<(String, Vec<PatchOperation>)> {
     };
     set("affinity", "/affinity", term("windows"));
     set("affinity", "/affinity", term("linux"));
+    // A build pin the placement's own pin does not see (an affinity term, a value that is not a
+    // build): a rule that reads the pin itself must declare the fields, not `Area::Placement`.
+    set(
+        "affinity",
+        "/affinity",
+        json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.17763"]}]}]}}}),
+    );
+    set(
+        "nodeSelector",
+        "/nodeSelector",
+        json!({"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "ltsc2019"}),
+    );
     set("tolerations", "/tolerations", json!([]));
     set(
         "tolerations",
@@ -327,6 +347,12 @@ fn declared_reads_hold() {
                 else {
                     continue;
                 };
+                // Where the pod can land, before and after, as the engine compares it (offline
+                // only: with observed nodes every placement change counts).
+                let placed = |site: &PodSite| Placement::of(site, &c.target, &cx);
+                let was = c.target.nodes.is_none().then(|| placed(&sites[0]));
+                let now = placed(&after_sites[0]);
+                let touched = reads::with_placement(touched, was.as_ref(), || &now);
                 compared += 1;
                 for rule in rules::all() {
                     if rule.meta.reads.sees(touched) {

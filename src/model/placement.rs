@@ -58,6 +58,22 @@ pub struct Placement {
     pinned: Option<Build>,
 }
 
+/// Two placements are equal when the pod fits the same groups of the same observed nodes (the
+/// target's, compared by identity) the same way and pins the same build.
+impl PartialEq for Placement {
+    fn eq(&self, other: &Placement) -> bool {
+        let same_groups = match (&self.groups, &other.groups) {
+            (None, None) => true,
+            (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        self.facts == other.facts
+            && same_groups
+            && self.fits == other.fits
+            && self.pinned == other.pinned
+    }
+}
+
 impl Placement {
     /// Compute the pod's fit on every observed group of `target` (its RuntimeClass, when the
     /// context knows it, applied as the RuntimeClass admission plugin does).

@@ -8,7 +8,8 @@
 //! evidence. A patch that touches anything else (an annotation, `dnsPolicy`, the workload's own
 //! fields) touches [`Reads::ALL`]: every rule runs again, so a rule need not declare a field
 //! outside the areas. What a rule reads through a helper counts: [`Eval::placement`] and
-//! [`Eval::host_builds`] read [`Reads::PLACEMENT`], [`Eval::images`] the containers,
+//! [`Eval::host_builds`] read [`Area::Placement`] (derived from [`Reads::PLACEMENT`]),
+//! [`Eval::isolation`] the RuntimeClass, [`Eval::images`] the containers,
 //! [`Eval::linux_only_fields`] the security contexts, the host namespaces and the containers,
 //! [`Classification::reason`] and the signals the evidence.
 //!
@@ -16,9 +17,11 @@
 //! [`Eval::placement`]: super::Eval::placement
 //! [`Eval::host_builds`]: super::Eval::host_builds
 //! [`Eval::images`]: super::Eval::images
+//! [`Eval::isolation`]: super::Eval::isolation
 //! [`Eval::linux_only_fields`]: super::Eval::linux_only_fields
 //! [`Classification::reason`]: super::classify::Classification::reason
 
+use super::placement::Placement;
 use super::workload::PodSite;
 
 /// One part of a pod a rule may read.
@@ -53,10 +56,22 @@ pub enum Area {
     /// [`reason`]: super::classify::Classification::reason
     /// [`declared_by`]: super::classify::Classification::declared_by
     Evidence = 1 << 10,
+    /// Where the pod can land as [`Eval::placement`] computes it ([`Placement`]: the Windows
+    /// builds it can run on, its build pin, its fit on each observed node group), beyond the
+    /// fields it is computed from ([`Reads::PLACEMENT`]). Derived like [`Area::Evidence`]: a patch
+    /// of those fields touches it only when the placement's value changed, or when nodes are
+    /// observed (rules then also fit the pod to other RuntimeClasses:
+    /// `placement::hyperv_runtime_class_for`). A rule that reads the placement fields only
+    /// through [`Eval::placement`] and [`Eval::host_builds`] declares this instead of them.
+    ///
+    /// [`Eval::placement`]: super::Eval::placement
+    /// [`Eval::host_builds`]: super::Eval::host_builds
+    /// [`Placement`]: super::placement::Placement
+    Placement = 1 << 11,
 }
 
 /// Every area, in declaration order.
-pub const AREAS: [Area; 11] = [
+pub const AREAS: [Area; 12] = [
     Area::NodeSelector,
     Area::Affinity,
     Area::Tolerations,
@@ -68,6 +83,7 @@ pub const AREAS: [Area; 11] = [
     Area::Volumes,
     Area::Labels,
     Area::Evidence,
+    Area::Placement,
 ];
 
 /// A set of areas: what a rule reads, or what a patch touched.
@@ -98,6 +114,12 @@ impl Reads {
         Area::Tolerations,
         Area::RuntimeClass,
     ]);
+    /// What a rule reads that judges the pod's images by the Windows nodes it can run on:
+    /// their builds ([`Area::Placement`]) and the pod's isolation ([`Eval::isolation`] reads
+    /// `runtimeClassName`).
+    ///
+    /// [`Eval::isolation`]: super::Eval::isolation
+    pub const HOSTS: Reads = Reads::of(&[Area::Placement, Area::RuntimeClass]);
     /// What the scan for Linux-only fields reads ([`linux_only_fields`](super::pod::linux_only_fields),
     /// `spec.os` deciding whether they are errors): the pod and container securityContexts,
     /// the host namespaces and `spec.os`.
@@ -175,6 +197,21 @@ pub fn touched(site: &PodSite, path: &str) -> Reads {
         return Reads::of(&[Area::Labels]);
     }
     Reads::ALL
+}
+
+/// `touched` with [`Area::Placement`] when the patch changed where the pod can land: it
+/// touched a placement field ([`Reads::PLACEMENT`]) and either nodes are observed (`was` is
+/// then `None`) or the placement before it (`was`) differs from the one after it (`now`).
+pub fn with_placement<'p>(
+    touched: Reads,
+    was: Option<&Placement>,
+    now: impl FnOnce() -> &'p Placement,
+) -> Reads {
+    if touched.overlaps(Reads::PLACEMENT) && was.is_none_or(|w| w != now()) {
+        touched.with(Area::Placement)
+    } else {
+        touched
+    }
 }
 
 /// `path` below `parent` (`/x…` after it), or `None` when it is `parent` itself or elsewhere.

@@ -69,7 +69,7 @@ Windows build.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
-    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers, Area::PodSecurityContext])),
+    reads: Reads::HOSTS.and(Reads::of(&[Area::Containers, Area::PodSecurityContext])),
     mutation: Mutation::DEFAULT,
 };
 

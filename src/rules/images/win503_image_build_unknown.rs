@@ -71,7 +71,7 @@ tag next to it (`…:1.4.2@sha256:…`).
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
-    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers, Area::PodSecurityContext])),
+    reads: Reads::of(&[Area::Placement, Area::Containers, Area::PodSecurityContext]),
     mutation: Mutation::DEFAULT,
 };
 

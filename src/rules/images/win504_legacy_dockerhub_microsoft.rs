@@ -57,7 +57,7 @@ was discontinued: there is no Windows successor.
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
-    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers])),
+    reads: Reads::of(&[Area::Placement, Area::Containers]),
     mutation: Mutation::DEFAULT,
 };
 

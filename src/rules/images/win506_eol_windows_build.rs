@@ -51,7 +51,7 @@ Move to a supported LTSC image and nodes (`ltsc2022`, `ltsc2025`).
     applies: "date-based (--check-eol)",
     os: RuleOs::Windows,
     default_on: true,
-    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers])),
+    reads: Reads::of(&[Area::Placement, Area::Containers]),
     mutation: Mutation::DEFAULT,
 };
 

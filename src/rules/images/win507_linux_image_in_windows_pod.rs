@@ -81,7 +81,7 @@ such as `mcr.microsoft.com/windows/nanoserver:ltsc2022`
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
-    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers, Area::Evidence])),
+    reads: Reads::of(&[Area::Placement, Area::Containers, Area::Evidence]),
     mutation: Mutation {
         image_cannot_run: true,
         ..Mutation::named(Recorded::Image)

@@ -62,7 +62,7 @@ nodes).
     applies: "all",
     os: RuleOs::Windows,
     default_on: true,
-    reads: Reads::PLACEMENT.and(Reads::of(&[Area::Containers, Area::PodSecurityContext])),
+    reads: Reads::HOSTS.and(Reads::of(&[Area::Containers, Area::PodSecurityContext])),
     mutation: Mutation::DEFAULT,
 };
 
