@@ -105,6 +105,9 @@ if [ "$MODE" = compare ]; then
     differ=1
     echo "webhook answers differ (baseline: $base_answers answers):"
     diff "$BASE/webhook/answers.txt" "$OUT/webhook/answers.txt" | head -40 || true
+    # Every answer is a response line and an outcome line (`-- allowed=...`): count the former.
+    echo "$(diff "$BASE/webhook/answers.txt" "$OUT/webhook/answers.txt" | grep -c '^> {' || true) corpus answers differ; their outcomes:"
+    diff "$BASE/webhook/answers.txt" "$OUT/webhook/answers.txt" | grep '^[<>] -- ' | cut -c1-160 || true
   fi
   if ! diff -r -q "$BASE/cli" "$OUT/cli" >/dev/null; then
     differ=1
