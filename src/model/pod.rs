@@ -261,13 +261,6 @@ fn classify_container_field(field: &str, v: &Value) -> FieldValue {
 /// `resources` (WIN412). Each carries what the target's API server does with it ([`Fate`]) and
 /// whether it would reject it ([`LinuxOnlyField::rejected`]). `null` counts as absent.
 pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOnlyField<'a>> {
-    // A field of a securityContext (pod or container): non-null, as `site.get` looks it up.
-    let sc_field = |holder: &'a Value, field: &str| {
-        holder
-            .get("securityContext")
-            .and_then(|sc| sc.get(field))
-            .filter(|v| !v.is_null())
-    };
     let field = |api: &'static ApiField,
                  place: FieldPlace,
                  pointer: String,
@@ -293,8 +286,8 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
             .filter(move |f| f.place == place && f.windows_rejects_from.is_some())
     };
     let mut out = Vec::new();
-    for api in linux(Place::PodSecurityContext) {
-        if let Some(v) = sc_field(site.spec, api.name).filter(|v| api.value_counts(v)) {
+    for (api, v) in set_in_security_context(site.spec, Place::PodSecurityContext) {
+        if api.value_counts(v) {
             out.push(field(
                 api,
                 FieldPlace::PodSecurityContext,
@@ -323,8 +316,8 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
         }
     }
     for c in site.containers() {
-        for api in linux(Place::ContainerSecurityContext) {
-            if let Some(v) = sc_field(c.value, api.name).filter(|v| api.value_counts(v)) {
+        for (api, v) in set_in_security_context(c.value, Place::ContainerSecurityContext) {
+            if api.value_counts(v) {
                 out.push(field(
                     api,
                     FieldPlace::ContainerSecurityContext,
@@ -337,6 +330,28 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
         }
     }
     out
+}
+
+/// The Linux-only fields of `place` (rejected on Windows from some version) that the
+/// securityContext of `holder` (a pod spec or a container) sets to a non-null value, in
+/// [`FIELDS`] order. It walks the context's own keys, a handful, instead of looking every field
+/// of the table up: most contexts set none.
+fn set_in_security_context(holder: &Value, place: Place) -> Vec<(&'static ApiField, &Value)> {
+    let Some(sc) = holder.get("securityContext").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut set: Vec<(usize, &Value)> = sc
+        .iter()
+        .filter(|(_, v)| !v.is_null())
+        .filter_map(|(k, v)| {
+            let i = FIELDS.iter().position(|f| {
+                f.place == place && f.windows_rejects_from.is_some() && f.name == k
+            })?;
+            Some((i, v))
+        })
+        .collect();
+    set.sort_unstable_by_key(|(i, _)| *i);
+    set.into_iter().map(|(i, v)| (&FIELDS[i], v)).collect()
 }
 
 /// A field the target's API server does not have, or drops because its feature gate is off, as
