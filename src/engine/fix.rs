@@ -155,7 +155,9 @@ pub(crate) fn apply_fix(
     for op in fix_ops {
         for norm in normalize_op(object, op) {
             let inverse = Undo::of(object, &norm);
-            if json_patch::patch(object, std::slice::from_ref(&norm)).is_err() {
+            // One add, remove or replace fails before it changes anything, and `inverse` undoes
+            // it exactly: json_patch's own undo stack (`patch`) would only copy the same.
+            if json_patch::patch_unsafe(object, std::slice::from_ref(&norm)).is_err() {
                 rollback.undo_to(object, mark);
                 patch.truncate(len);
                 return false;

@@ -303,7 +303,7 @@ pub fn mutate_linted(
             .collect(),
         ..Mutated::default()
     };
-    if workload::pod_sites(object).is_empty() {
+    if workload::pod_kind(object).is_none() {
         return m;
     }
     // lint_object classified the site already (same images, same context).
