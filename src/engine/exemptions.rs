@@ -24,12 +24,21 @@ pub struct Exemptions {
 impl Exemptions {
     /// Read the annotations of `object` (its metadata and its pod templates') under `policy`.
     pub fn of(object: &Value, policy: &ExemptionPolicy) -> Exemptions {
+        Exemptions::of_sites(object, &workload::pod_sites(object), policy)
+    }
+
+    /// [`Exemptions::of`] given the object's pod sites (the lint has them already).
+    pub fn of_sites(
+        object: &Value,
+        sites: &[workload::PodSite],
+        policy: &ExemptionPolicy,
+    ) -> Exemptions {
         let reason = object
             .lookup("/metadata/annotations")
             .and_then(|a| a.get(IGNORE_REASON_ANNOTATION))
             .and_then(Value::as_str)
             .map(str::to_string);
-        let keys = ignore_list(object);
+        let keys = ignore_list(object, sites);
         let mut e = Exemptions {
             keys: Vec::new(),
             refused: None,
@@ -87,7 +96,7 @@ impl Exemptions {
 
 /// The rules named in the object's `winlint.io/ignore` annotation (object metadata, and the
 /// pod template's metadata for workloads).
-fn ignore_list(object: &Value) -> Vec<String> {
+fn ignore_list(object: &Value, sites: &[workload::PodSite]) -> Vec<String> {
     let mut out = Vec::new();
     let mut add = |meta: Option<&Value>| {
         if let Some(s) = meta
@@ -103,7 +112,7 @@ fn ignore_list(object: &Value) -> Vec<String> {
         }
     };
     add(object.get("metadata"));
-    for site in workload::pod_sites(object) {
+    for site in sites {
         if site.meta_ptr != "/metadata" {
             add(Some(site.meta));
         }

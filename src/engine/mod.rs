@@ -109,14 +109,19 @@ pub(crate) fn touched_since(
     if was.os != now.os || was.strength != now.strength {
         return None;
     }
-    let t = paths
-        .iter()
-        .fold(Reads::NONE, |t, p| t.and(reads::touched(site, p)));
+    let t = touched_by(site, paths);
     Some(if was == now {
         t
     } else {
         t.with(Area::Evidence)
     })
+}
+
+/// The areas of `site` that a patch on `paths` touched ([`reads::touched`]).
+fn touched_by(site: &workload::PodSite, paths: &[&str]) -> Reads {
+    paths
+        .iter()
+        .fold(Reads::NONE, |t, p| t.and(reads::touched(site, p)))
 }
 
 /// The one lint: every rule of every site, or, `since` a lint before a patch, the rules the
@@ -130,22 +135,24 @@ fn lint(
 ) -> ObjectReport {
     let mut report = ObjectReport::default();
     let exemption_policy = &config.policy.exemptions;
-    let mut exemptions = Exemptions::of(object, exemption_policy);
+    let sites = workload::pod_sites(object);
+    let mut exemptions = Exemptions::of_sites(object, &sites, exemption_policy);
     report.ignore_reason = exemptions.reason.clone();
     // The previous runs, in order: a cursor walks them along with this lint.
     let mut previous = since
         .map_or(&[][..], |(b, _)| b.runs.as_slice())
         .iter()
         .peekable();
-    for (s, site) in workload::pod_sites(object).into_iter().enumerate() {
-        // A patch that did not touch the containers left their images as they were.
-        let analyzed = since.and_then(|(before, paths)| {
-            let was = before.images.get(s)?;
-            let untouched = paths
-                .iter()
-                .all(|p| !reads::touched(&site, p).contains(Area::Containers));
-            untouched.then_some(was)
+    for (s, site) in sites.into_iter().enumerate() {
+        // The areas of the site the patch touched, and the site before it.
+        let patched = since.and_then(|(before, paths)| {
+            let was = (before.images.get(s)?, before.classes.get(s)?);
+            Some((was, touched_by(&site, paths)))
         });
+        // A patch that did not touch the containers left their images as they were.
+        let analyzed = patched
+            .filter(|(_, t)| !t.contains(Area::Containers))
+            .map(|((images, _), _)| images);
         let images: Vec<(ContainerRef, ImageInfo)> = site
             .containers()
             .enumerate()
@@ -157,11 +164,12 @@ fn lint(
                 (c, info)
             })
             .collect();
-        let class = classify::classify(
+        let class = classify::classify_since(
             &site,
             images.iter().map(|(_, i)| i),
             context,
             &config.target,
+            patched.map(|((_, class), t)| (class, t)),
         );
         let eval = Eval::new(&config.target, context, operation, class, images);
         // What the patch touched on this site; `None`: every rule runs.

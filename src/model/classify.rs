@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::context::Context;
 use super::image::ImageInfo;
 use super::labels::{BUILD_LABEL, HYPERV_ANNOTATION, OS_LABEL, OS_LABELS};
+use super::reads::{Area, Reads};
 use super::target::Target;
 use super::windows_evidence::Weight;
 use super::workload::Lookup;
@@ -59,12 +60,73 @@ pub enum Source {
     Other,
 }
 
+/// The part of a pod a signal is read from, in the order [`classify`] reads them:
+/// [`classify_since`] reads again only the parts a patch touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    OsField,
+    /// The OS and build labels of `nodeSelector`.
+    NodeSelector,
+    Affinity,
+    RuntimeClass,
+    /// `spec.securityContext.windowsOptions`.
+    PodWindowsOptions,
+    /// The containers' `securityContext.windowsOptions`.
+    ContainerWindowsOptions,
+    /// [`windows_evidence`](super::windows_evidence): Windows paths, resources and drivers.
+    WindowsEvidence,
+    /// The Hyper-V isolation annotation.
+    Annotation,
+    /// The pod's `kubernetes.io/os` label.
+    Label,
+    Images,
+    Tolerations,
+}
+
+impl Part {
+    /// Every part, in the order they are read (and their signals listed).
+    const ALL: [Part; 11] = [
+        Part::OsField,
+        Part::NodeSelector,
+        Part::Affinity,
+        Part::RuntimeClass,
+        Part::PodWindowsOptions,
+        Part::ContainerWindowsOptions,
+        Part::WindowsEvidence,
+        Part::Annotation,
+        Part::Label,
+        Part::Images,
+        Part::Tolerations,
+    ];
+
+    /// The areas of the pod the part is read from (besides the context and target, which a
+    /// patch does not change). The annotation is outside every area: only a change that
+    /// touches everything ([`Reads::ALL`]) reaches it.
+    fn reads(self) -> Reads {
+        let of = |areas: &[Area]| Reads::of(areas);
+        match self {
+            Part::OsField => of(&[Area::Os]),
+            Part::NodeSelector => of(&[Area::NodeSelector]),
+            Part::Affinity => of(&[Area::Affinity]),
+            Part::RuntimeClass => of(&[Area::RuntimeClass]),
+            Part::PodWindowsOptions => of(&[Area::PodSecurityContext]),
+            Part::ContainerWindowsOptions | Part::Images => of(&[Area::Containers]),
+            Part::WindowsEvidence => of(&[Area::Containers, Area::Volumes]),
+            Part::Annotation => Reads::NONE,
+            Part::Label => of(&[Area::Labels]),
+            Part::Tolerations => of(&[Area::Tolerations]),
+        }
+    }
+}
+
 /// One piece of OS evidence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signal {
     pub os: Os,
     pub strength: Strength,
     pub source: Source,
+    /// Where it was read from.
+    pub part: Part,
     /// Human description: `nodeSelector kubernetes.io/os=windows`.
     pub what: String,
     /// Pointer into the object where the evidence is.
@@ -200,188 +262,249 @@ pub fn classify<'i>(
     cx: &Context,
     target: &Target,
 ) -> Classification {
+    classify_since(site, images, cx, target, None)
+}
+
+/// [`classify`] of a pod site after a patch, given `since`: the site's classification before
+/// the patch and the areas the patch touched ([`super::reads::touched`]). The signals of the
+/// parts the patch did not touch are the same ([`Part::reads`]) and are kept; the others are
+/// read again. The result equals [`classify`]'s (`engine::reads_check` checks it).
+pub fn classify_since<'i>(
+    site: &PodSite,
+    images: impl IntoIterator<Item = &'i ImageInfo>,
+    cx: &Context,
+    target: &Target,
+    since: Option<(&Classification, Reads)>,
+) -> Classification {
+    let mut images = Some(images);
     let mut sig = Vec::new();
+    for part in Part::ALL {
+        match since {
+            Some((was, touched)) if !part.reads().sees(touched) => {
+                sig.extend(was.signals.iter().filter(|s| s.part == part).cloned());
+            }
+            _ => read_part(part, site, &mut images, cx, target, &mut sig),
+        }
+    }
+    verdict(sig)
+}
+
+/// Read the signals of one part of `site` into `sig`.
+fn read_part<'i, I: IntoIterator<Item = &'i ImageInfo>>(
+    part: Part,
+    site: &PodSite,
+    images: &mut Option<I>,
+    cx: &Context,
+    target: &Target,
+    sig: &mut Vec<Signal>,
+) {
     let mut push = |os: Os, strength: Strength, source: Source, what: String, pointer: String| {
         sig.push(Signal {
             os,
             strength,
             source,
+            part,
             what,
             pointer,
         })
     };
-    if let Some(name) = site.str("/os/name") {
-        push(
-            Os::parse(name),
-            Strength::Definite,
-            Source::OsField,
-            format!("spec.os.name={name}"),
-            site.ptr("/os/name"),
-        );
-    }
-    for key in OS_LABELS {
-        if let Some(v) = site.node_selector(key) {
-            let p = site.ptr(&format!("/nodeSelector/{}", super::pointer::escape(key)));
-            push(
-                Os::parse(v),
-                Strength::Definite,
-                Source::Selector,
-                format!("nodeSelector {key}={v}"),
-                p,
-            );
-        }
-    }
-    if site.node_selector(BUILD_LABEL).is_some() {
-        let p = site.ptr("/nodeSelector/node.kubernetes.io~1windows-build");
-        push(
-            Os::Windows,
-            Strength::Definite,
-            Source::Selector,
-            format!("nodeSelector {BUILD_LABEL}"),
-            p,
-        );
-    }
-    match affinity_os(site.spec) {
-        Some((os, true)) if os != Os::Unknown => push(
-            os,
-            Strength::Definite,
-            Source::Selector,
-            format!(
-                "required node affinity kubernetes.io/os In [{}]",
-                os.as_str()
-            ),
-            site.ptr("/affinity/nodeAffinity"),
-        ),
-        _ => {
-            if affinity_not_in(site.spec, "linux") {
+    match part {
+        Part::OsField => {
+            if let Some(name) = site.str("/os/name") {
                 push(
-                    Os::Windows,
-                    Strength::Probable,
-                    Source::Selector,
-                    "required node affinity kubernetes.io/os NotIn [linux]".into(),
-                    site.ptr("/affinity/nodeAffinity"),
-                );
-            }
-            if affinity_not_in(site.spec, "windows") {
-                push(
-                    Os::Linux,
-                    Strength::Probable,
-                    Source::Selector,
-                    "required node affinity kubernetes.io/os NotIn [windows]".into(),
-                    site.ptr("/affinity/nodeAffinity"),
+                    Os::parse(name),
+                    Strength::Definite,
+                    Source::OsField,
+                    format!("spec.os.name={name}"),
+                    site.ptr("/os/name"),
                 );
             }
         }
-    }
-    if let Some(name) = site.str("/runtimeClassName") {
-        let p = site.ptr("/runtimeClassName");
-        match runtime_class_os(site, cx) {
-            Some(os) => push(
-                os,
-                Strength::Definite,
-                Source::Selector,
-                format!("RuntimeClass {name:?} selects {}", os.as_str()),
-                p,
-            ),
-            None if !cx.runtime_classes.contains_key(name) => {
-                let n = name.to_ascii_lowercase();
-                if n.starts_with("windows")
-                    || n.starts_with("runhcs-wcow")
-                    || n == target.hyperv_runtime_class
-                {
+        Part::NodeSelector => {
+            for key in OS_LABELS {
+                if let Some(v) = site.node_selector(key) {
+                    let p = site.ptr(&format!("/nodeSelector/{}", super::pointer::escape(key)));
                     push(
-                        Os::Windows,
-                        Strength::Probable,
+                        Os::parse(v),
+                        Strength::Definite,
                         Source::Selector,
-                        format!("RuntimeClass name {name:?}"),
+                        format!("nodeSelector {key}={v}"),
                         p,
                     );
                 }
             }
-            None => {}
+            if site.node_selector(BUILD_LABEL).is_some() {
+                let p = site.ptr("/nodeSelector/node.kubernetes.io~1windows-build");
+                push(
+                    Os::Windows,
+                    Strength::Definite,
+                    Source::Selector,
+                    format!("nodeSelector {BUILD_LABEL}"),
+                    p,
+                );
+            }
         }
-    }
-    if site.get("/securityContext/windowsOptions").is_some() {
-        push(
-            Os::Windows,
-            Strength::Definite,
-            Source::Other,
-            "spec.securityContext.windowsOptions".into(),
-            site.ptr("/securityContext/windowsOptions"),
-        );
-    }
-    for c in site.containers() {
-        if c.value
-            .lookup("/securityContext/windowsOptions")
-            .is_some_and(|v| !v.is_null())
-        {
-            push(
-                Os::Windows,
+        Part::Affinity => match affinity_os(site.spec) {
+            Some((os, true)) if os != Os::Unknown => push(
+                os,
                 Strength::Definite,
-                Source::Other,
-                format!("{} securityContext.windowsOptions", c.label()),
-                site.ptr(&format!("{}/securityContext/windowsOptions", c.rel())),
-            );
+                Source::Selector,
+                format!(
+                    "required node affinity kubernetes.io/os In [{}]",
+                    os.as_str()
+                ),
+                site.ptr("/affinity/nodeAffinity"),
+            ),
+            _ => {
+                if affinity_not_in(site.spec, "linux") {
+                    push(
+                        Os::Windows,
+                        Strength::Probable,
+                        Source::Selector,
+                        "required node affinity kubernetes.io/os NotIn [linux]".into(),
+                        site.ptr("/affinity/nodeAffinity"),
+                    );
+                }
+                if affinity_not_in(site.spec, "windows") {
+                    push(
+                        Os::Linux,
+                        Strength::Probable,
+                        Source::Selector,
+                        "required node affinity kubernetes.io/os NotIn [windows]".into(),
+                        site.ptr("/affinity/nodeAffinity"),
+                    );
+                }
+            }
+        },
+        Part::RuntimeClass => {
+            if let Some(name) = site.str("/runtimeClassName") {
+                let p = site.ptr("/runtimeClassName");
+                match runtime_class_os(site, cx) {
+                    Some(os) => push(
+                        os,
+                        Strength::Definite,
+                        Source::Selector,
+                        format!("RuntimeClass {name:?} selects {}", os.as_str()),
+                        p,
+                    ),
+                    None if !cx.runtime_classes.contains_key(name) => {
+                        let n = name.to_ascii_lowercase();
+                        if n.starts_with("windows")
+                            || n.starts_with("runhcs-wcow")
+                            || n == target.hyperv_runtime_class
+                        {
+                            push(
+                                Os::Windows,
+                                Strength::Probable,
+                                Source::Selector,
+                                format!("RuntimeClass name {name:?}"),
+                                p,
+                            );
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+        Part::PodWindowsOptions => {
+            if site.get("/securityContext/windowsOptions").is_some() {
+                push(
+                    Os::Windows,
+                    Strength::Definite,
+                    Source::Other,
+                    "spec.securityContext.windowsOptions".into(),
+                    site.ptr("/securityContext/windowsOptions"),
+                );
+            }
+        }
+        Part::ContainerWindowsOptions => {
+            for c in site.containers() {
+                if c.value
+                    .lookup("/securityContext/windowsOptions")
+                    .is_some_and(|v| !v.is_null())
+                {
+                    push(
+                        Os::Windows,
+                        Strength::Definite,
+                        Source::Other,
+                        format!("{} securityContext.windowsOptions", c.label()),
+                        site.ptr(&format!("{}/securityContext/windowsOptions", c.rel())),
+                    );
+                }
+            }
+        }
+        Part::WindowsEvidence => {
+            // Paths, resources and drivers that only make sense on Windows (windows_evidence.rs says
+            // why each has its strength).
+            for e in super::windows_evidence::evidence(site) {
+                let strength = match e.weight {
+                    Weight::Definite => Strength::Definite,
+                    Weight::Probable => Strength::Probable,
+                };
+                push(Os::Windows, strength, Source::Other, e.what, e.pointer);
+            }
+        }
+        Part::Annotation => {
+            if site.annotation(HYPERV_ANNOTATION).is_some() {
+                push(
+                    Os::Windows,
+                    Strength::Probable,
+                    Source::Other,
+                    "annotation experimental.windows.kubernetes.io/isolation-type".into(),
+                    site.meta_ptr("/annotations"),
+                );
+            }
+        }
+        Part::Label => {
+            if let Some(v) = site.label(OS_LABEL) {
+                push(
+                    Os::parse(v),
+                    Strength::Probable,
+                    Source::Label,
+                    format!("label kubernetes.io/os={v}"),
+                    site.meta_ptr("/labels/kubernetes.io~1os"),
+                );
+            }
+        }
+        Part::Images => {
+            for (c, info) in site.containers().zip(images.take().into_iter().flatten()) {
+                let p = site.ptr(&format!("{}/image", c.rel()));
+                let img = c.image().unwrap_or("");
+                if info.windows {
+                    push(
+                        Os::Windows,
+                        Strength::Probable,
+                        Source::Image,
+                        format!("Windows image {img}"),
+                        p,
+                    );
+                } else if info.linux {
+                    push(
+                        Os::Linux,
+                        Strength::Weak,
+                        Source::Image,
+                        format!("Linux image {img}"),
+                        p,
+                    );
+                }
+            }
+        }
+        Part::Tolerations => {
+            if tolerates_windows_taint(site, target) {
+                push(
+                    Os::Windows,
+                    Strength::Weak,
+                    Source::Other,
+                    "toleration for the Windows taint".into(),
+                    site.ptr("/tolerations"),
+                );
+            }
         }
     }
-    // Paths, resources and drivers that only make sense on Windows (windows_evidence.rs says
-    // why each has its strength).
-    for e in super::windows_evidence::evidence(site) {
-        let strength = match e.weight {
-            Weight::Definite => Strength::Definite,
-            Weight::Probable => Strength::Probable,
-        };
-        push(Os::Windows, strength, Source::Other, e.what, e.pointer);
-    }
-    if site.annotation(HYPERV_ANNOTATION).is_some() {
-        push(
-            Os::Windows,
-            Strength::Probable,
-            Source::Other,
-            "annotation experimental.windows.kubernetes.io/isolation-type".into(),
-            site.meta_ptr("/annotations"),
-        );
-    }
-    if let Some(v) = site.label(OS_LABEL) {
-        push(
-            Os::parse(v),
-            Strength::Probable,
-            Source::Label,
-            format!("label kubernetes.io/os={v}"),
-            site.meta_ptr("/labels/kubernetes.io~1os"),
-        );
-    }
-    for (c, info) in site.containers().zip(images) {
-        let p = site.ptr(&format!("{}/image", c.rel()));
-        let img = c.image().unwrap_or("");
-        if info.windows {
-            push(
-                Os::Windows,
-                Strength::Probable,
-                Source::Image,
-                format!("Windows image {img}"),
-                p,
-            );
-        } else if info.linux {
-            push(
-                Os::Linux,
-                Strength::Weak,
-                Source::Image,
-                format!("Linux image {img}"),
-                p,
-            );
-        }
-    }
-    if tolerates_windows_taint(site, target) {
-        push(
-            Os::Windows,
-            Strength::Weak,
-            Source::Other,
-            "toleration for the Windows taint".into(),
-            site.ptr("/tolerations"),
-        );
-    }
+}
 
+/// The verdict of the signals: the strongest non-contradicted evidence.
+fn verdict(sig: Vec<Signal>) -> Classification {
     // Verdict: the strongest non-contradicted evidence. spec.os decides when present, then
     // selectors, then the rest.
     let pick = |src: &[Source], min: Strength| -> Option<(Os, Strength)> {
