@@ -1955,3 +1955,285 @@ fn regression_mixed_os_pod_is_not_made_windows_by_the_mutation() {
         "{changed:?} made it admissible: {findings:?}: {patched}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Adversarial cases around `engine::withhold_os_fixes` (2026-11-27): a pod with an image that
+// cannot run on Windows must not be made a Windows pod by anything the webhook does, nor be
+// admitted because of what it did.
+// ---------------------------------------------------------------------------------------------
+
+/// A Pod mixing IIS (Windows-only) with nginx (Linux-only): it runs nowhere (WIN008).
+fn mixed_pod() -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"containers": [
+            {"name": "iis", "image": "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"},
+            {"name": "proxy", "image": "docker.io/library/nginx:1.27-alpine"}]}})
+}
+
+/// `pod`'s template as a Deployment's.
+fn as_deployment(pod: &Value) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": pod["metadata"]["name"], "namespace": pod["metadata"]["namespace"]},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}, "annotations": pod["metadata"].get("annotations").cloned().unwrap_or(json!({}))},
+                "spec": pod["spec"]}}})
+}
+
+/// The webhook's verdict on `object` on CREATE: a Pod as `/mutate` leaves it, a workload as
+/// written (judged by its pods). With what `/mutate` recorded and the object `/validate` saw.
+fn webhook_verdict(
+    cfg: &Config,
+    cx: &Context,
+    object: &Value,
+) -> (bool, Vec<(&'static str, Severity)>, Vec<String>, Value) {
+    let (patched, changed) = mutated_by_webhook(cfg, cx, object);
+    let seen = if object["kind"] == "Pod" {
+        patched.clone()
+    } else {
+        object.clone()
+    };
+    let (allowed, findings) = validate(cfg, cx, &seen);
+    (allowed, findings, changed, patched)
+}
+
+/// `pod` is denied, and so is a Deployment of it (judged by its pods: the same mutation, on a
+/// copy).
+fn assert_denied_as_pod_and_deployment(cfg: &Config, cx: &Context, pod: &Value) {
+    for obj in [pod.clone(), as_deployment(pod)] {
+        let (allowed, findings, changed, patched) = webhook_verdict(cfg, cx, &obj);
+        assert!(
+            !allowed,
+            "{}: {changed:?} made it admissible: {findings:?}: {patched}",
+            obj["kind"]
+        );
+    }
+}
+
+/// `mutation.hyperv: true` gives every Windows pod the configured Hyper-V RuntimeClass, a step
+/// after the rules' fixes that `withhold_os_fixes` does not cover. The RuntimeClass is an OS
+/// pin (a Selector signal: the pod now declares Windows), so WIN008 gives way to WIN507 (a
+/// warning) and `/validate` admits a pod that runs nowhere: the bug of
+/// `regression_mixed_os_pod_is_not_made_windows_by_the_mutation`, through a step. Found by
+/// the adversarial review of 8a6c458; fixed: `mutation::mutate_linted` runs no Windows step on
+/// a withheld pod.
+#[test]
+fn adversary_hyperv_step_does_not_make_a_mixed_pod_windows() {
+    let mut cfg = Config::default();
+    cfg.policy.mutation.hyperv = HyperV::On;
+    // The configured class, as the cluster has it: it schedules onto Windows nodes.
+    let mut cx = Context::default();
+    cx.add(&runtime_classes()[0]);
+    assert_denied_as_pod_and_deployment(&cfg, &cx, &mixed_pod());
+}
+
+/// Same through `hyperv: auto`: an ltsc2019 image on ltsc2022 nodes needs Hyper-V isolation,
+/// and the cluster has a Hyper-V RuntimeClass that schedules onto Windows nodes.
+#[test]
+fn adversary_hyperv_auto_does_not_make_a_mixed_pod_windows() {
+    let mut cfg = Config::default();
+    cfg.policy.mutation.hyperv = HyperV::Auto;
+    cfg.target.windows_builds = windows::parse_build("10.0.20348").into_iter().collect();
+    let mut cx = Context::default();
+    cx.add(&runtime_classes()[0]);
+    let mut pod = mixed_pod();
+    pod["spec"]["containers"][0]["image"] = "mcr.microsoft.com/windows/servercore:ltsc2019".into();
+    assert_denied_as_pod_and_deployment(&cfg, &cx, &pod);
+}
+
+/// WIN402's opt-in fix replaces the legacy Hyper-V annotation with `runtimeClassName`: an OS
+/// pin too, though the rule's mutation is not marked `places_pod`. Fixed: a fix recorded as
+/// `runtimeClassName` settles the OS (`Mutation::settles_os`), so the engine withholds it.
+#[test]
+fn adversary_win402_fix_does_not_make_a_mixed_pod_windows() {
+    let mut cfg = Config::default();
+    cfg.policy.fix_opt_in.insert("WIN402".into());
+    let mut cx = Context::default();
+    cx.add(&runtime_classes()[0]);
+    let mut pod = mixed_pod();
+    pod["metadata"]["annotations"] =
+        json!({"experimental.windows.kubernetes.io/isolation-type": "hyperv"});
+    assert_denied_as_pod_and_deployment(&cfg, &cx, &pod);
+}
+
+proptest! {
+    #![proptest_config(pt_config())]
+
+    /// 8. A pod site whose OS fixes the engine withholds (`ObjectReport::withheld`: an image
+    /// that cannot run on Windows, its own fix not applied) keeps the OS it declares through
+    /// `/mutate` (no fix, no step settles it: the pod is left as written as far as its OS
+    /// goes), and the errors that say its image cannot run survive the mutation, so
+    /// `/validate` denies it (a Pod as `/mutate` left it, a workload by its pods) unless the
+    /// namespace only warns.
+    #[test]
+    fn withheld_pods_keep_their_os_and_their_denial(
+        obj in adversarial_object(),
+        cfg in cluster_config(),
+        cx in context(),
+    ) {
+        let ns = obj["metadata"]["namespace"].as_str().unwrap().to_string();
+        let labels = cx.namespaces.get(&ns).cloned().unwrap_or_default();
+        if labels.get("winlint.io/ignore").is_some_and(|v| v == "true") {
+            return Ok(());
+        }
+        let warn = labels.get("winlint.io/enforcement").is_some_and(|v| v == "warn");
+        let probable = labels.get("winlint.io/default-os").is_some_and(|v| v == "windows");
+        let configs = MutationConfigs::new(&cfg);
+        let mcfg = configs.for_namespace(probable);
+        let report = engine::lint_object(&obj, mcfg, &cx, Operation::Create);
+        if report.withheld.first() != Some(&true) {
+            return Ok(());
+        }
+        let declared = |r: &engine::ObjectReport| {
+            r.classes.first().and_then(|c| c.declared().map(|s| s.os))
+        };
+        let (patched, changed) = mutated_by_webhook(&cfg, &cx, &obj);
+        let after = engine::lint_object(&patched, &cfg, &cx, Operation::Create);
+        prop_assert_eq!(declared(&after), declared(&report),
+            "{:?} settled the OS of a withheld pod: {}", changed, patched);
+        let cannot_run = |findings: &[Finding]| -> Vec<&'static str> {
+            findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error && f.rule.mutation.image_cannot_run)
+                .map(|f| f.rule.id)
+                .collect()
+        };
+        let written = engine::lint_object(&obj, &cfg, &cx, Operation::Create);
+        let before = cannot_run(&written.findings);
+        let now = cannot_run(&after.findings);
+        prop_assert!(before.iter().all(|id| now.contains(id)),
+            "{:?} took away {:?} (left {:?}): {}", changed, before, now, patched);
+        if !before.is_empty() && !warn {
+            let seen = if obj["kind"] == "Pod" { &patched } else { &obj };
+            let (allowed, findings) = validate(&cfg, &cx, seen);
+            prop_assert!(!allowed, "{:?}: admitted with {:?}: {}", changed, findings, patched);
+        }
+    }
+}
+
+/// `pod`'s template in each pod-bearing kind (a Pod itself first).
+fn in_every_kind(pod: &Value) -> Vec<Value> {
+    let dep = as_deployment(pod);
+    let mut out = vec![pod.clone(), dep.clone()];
+    for kind in ["DaemonSet", "StatefulSet", "ReplicaSet"] {
+        let mut o = dep.clone();
+        o["kind"] = kind.into();
+        out.push(o);
+    }
+    let tpl = dep["spec"]["template"].clone();
+    out.push(
+        json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": dep["metadata"],
+        "spec": {"template": tpl}}),
+    );
+    out.push(
+        json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": dep["metadata"],
+        "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": tpl}}}}),
+    );
+    out
+}
+
+/// The mixed-OS pod in every kind, in a plain namespace and in one labelled
+/// `winlint.io/default-os=windows` (probable pods mutated), with a Linux-only image in a
+/// container, an init container, or the certain Linux-only tag (WIN507 would be an error),
+/// under every Hyper-V policy: denied on CREATE, and `/mutate` declares no OS.
+#[test]
+fn adversary_mixed_pods_are_denied_in_every_kind_and_namespace() {
+    let mut init = mixed_pod();
+    let proxy = init["spec"]["containers"][1].clone();
+    init["spec"]["containers"] = json!([init["spec"]["containers"][0]]);
+    init["spec"]["initContainers"] = json!([proxy]);
+    let mut certain = mixed_pod();
+    certain["spec"]["containers"][1]["image"] = "mcr.microsoft.com/dotnet/aspnet:8.0".into();
+    let mut cx = Context::default();
+    cx.add(&runtime_classes()[0]);
+    cx.add(&json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "web", "labels": {"winlint.io/default-os": "windows"}}}));
+    for hyperv in [HyperV::Off, HyperV::On, HyperV::Auto] {
+        let mut cfg = Config::default();
+        cfg.policy.mutation.hyperv = hyperv;
+        cfg.policy.fix_opt_in.insert("WIN402".into());
+        for pod in [mixed_pod(), init.clone(), certain.clone()] {
+            for ns in ["default", "web"] {
+                let mut pod = pod.clone();
+                pod["metadata"]["namespace"] = ns.into();
+                for obj in in_every_kind(&pod) {
+                    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &obj);
+                    assert!(
+                        !allowed,
+                        "{hyperv:?} {ns} {}: {changed:?} admitted with {findings:?}: {patched}",
+                        obj["kind"]
+                    );
+                    let site = &workload::pod_sites(&patched)[0];
+                    assert!(
+                        site.str("/os/name").is_none()
+                            && site.get("/nodeSelector").is_none()
+                            && site.get("/runtimeClassName").is_none(),
+                        "{hyperv:?} {ns} {}: {changed:?} settled the OS: {patched}",
+                        obj["kind"]
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `winlint.io/ignore: WIN008` is the pod author's word that the mix is meant (the exemption
+/// policy decides whether it may be given): nothing withholds the OS fixes then, `/mutate`
+/// makes it a Windows pod and WIN507 still says, as a warning, that nginx cannot run there.
+/// Documented behaviour, not a bug: the author silenced the error that said it runs nowhere.
+#[test]
+fn adversary_exempting_win008_lets_the_mutation_place_the_pod() {
+    let mut pod = mixed_pod();
+    pod["metadata"]["annotations"] = json!({"winlint.io/ignore": "WIN008"});
+    let cfg = Config::default();
+    let cx = Context::default();
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &pod);
+    assert!(allowed, "{changed:?}: {findings:?}: {patched}");
+    assert!(
+        findings.contains(&("WIN507", Severity::Warning)),
+        "{findings:?}"
+    );
+    assert_eq!(patched["spec"]["os"]["name"], "windows");
+}
+
+/// WIN507's opt-in fix allowed: the Linux-only tag is replaced in the same pass as the placing
+/// fixes (nothing is withheld: the image's own fix is applied), and the pod `/mutate` makes is
+/// a Windows pod with the Windows tag that `/validate` admits; `winlint --fix`'s fixer makes
+/// the same object. With a second Linux-only image that has no fix the pod is left unplaced
+/// (withheld) and denied.
+#[test]
+fn adversary_win507_fix_and_placing_in_one_pass() {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"securityContext": {"windowsOptions": {"runAsUserName": "ContainerUser"}},
+            "containers": [{"name": "app", "image": "mcr.microsoft.com/dotnet/aspnet:8.0"}]}});
+    let mut cfg = Config::default();
+    cfg.policy.fix_opt_in.insert("WIN507".into());
+    let cx = Context::default();
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &pod);
+    assert!(allowed, "{changed:?}: {findings:?}: {patched}");
+    let spec = &patched["spec"];
+    assert_eq!(
+        spec["containers"][0]["image"],
+        "mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-ltsc2022"
+    );
+    assert_eq!(
+        spec["nodeSelector"]["kubernetes.io/os"], "windows",
+        "{patched}"
+    );
+    assert_eq!(spec["os"]["name"], "windows", "{patched}");
+    let mut fixed = pod.clone();
+    fix_in_place(&mut fixed, &cfg);
+    fixed["metadata"] = patched["metadata"].clone();
+    assert_eq!(fixed, patched, "--fix and /mutate differ");
+    // A busybox sidecar has no fix: nothing settles the OS, the pod is denied.
+    let mut two = pod.clone();
+    two["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "side", "image": "busybox:1.36"}));
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &two);
+    assert!(!allowed, "{changed:?}: {findings:?}: {patched}");
+    assert!(
+        patched["spec"].get("nodeSelector").is_none() && patched["spec"].get("os").is_none(),
+        "{patched}"
+    );
+}
