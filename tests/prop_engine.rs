@@ -1097,6 +1097,9 @@ use winlint::model::nodes::{NodeGroup, NodeOs, Taint};
 use winlint::model::platform::Platform;
 use winlint::model::{Severity, windows};
 
+use std::collections::BTreeMap;
+use winlint::model::image_facts::{ImageFacts, ImageFactsMap, Platform as ImagePlatform};
+
 /// Node group shapes: (name, OS, build, taints, labels). Windows groups of three builds, with
 /// the conventional taint, GKE's, a team's, or none (AKS/EKS); Linux groups with and without a
 /// taint of their own.
@@ -2053,6 +2056,98 @@ fn adversary_win402_fix_does_not_make_a_mixed_pod_windows() {
     pod["metadata"]["annotations"] =
         json!({"experimental.windows.kubernetes.io/isolation-type": "hyperv"});
     assert_denied_as_pod_and_deployment(&cfg, &cx, &pod);
+}
+
+/// A context whose registry knows `refs`, each published for `platforms` (`os` or
+/// `os@10.0.N.M`).
+fn registry_context(refs: &[(&str, &[&str])]) -> Context {
+    let mut map: ImageFactsMap = BTreeMap::new();
+    for (i, (r, platforms)) in refs.iter().enumerate() {
+        let platforms = platforms
+            .iter()
+            .map(|p| {
+                let (os, version) = p.split_once('@').map_or((*p, None), |(o, v)| (o, Some(v)));
+                ImagePlatform {
+                    os: os.into(),
+                    architecture: "amd64".into(),
+                    variant: None,
+                    os_version: version.map(str::to_string),
+                    os_features: vec![],
+                }
+            })
+            .collect();
+        map.insert(
+            r.to_string(),
+            Arc::new(ImageFacts {
+                digest: format!("sha256:{i:064}"),
+                list: true,
+                platforms,
+                user: None,
+            }),
+        );
+    }
+    Context {
+        images: Some(Arc::new(map)),
+        ..Context::default()
+    }
+}
+
+/// With the registry's facts (`registry.mode`), an image no name heuristic knows can be
+/// Linux-only. WIN507 leaves an undeclared pod with a Windows image to WIN008, but WIN008 read
+/// the names only: such a pod (IIS + a Linux-only proxy of the team's registry) had no finding
+/// that says it runs nowhere, so nothing was withheld; `/mutate` placed it, WIN507 (registry:
+/// an error) appeared, the fixer's guard took every fix back, and `/validate` denied the pod
+/// as written for WIN001 alone (no OS selector: advice that leads to WIN507), or, with WIN001
+/// exempted by its author, admitted it. Fixed: WIN008 asks the registry as WIN507 does.
+#[test]
+fn adversary_registry_linux_only_image_in_a_mixed_pod() {
+    let cfg = Config::default();
+    let cx = registry_context(&[
+        ("contoso.azurecr.io/proxy:1.0", &["linux"]),
+        (
+            "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+            &["windows@10.0.20348.1"],
+        ),
+    ]);
+    let mut pod = mixed_pod();
+    pod["spec"]["containers"][1]["image"] = "contoso.azurecr.io/proxy:1.0".into();
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &pod);
+    assert!(
+        !allowed,
+        "{changed:?}: admitted with {findings:?}: {patched}"
+    );
+    assert!(
+        findings.contains(&("WIN008", Severity::Error)),
+        "{findings:?}"
+    );
+    let (allowed, findings, _, _) = webhook_verdict(&cfg, &cx, &as_deployment(&pod));
+    assert!(!allowed, "Deployment admitted with {findings:?}");
+    pod["metadata"]["annotations"] = json!({"winlint.io/ignore": "WIN001"});
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &pod);
+    assert!(
+        !allowed,
+        "WIN001 exempted: {changed:?}: admitted with {findings:?}: {patched}"
+    );
+}
+
+/// The other way round: the registry lists a Windows entry for an image whose name the
+/// heuristics call Linux-only. WIN507 trusts the registry; WIN008 must too, or `/validate`
+/// denies a pod that runs (on Windows nodes).
+#[test]
+fn adversary_registry_windows_entry_clears_a_linux_name() {
+    let cfg = Config::default();
+    let cx = registry_context(&[
+        (
+            "docker.io/library/nginx:1.27-alpine",
+            &["linux", "windows@10.0.20348.1"],
+        ),
+        (
+            "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+            &["windows@10.0.20348.1"],
+        ),
+    ]);
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &mixed_pod());
+    assert!(allowed, "{changed:?}: denied with {findings:?}: {patched}");
 }
 
 proptest! {
