@@ -1574,6 +1574,42 @@ fn same_as_fresh_lint(
     Ok(())
 }
 
+/// Property 6's first half: the mutation as `/validate` calls it (the template's own lint
+/// reused) and as `/mutate` calls it gives the same object, its patch, and a last lint that is
+/// a fresh full lint, in a plain and a `default-os=windows` namespace.
+fn both_mutations_relint(obj: &Value, cfg: &Config, cx: &Context) -> Result<(), TestCaseError> {
+    let configs = MutationConfigs::new(cfg);
+    let report = create_lint(obj, cfg, cx, Operation::Create);
+    for probable in [false, true] {
+        let mcfg = configs.for_namespace(probable);
+        // As /validate calls it (the template's own lint reused) …
+        let mut linted = obj.clone();
+        let m = mutation::mutate_linted(&mut linted, mcfg, cx, &report);
+        same_as_fresh_lint(
+            "mutate_linted",
+            &m.after,
+            &linted,
+            cfg,
+            cx,
+            Operation::Create,
+        )?;
+        let mut replay = obj.clone();
+        prop_assert!(
+            json_patch::patch(&mut replay, &m.patch).is_ok(),
+            "patch does not apply"
+        );
+        prop_assert_eq!(&replay, &linted, "the patch is not the mutation");
+        // … and as /mutate calls it: the same mutation.
+        let mut with = obj.clone();
+        let w = mutation::mutate_with(&mut with, mcfg, cx);
+        same_as_fresh_lint("mutate_with", &w.after, &with, cfg, cx, Operation::Create)?;
+        if !m.patch.is_empty() {
+            prop_assert_eq!(&with, &linted, "mutate_with and mutate_linted differ");
+        }
+    }
+    Ok(())
+}
+
 /// The errors a lint denies by: rule IDs of its error findings.
 fn error_ids(findings: &[Finding]) -> Vec<&'static str> {
     findings
@@ -1595,25 +1631,8 @@ proptest! {
         cfg in cluster_config(),
         cx in context(),
     ) {
+        both_mutations_relint(&obj, &cfg, &cx)?;
         let configs = MutationConfigs::new(&cfg);
-        let report = create_lint(&obj, &cfg, &cx, Operation::Create);
-        for probable in [false, true] {
-            let mcfg = configs.for_namespace(probable);
-            // As /validate calls it (the template's own lint reused) …
-            let mut linted = obj.clone();
-            let m = mutation::mutate_linted(&mut linted, mcfg, &cx, &report);
-            same_as_fresh_lint("mutate_linted", &m.after, &linted, &cfg, &cx, Operation::Create)?;
-            let mut replay = obj.clone();
-            prop_assert!(json_patch::patch(&mut replay, &m.patch).is_ok(), "patch does not apply");
-            prop_assert_eq!(&replay, &linted, "the patch is not the mutation");
-            // … and as /mutate calls it: the same mutation.
-            let mut with = obj.clone();
-            let w = mutation::mutate_with(&mut with, mcfg, &cx);
-            same_as_fresh_lint("mutate_with", &w.after, &with, &cfg, &cx, Operation::Create)?;
-            if !m.patch.is_empty() {
-                prop_assert_eq!(&with, &linted, "mutate_with and mutate_linted differ");
-            }
-        }
         // The fixer's guard directly, on CREATE, and on UPDATE of a workload (an updated
         // Pod gets no fix).
         let ops: &[Operation] = if workload::pod_kind(&obj).is_some_and(|(k, _)| k != "Pod") {
@@ -2150,6 +2169,108 @@ fn adversary_registry_windows_entry_clears_a_linux_name() {
     assert!(allowed, "{changed:?}: denied with {findings:?}: {patched}");
 }
 
+/// Property 8's invariants on one object: see `withheld_pods_keep_their_os_and_their_denial`.
+fn withheld_invariants(obj: &Value, cfg: &Config, cx: &Context) -> Result<(), TestCaseError> {
+    let ns = obj["metadata"]["namespace"].as_str().unwrap().to_string();
+    let labels = cx.namespaces.get(&ns).cloned().unwrap_or_default();
+    if labels.get("winlint.io/ignore").is_some_and(|v| v == "true") {
+        return Ok(());
+    }
+    let warn = labels
+        .get("winlint.io/enforcement")
+        .is_some_and(|v| v == "warn");
+    let probable = labels
+        .get("winlint.io/default-os")
+        .is_some_and(|v| v == "windows");
+    let configs = MutationConfigs::new(cfg);
+    let mcfg = configs.for_namespace(probable);
+    let report = engine::lint_object(obj, mcfg, cx, Operation::Create);
+    if report.withheld.first() != Some(&true) {
+        return Ok(());
+    }
+    let declared =
+        |r: &engine::ObjectReport| r.classes.first().and_then(|c| c.declared().map(|s| s.os));
+    let (patched, changed) = mutated_by_webhook(cfg, cx, obj);
+    let after = engine::lint_object(&patched, cfg, cx, Operation::Create);
+    prop_assert_eq!(
+        declared(&after),
+        declared(&report),
+        "{:?} settled the OS of a withheld pod: {}",
+        changed,
+        patched
+    );
+    let cannot_run = |findings: &[Finding]| -> Vec<&'static str> {
+        findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error && f.rule.mutation.image_cannot_run)
+            .map(|f| f.rule.id)
+            .collect()
+    };
+    let written = engine::lint_object(obj, cfg, cx, Operation::Create);
+    let before = cannot_run(&written.findings);
+    let now = cannot_run(&after.findings);
+    prop_assert!(
+        before.iter().all(|id| now.contains(id)),
+        "{:?} took away {:?} (left {:?}): {}",
+        changed,
+        before,
+        now,
+        patched
+    );
+    if !before.is_empty() && !warn {
+        let seen = if obj["kind"] == "Pod" { &patched } else { obj };
+        let (allowed, findings) = validate(cfg, cx, seen);
+        prop_assert!(
+            !allowed,
+            "{:?}: admitted with {:?}: {}",
+            changed,
+            findings,
+            patched
+        );
+    }
+    Ok(())
+}
+
+/// Images the registry strategy knows facts for: the overlay's and a few of `IMAGES`.
+const FACT_IMAGES: &[&str] = &[
+    "nginx:1.27",
+    "nginx:1.25",
+    "busybox:latest",
+    "redis:7.2",
+    "contoso.azurecr.io/app:1.0",
+    "ghcr.io/example/app:v1.2.3",
+    "mcr.microsoft.com/dotnet/runtime:8.0",
+    "registry.k8s.io/pause:3.9",
+    "mcr.microsoft.com/windows/servercore:ltsc2019",
+    "mcr.microsoft.com/windows/servercore:ltsc2022",
+];
+
+/// What a registry may say of an image: Linux only, one Windows build, Linux and another
+/// Windows build, Windows without `os.version`, no platform at all.
+const FACT_PLATFORMS: &[&[&str]] = &[
+    &["linux"],
+    &["windows@10.0.20348.1"],
+    &["linux", "windows@10.0.17763.1"],
+    &["windows"],
+    &[],
+];
+
+/// `context()` with the registry's facts (`registry.mode`) for some of `FACT_IMAGES`.
+fn context_with_registry() -> impl Strategy<Value = Context> {
+    (
+        context(),
+        prop::collection::vec((0..FACT_IMAGES.len(), 0..FACT_PLATFORMS.len()), 0..5),
+    )
+        .prop_map(|(mut cx, facts)| {
+            let refs: Vec<(&str, &[&str])> = facts
+                .into_iter()
+                .map(|(i, p)| (FACT_IMAGES[i], FACT_PLATFORMS[p]))
+                .collect();
+            cx.images = registry_context(&refs).images;
+            cx
+        })
+}
+
 proptest! {
     #![proptest_config(pt_config())]
 
@@ -2165,43 +2286,20 @@ proptest! {
         cfg in cluster_config(),
         cx in context(),
     ) {
-        let ns = obj["metadata"]["namespace"].as_str().unwrap().to_string();
-        let labels = cx.namespaces.get(&ns).cloned().unwrap_or_default();
-        if labels.get("winlint.io/ignore").is_some_and(|v| v == "true") {
-            return Ok(());
-        }
-        let warn = labels.get("winlint.io/enforcement").is_some_and(|v| v == "warn");
-        let probable = labels.get("winlint.io/default-os").is_some_and(|v| v == "windows");
-        let configs = MutationConfigs::new(&cfg);
-        let mcfg = configs.for_namespace(probable);
-        let report = engine::lint_object(&obj, mcfg, &cx, Operation::Create);
-        if report.withheld.first() != Some(&true) {
-            return Ok(());
-        }
-        let declared = |r: &engine::ObjectReport| {
-            r.classes.first().and_then(|c| c.declared().map(|s| s.os))
-        };
-        let (patched, changed) = mutated_by_webhook(&cfg, &cx, &obj);
-        let after = engine::lint_object(&patched, &cfg, &cx, Operation::Create);
-        prop_assert_eq!(declared(&after), declared(&report),
-            "{:?} settled the OS of a withheld pod: {}", changed, patched);
-        let cannot_run = |findings: &[Finding]| -> Vec<&'static str> {
-            findings
-                .iter()
-                .filter(|f| f.severity == Severity::Error && f.rule.mutation.image_cannot_run)
-                .map(|f| f.rule.id)
-                .collect()
-        };
-        let written = engine::lint_object(&obj, &cfg, &cx, Operation::Create);
-        let before = cannot_run(&written.findings);
-        let now = cannot_run(&after.findings);
-        prop_assert!(before.iter().all(|id| now.contains(id)),
-            "{:?} took away {:?} (left {:?}): {}", changed, before, now, patched);
-        if !before.is_empty() && !warn {
-            let seen = if obj["kind"] == "Pod" { &patched } else { &obj };
-            let (allowed, findings) = validate(&cfg, &cx, seen);
-            prop_assert!(!allowed, "{:?}: admitted with {:?}: {}", changed, findings, patched);
-        }
+        withheld_invariants(&obj, &cfg, &cx)?;
+    }
+
+    /// 9. Property 8 and property 6's re-lint with the registry's facts: images Linux-only,
+    /// Windows or both whatever their names (WIN008, WIN507 and the build rules decide by
+    /// them), so the incremental lint carries findings the registry decided.
+    #[test]
+    fn registry_facts_keep_the_relint_and_the_withholding(
+        obj in adversarial_object(),
+        cfg in cluster_config(),
+        cx in context_with_registry(),
+    ) {
+        withheld_invariants(&obj, &cfg, &cx)?;
+        both_mutations_relint(&obj, &cfg, &cx)?;
     }
 }
 
