@@ -2455,3 +2455,48 @@ fn adversary_declared_mixed_pod_is_denied() {
         json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]);
     assert_denied_as_pod_and_deployment(&cfg, &cx, &pod);
 }
+
+/// `winlint --fix` on a `List` holding the mixed-OS pod (with the legacy Hyper-V annotation,
+/// WIN402's fix opted in) and a Windows pod with no OS selector: the fixes are withheld for
+/// the first item only (one site each), the second is placed. Fails before 8274d58 (WIN402's
+/// fix made the first item a Windows pod in the file too).
+#[test]
+fn adversary_cli_fix_of_a_list_withholds_per_item() {
+    let yaml = "apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: mixed
+    annotations:
+      experimental.windows.kubernetes.io/isolation-type: hyperv
+  spec:
+    containers:
+    - name: iis
+      image: mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022
+    - name: proxy
+      image: nginx:1.27
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: iis
+  spec:
+    containers:
+    - name: iis
+      image: mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022
+";
+    let mut cfg = Config::default();
+    cfg.policy.fix_opt_in.insert("WIN402".into());
+    let out = winlint::cli::fix_text(yaml, &cfg, &Context::default()).expect("fixes");
+    let text = out.text.expect("the second pod is fixed");
+    let (mixed, iis) = text.split_once("name: iis\n  spec:").expect("both items");
+    assert!(
+        !mixed.contains("nodeSelector")
+            && !mixed.contains("runtimeClassName")
+            && !mixed.contains("os:")
+            && mixed.contains("isolation-type: hyperv"),
+        "the mixed pod was changed:\n{text}"
+    );
+    assert!(iis.contains("kubernetes.io/os: windows"), "{text}");
+}
