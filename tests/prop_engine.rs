@@ -1097,6 +1097,9 @@ use winlint::model::nodes::{NodeGroup, NodeOs, Taint};
 use winlint::model::platform::Platform;
 use winlint::model::{Severity, windows};
 
+use std::collections::BTreeMap;
+use winlint::model::image_facts::{ImageFacts, ImageFactsMap, Platform as ImagePlatform};
+
 /// Node group shapes: (name, OS, build, taints, labels). Windows groups of three builds, with
 /// the conventional taint, GKE's, a team's, or none (AKS/EKS); Linux groups with and without a
 /// taint of their own.
@@ -1571,6 +1574,42 @@ fn same_as_fresh_lint(
     Ok(())
 }
 
+/// Property 6's first half: the mutation as `/validate` calls it (the template's own lint
+/// reused) and as `/mutate` calls it gives the same object, its patch, and a last lint that is
+/// a fresh full lint, in a plain and a `default-os=windows` namespace.
+fn both_mutations_relint(obj: &Value, cfg: &Config, cx: &Context) -> Result<(), TestCaseError> {
+    let configs = MutationConfigs::new(cfg);
+    let report = create_lint(obj, cfg, cx, Operation::Create);
+    for probable in [false, true] {
+        let mcfg = configs.for_namespace(probable);
+        // As /validate calls it (the template's own lint reused) …
+        let mut linted = obj.clone();
+        let m = mutation::mutate_linted(&mut linted, mcfg, cx, &report);
+        same_as_fresh_lint(
+            "mutate_linted",
+            &m.after,
+            &linted,
+            cfg,
+            cx,
+            Operation::Create,
+        )?;
+        let mut replay = obj.clone();
+        prop_assert!(
+            json_patch::patch(&mut replay, &m.patch).is_ok(),
+            "patch does not apply"
+        );
+        prop_assert_eq!(&replay, &linted, "the patch is not the mutation");
+        // … and as /mutate calls it: the same mutation.
+        let mut with = obj.clone();
+        let w = mutation::mutate_with(&mut with, mcfg, cx);
+        same_as_fresh_lint("mutate_with", &w.after, &with, cfg, cx, Operation::Create)?;
+        if !m.patch.is_empty() {
+            prop_assert_eq!(&with, &linted, "mutate_with and mutate_linted differ");
+        }
+    }
+    Ok(())
+}
+
 /// The errors a lint denies by: rule IDs of its error findings.
 fn error_ids(findings: &[Finding]) -> Vec<&'static str> {
     findings
@@ -1592,25 +1631,8 @@ proptest! {
         cfg in cluster_config(),
         cx in context(),
     ) {
+        both_mutations_relint(&obj, &cfg, &cx)?;
         let configs = MutationConfigs::new(&cfg);
-        let report = create_lint(&obj, &cfg, &cx, Operation::Create);
-        for probable in [false, true] {
-            let mcfg = configs.for_namespace(probable);
-            // As /validate calls it (the template's own lint reused) …
-            let mut linted = obj.clone();
-            let m = mutation::mutate_linted(&mut linted, mcfg, &cx, &report);
-            same_as_fresh_lint("mutate_linted", &m.after, &linted, &cfg, &cx, Operation::Create)?;
-            let mut replay = obj.clone();
-            prop_assert!(json_patch::patch(&mut replay, &m.patch).is_ok(), "patch does not apply");
-            prop_assert_eq!(&replay, &linted, "the patch is not the mutation");
-            // … and as /mutate calls it: the same mutation.
-            let mut with = obj.clone();
-            let w = mutation::mutate_with(&mut with, mcfg, &cx);
-            same_as_fresh_lint("mutate_with", &w.after, &with, &cfg, &cx, Operation::Create)?;
-            if !m.patch.is_empty() {
-                prop_assert_eq!(&with, &linted, "mutate_with and mutate_linted differ");
-            }
-        }
         // The fixer's guard directly, on CREATE, and on UPDATE of a workload (an updated
         // Pod gets no fix).
         let ops: &[Operation] = if workload::pod_kind(&obj).is_some_and(|(k, _)| k != "Pod") {
@@ -1954,4 +1976,527 @@ fn regression_mixed_os_pod_is_not_made_windows_by_the_mutation() {
         !allowed,
         "{changed:?} made it admissible: {findings:?}: {patched}"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Adversarial cases around `engine::withhold_os_fixes` (2026-11-27): a pod with an image that
+// cannot run on Windows must not be made a Windows pod by anything the webhook does, nor be
+// admitted because of what it did.
+// ---------------------------------------------------------------------------------------------
+
+/// A Pod mixing IIS (Windows-only) with nginx (Linux-only): it runs nowhere (WIN008).
+fn mixed_pod() -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"containers": [
+            {"name": "iis", "image": "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"},
+            {"name": "proxy", "image": "docker.io/library/nginx:1.27-alpine"}]}})
+}
+
+/// `pod`'s template as a Deployment's.
+fn as_deployment(pod: &Value) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": pod["metadata"]["name"], "namespace": pod["metadata"]["namespace"]},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}, "annotations": pod["metadata"].get("annotations").cloned().unwrap_or(json!({}))},
+                "spec": pod["spec"]}}})
+}
+
+/// The webhook's verdict on `object` on CREATE: a Pod as `/mutate` leaves it, a workload as
+/// written (judged by its pods). With what `/mutate` recorded and the object `/validate` saw.
+fn webhook_verdict(
+    cfg: &Config,
+    cx: &Context,
+    object: &Value,
+) -> (bool, Vec<(&'static str, Severity)>, Vec<String>, Value) {
+    let (patched, changed) = mutated_by_webhook(cfg, cx, object);
+    let seen = if object["kind"] == "Pod" {
+        patched.clone()
+    } else {
+        object.clone()
+    };
+    let (allowed, findings) = validate(cfg, cx, &seen);
+    (allowed, findings, changed, patched)
+}
+
+/// `pod` is denied, and so is a Deployment of it (judged by its pods: the same mutation, on a
+/// copy).
+fn assert_denied_as_pod_and_deployment(cfg: &Config, cx: &Context, pod: &Value) {
+    for obj in [pod.clone(), as_deployment(pod)] {
+        let (allowed, findings, changed, patched) = webhook_verdict(cfg, cx, &obj);
+        assert!(
+            !allowed,
+            "{}: {changed:?} made it admissible: {findings:?}: {patched}",
+            obj["kind"]
+        );
+    }
+}
+
+/// `mutation.hyperv: true` gives every Windows pod the configured Hyper-V RuntimeClass, a step
+/// after the rules' fixes that `withhold_os_fixes` does not cover. The RuntimeClass is an OS
+/// pin (a Selector signal: the pod now declares Windows), so WIN008 gives way to WIN507 (a
+/// warning) and `/validate` admits a pod that runs nowhere: the bug of
+/// `regression_mixed_os_pod_is_not_made_windows_by_the_mutation`, through a step. Found by
+/// the adversarial review of 8a6c458; fixed: `mutation::mutate_linted` runs no Windows step on
+/// a withheld pod.
+#[test]
+fn adversary_hyperv_step_does_not_make_a_mixed_pod_windows() {
+    let mut cfg = Config::default();
+    cfg.policy.mutation.hyperv = HyperV::On;
+    // The configured class, as the cluster has it: it schedules onto Windows nodes.
+    let mut cx = Context::default();
+    cx.add(&runtime_classes()[0]);
+    assert_denied_as_pod_and_deployment(&cfg, &cx, &mixed_pod());
+}
+
+/// Same through `hyperv: auto`: an ltsc2019 image on ltsc2022 nodes needs Hyper-V isolation,
+/// and the cluster has a Hyper-V RuntimeClass that schedules onto Windows nodes.
+#[test]
+fn adversary_hyperv_auto_does_not_make_a_mixed_pod_windows() {
+    let mut cfg = Config::default();
+    cfg.policy.mutation.hyperv = HyperV::Auto;
+    cfg.target.windows_builds = windows::parse_build("10.0.20348").into_iter().collect();
+    let mut cx = Context::default();
+    cx.add(&runtime_classes()[0]);
+    let mut pod = mixed_pod();
+    pod["spec"]["containers"][0]["image"] = "mcr.microsoft.com/windows/servercore:ltsc2019".into();
+    assert_denied_as_pod_and_deployment(&cfg, &cx, &pod);
+}
+
+/// WIN402's opt-in fix replaces the legacy Hyper-V annotation with `runtimeClassName`: an OS
+/// pin too, though the rule's mutation is not marked `places_pod`. Fixed: a fix recorded as
+/// `runtimeClassName` settles the OS (`Mutation::settles_os`), so the engine withholds it.
+#[test]
+fn adversary_win402_fix_does_not_make_a_mixed_pod_windows() {
+    let mut cfg = Config::default();
+    cfg.policy.fix_opt_in.insert("WIN402".into());
+    let mut cx = Context::default();
+    cx.add(&runtime_classes()[0]);
+    let mut pod = mixed_pod();
+    pod["metadata"]["annotations"] =
+        json!({"experimental.windows.kubernetes.io/isolation-type": "hyperv"});
+    assert_denied_as_pod_and_deployment(&cfg, &cx, &pod);
+}
+
+/// A context whose registry knows `refs`, each published for `platforms` (`os` or
+/// `os@10.0.N.M`).
+fn registry_context(refs: &[(&str, &[&str])]) -> Context {
+    let mut map: ImageFactsMap = BTreeMap::new();
+    for (i, (r, platforms)) in refs.iter().enumerate() {
+        let platforms = platforms
+            .iter()
+            .map(|p| {
+                let (os, version) = p.split_once('@').map_or((*p, None), |(o, v)| (o, Some(v)));
+                ImagePlatform {
+                    os: os.into(),
+                    architecture: "amd64".into(),
+                    variant: None,
+                    os_version: version.map(str::to_string),
+                    os_features: vec![],
+                }
+            })
+            .collect();
+        map.insert(
+            r.to_string(),
+            Arc::new(ImageFacts {
+                digest: format!("sha256:{i:064}"),
+                list: true,
+                platforms,
+                user: None,
+            }),
+        );
+    }
+    Context {
+        images: Some(Arc::new(map)),
+        ..Context::default()
+    }
+}
+
+/// With the registry's facts (`registry.mode`), an image no name heuristic knows can be
+/// Linux-only. WIN507 leaves an undeclared pod with a Windows image to WIN008, but WIN008 read
+/// the names only: such a pod (IIS + a Linux-only proxy of the team's registry) had no finding
+/// that says it runs nowhere, so nothing was withheld; `/mutate` placed it, WIN507 (registry:
+/// an error) appeared, the fixer's guard took every fix back, and `/validate` denied the pod
+/// as written for WIN001 alone (no OS selector: advice that leads to WIN507), or, with WIN001
+/// exempted by its author, admitted it. Fixed: WIN008 asks the registry as WIN507 does.
+#[test]
+fn adversary_registry_linux_only_image_in_a_mixed_pod() {
+    let cfg = Config::default();
+    let cx = registry_context(&[
+        ("contoso.azurecr.io/proxy:1.0", &["linux"]),
+        (
+            "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+            &["windows@10.0.20348.1"],
+        ),
+    ]);
+    let mut pod = mixed_pod();
+    pod["spec"]["containers"][1]["image"] = "contoso.azurecr.io/proxy:1.0".into();
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &pod);
+    assert!(
+        !allowed,
+        "{changed:?}: admitted with {findings:?}: {patched}"
+    );
+    assert!(
+        findings.contains(&("WIN008", Severity::Error)),
+        "{findings:?}"
+    );
+    let (allowed, findings, _, _) = webhook_verdict(&cfg, &cx, &as_deployment(&pod));
+    assert!(!allowed, "Deployment admitted with {findings:?}");
+    pod["metadata"]["annotations"] = json!({"winlint.io/ignore": "WIN001"});
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &pod);
+    assert!(
+        !allowed,
+        "WIN001 exempted: {changed:?}: admitted with {findings:?}: {patched}"
+    );
+}
+
+/// The other way round: the registry lists a Windows entry for an image whose name the
+/// heuristics call Linux-only. WIN507 trusts the registry; WIN008 must too, or `/validate`
+/// denies a pod that runs (on Windows nodes).
+#[test]
+fn adversary_registry_windows_entry_clears_a_linux_name() {
+    let cfg = Config::default();
+    let cx = registry_context(&[
+        (
+            "docker.io/library/nginx:1.27-alpine",
+            &["linux", "windows@10.0.20348.1"],
+        ),
+        (
+            "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+            &["windows@10.0.20348.1"],
+        ),
+    ]);
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &mixed_pod());
+    assert!(allowed, "{changed:?}: denied with {findings:?}: {patched}");
+}
+
+/// Property 8's invariants on one object: see `withheld_pods_keep_their_os_and_their_denial`.
+fn withheld_invariants(obj: &Value, cfg: &Config, cx: &Context) -> Result<(), TestCaseError> {
+    let ns = obj["metadata"]["namespace"].as_str().unwrap().to_string();
+    let labels = cx.namespaces.get(&ns).cloned().unwrap_or_default();
+    if labels.get("winlint.io/ignore").is_some_and(|v| v == "true") {
+        return Ok(());
+    }
+    let warn = labels
+        .get("winlint.io/enforcement")
+        .is_some_and(|v| v == "warn");
+    let probable = labels
+        .get("winlint.io/default-os")
+        .is_some_and(|v| v == "windows");
+    let configs = MutationConfigs::new(cfg);
+    let mcfg = configs.for_namespace(probable);
+    let report = engine::lint_object(obj, mcfg, cx, Operation::Create);
+    if report.withheld.first() != Some(&true) {
+        return Ok(());
+    }
+    let declared =
+        |r: &engine::ObjectReport| r.classes.first().and_then(|c| c.declared().map(|s| s.os));
+    let (patched, changed) = mutated_by_webhook(cfg, cx, obj);
+    let after = engine::lint_object(&patched, cfg, cx, Operation::Create);
+    prop_assert_eq!(
+        declared(&after),
+        declared(&report),
+        "{:?} settled the OS of a withheld pod: {}",
+        changed,
+        patched
+    );
+    let cannot_run = |findings: &[Finding]| -> Vec<&'static str> {
+        findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error && f.rule.mutation.image_cannot_run)
+            .map(|f| f.rule.id)
+            .collect()
+    };
+    let written = engine::lint_object(obj, cfg, cx, Operation::Create);
+    let before = cannot_run(&written.findings);
+    let now = cannot_run(&after.findings);
+    prop_assert!(
+        before.iter().all(|id| now.contains(id)),
+        "{:?} took away {:?} (left {:?}): {}",
+        changed,
+        before,
+        now,
+        patched
+    );
+    if !before.is_empty() && !warn {
+        let seen = if obj["kind"] == "Pod" { &patched } else { obj };
+        let (allowed, findings) = validate(cfg, cx, seen);
+        prop_assert!(
+            !allowed,
+            "{:?}: admitted with {:?}: {}",
+            changed,
+            findings,
+            patched
+        );
+    }
+    Ok(())
+}
+
+/// Images the registry strategy knows facts for: the overlay's and a few of `IMAGES`.
+const FACT_IMAGES: &[&str] = &[
+    "nginx:1.27",
+    "nginx:1.25",
+    "busybox:latest",
+    "redis:7.2",
+    "contoso.azurecr.io/app:1.0",
+    "ghcr.io/example/app:v1.2.3",
+    "mcr.microsoft.com/dotnet/runtime:8.0",
+    "registry.k8s.io/pause:3.9",
+    "mcr.microsoft.com/windows/servercore:ltsc2019",
+    "mcr.microsoft.com/windows/servercore:ltsc2022",
+];
+
+/// What a registry may say of an image: Linux only, one Windows build, Linux and another
+/// Windows build, Windows without `os.version`, no platform at all.
+const FACT_PLATFORMS: &[&[&str]] = &[
+    &["linux"],
+    &["windows@10.0.20348.1"],
+    &["linux", "windows@10.0.17763.1"],
+    &["windows"],
+    &[],
+];
+
+/// `context()` with the registry's facts (`registry.mode`) for some of `FACT_IMAGES`.
+fn context_with_registry() -> impl Strategy<Value = Context> {
+    (
+        context(),
+        prop::collection::vec((0..FACT_IMAGES.len(), 0..FACT_PLATFORMS.len()), 0..5),
+    )
+        .prop_map(|(mut cx, facts)| {
+            let refs: Vec<(&str, &[&str])> = facts
+                .into_iter()
+                .map(|(i, p)| (FACT_IMAGES[i], FACT_PLATFORMS[p]))
+                .collect();
+            cx.images = registry_context(&refs).images;
+            cx
+        })
+}
+
+proptest! {
+    #![proptest_config(pt_config())]
+
+    /// 8. A pod site whose OS fixes the engine withholds (`ObjectReport::withheld`: an image
+    /// that cannot run on Windows, its own fix not applied) keeps the OS it declares through
+    /// `/mutate` (no fix, no step settles it: the pod is left as written as far as its OS
+    /// goes), and the errors that say its image cannot run survive the mutation, so
+    /// `/validate` denies it (a Pod as `/mutate` left it, a workload by its pods) unless the
+    /// namespace only warns.
+    #[test]
+    fn withheld_pods_keep_their_os_and_their_denial(
+        obj in adversarial_object(),
+        cfg in cluster_config(),
+        cx in context(),
+    ) {
+        withheld_invariants(&obj, &cfg, &cx)?;
+    }
+
+    /// 9. Property 8 and property 6's re-lint with the registry's facts: images Linux-only,
+    /// Windows or both whatever their names (WIN008, WIN507 and the build rules decide by
+    /// them), so the incremental lint carries findings the registry decided.
+    #[test]
+    fn registry_facts_keep_the_relint_and_the_withholding(
+        obj in adversarial_object(),
+        cfg in cluster_config(),
+        cx in context_with_registry(),
+    ) {
+        withheld_invariants(&obj, &cfg, &cx)?;
+        both_mutations_relint(&obj, &cfg, &cx)?;
+    }
+}
+
+/// `pod`'s template in each pod-bearing kind (a Pod itself first).
+fn in_every_kind(pod: &Value) -> Vec<Value> {
+    let dep = as_deployment(pod);
+    let mut out = vec![pod.clone(), dep.clone()];
+    for kind in ["DaemonSet", "StatefulSet", "ReplicaSet"] {
+        let mut o = dep.clone();
+        o["kind"] = kind.into();
+        out.push(o);
+    }
+    let tpl = dep["spec"]["template"].clone();
+    out.push(
+        json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": dep["metadata"],
+        "spec": {"template": tpl}}),
+    );
+    out.push(
+        json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": dep["metadata"],
+        "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": tpl}}}}),
+    );
+    out
+}
+
+/// The mixed-OS pod in every kind, in a plain namespace and in one labelled
+/// `winlint.io/default-os=windows` (probable pods mutated), with a Linux-only image in a
+/// container, an init container, or the certain Linux-only tag (WIN507 would be an error),
+/// under every Hyper-V policy: denied on CREATE, and `/mutate` declares no OS.
+#[test]
+fn adversary_mixed_pods_are_denied_in_every_kind_and_namespace() {
+    let mut init = mixed_pod();
+    let proxy = init["spec"]["containers"][1].clone();
+    init["spec"]["containers"] = json!([init["spec"]["containers"][0]]);
+    init["spec"]["initContainers"] = json!([proxy]);
+    let mut certain = mixed_pod();
+    certain["spec"]["containers"][1]["image"] = "mcr.microsoft.com/dotnet/aspnet:8.0".into();
+    let mut cx = Context::default();
+    cx.add(&runtime_classes()[0]);
+    cx.add(&json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "web", "labels": {"winlint.io/default-os": "windows"}}}));
+    for hyperv in [HyperV::Off, HyperV::On, HyperV::Auto] {
+        let mut cfg = Config::default();
+        cfg.policy.mutation.hyperv = hyperv;
+        cfg.policy.fix_opt_in.insert("WIN402".into());
+        for pod in [mixed_pod(), init.clone(), certain.clone()] {
+            for ns in ["default", "web"] {
+                let mut pod = pod.clone();
+                pod["metadata"]["namespace"] = ns.into();
+                for obj in in_every_kind(&pod) {
+                    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &obj);
+                    assert!(
+                        !allowed,
+                        "{hyperv:?} {ns} {}: {changed:?} admitted with {findings:?}: {patched}",
+                        obj["kind"]
+                    );
+                    let site = &workload::pod_sites(&patched)[0];
+                    assert!(
+                        site.str("/os/name").is_none()
+                            && site.get("/nodeSelector").is_none()
+                            && site.get("/runtimeClassName").is_none(),
+                        "{hyperv:?} {ns} {}: {changed:?} settled the OS: {patched}",
+                        obj["kind"]
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `winlint.io/ignore: WIN008` is the pod author's word that the mix is meant (the exemption
+/// policy decides whether it may be given): nothing withholds the OS fixes then, `/mutate`
+/// makes it a Windows pod and WIN507 still says, as a warning, that nginx cannot run there.
+/// Documented behaviour, not a bug: the author silenced the error that said it runs nowhere.
+#[test]
+fn adversary_exempting_win008_lets_the_mutation_place_the_pod() {
+    let mut pod = mixed_pod();
+    pod["metadata"]["annotations"] = json!({"winlint.io/ignore": "WIN008"});
+    let cfg = Config::default();
+    let cx = Context::default();
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &pod);
+    assert!(allowed, "{changed:?}: {findings:?}: {patched}");
+    assert!(
+        findings.contains(&("WIN507", Severity::Warning)),
+        "{findings:?}"
+    );
+    assert_eq!(patched["spec"]["os"]["name"], "windows");
+}
+
+/// WIN507's opt-in fix allowed: the Linux-only tag is replaced in the same pass as the placing
+/// fixes (nothing is withheld: the image's own fix is applied), and the pod `/mutate` makes is
+/// a Windows pod with the Windows tag that `/validate` admits; `winlint --fix`'s fixer makes
+/// the same object. With a second Linux-only image that has no fix the pod is left unplaced
+/// (withheld) and denied.
+#[test]
+fn adversary_win507_fix_and_placing_in_one_pass() {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"securityContext": {"windowsOptions": {"runAsUserName": "ContainerUser"}},
+            "containers": [{"name": "app", "image": "mcr.microsoft.com/dotnet/aspnet:8.0"}]}});
+    let mut cfg = Config::default();
+    cfg.policy.fix_opt_in.insert("WIN507".into());
+    let cx = Context::default();
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &pod);
+    assert!(allowed, "{changed:?}: {findings:?}: {patched}");
+    let spec = &patched["spec"];
+    assert_eq!(
+        spec["containers"][0]["image"],
+        "mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-ltsc2022"
+    );
+    assert_eq!(
+        spec["nodeSelector"]["kubernetes.io/os"], "windows",
+        "{patched}"
+    );
+    assert_eq!(spec["os"]["name"], "windows", "{patched}");
+    let mut fixed = pod.clone();
+    fix_in_place(&mut fixed, &cfg);
+    fixed["metadata"] = patched["metadata"].clone();
+    assert_eq!(fixed, patched, "--fix and /mutate differ");
+    // A busybox sidecar has no fix: nothing settles the OS, the pod is denied.
+    let mut two = pod.clone();
+    two["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "side", "image": "busybox:1.36"}));
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &two);
+    assert!(!allowed, "{changed:?}: {findings:?}: {patched}");
+    assert!(
+        patched["spec"].get("nodeSelector").is_none() && patched["spec"].get("os").is_none(),
+        "{patched}"
+    );
+}
+
+/// Known bug, found by the adversarial review of 8a6c458 and left for a decision on WIN507's
+/// severity: the pod of `regression_mixed_os_pod_is_not_made_windows_by_the_mutation` (IIS +
+/// nginx, which runs nowhere) is admitted when its author adds the one line the mutation no
+/// longer adds, `nodeSelector: {kubernetes.io/os: windows}` (or, with the tolerations and
+/// `spec.os`, the whole Windows pinning). A declared OS silences WIN008 (its summary: "no
+/// declared OS"), and WIN507, which then reports nginx, is a warning for the Docker Hub names
+/// (shared/rules.md: confidence M, typically a `kubectl debug` ephemeral container). So the
+/// same two images are an error undeclared and a warning declared, and a user can shape the
+/// object into admission. Expected: denied, e.g. WIN507 an error for a regular or init
+/// container next to a Windows-only image (the evidence WIN008 calls certain), a warning for
+/// an ephemeral container as now.
+#[test]
+#[ignore = "known bug: a user-declared Windows pod mixing IIS and nginx is admitted (WIN507 is a warning); see the doc comment"]
+fn adversary_declared_mixed_pod_is_denied() {
+    let cfg = Config::default();
+    let cx = Context::default();
+    let mut pod = mixed_pod();
+    pod["spec"]["nodeSelector"] = json!({"kubernetes.io/os": "windows"});
+    assert_denied_as_pod_and_deployment(&cfg, &cx, &pod);
+    pod["spec"]["os"] = json!({"name": "windows"});
+    pod["spec"]["tolerations"] =
+        json!([{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]);
+    assert_denied_as_pod_and_deployment(&cfg, &cx, &pod);
+}
+
+/// `winlint --fix` on a `List` holding the mixed-OS pod (with the legacy Hyper-V annotation,
+/// WIN402's fix opted in) and a Windows pod with no OS selector: the fixes are withheld for
+/// the first item only (one site each), the second is placed. Fails before 8274d58 (WIN402's
+/// fix made the first item a Windows pod in the file too).
+#[test]
+fn adversary_cli_fix_of_a_list_withholds_per_item() {
+    let yaml = "apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: mixed
+    annotations:
+      experimental.windows.kubernetes.io/isolation-type: hyperv
+  spec:
+    containers:
+    - name: iis
+      image: mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022
+    - name: proxy
+      image: nginx:1.27
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: iis
+  spec:
+    containers:
+    - name: iis
+      image: mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022
+";
+    let mut cfg = Config::default();
+    cfg.policy.fix_opt_in.insert("WIN402".into());
+    let out = winlint::cli::fix_text(yaml, &cfg, &Context::default()).expect("fixes");
+    let text = out.text.expect("the second pod is fixed");
+    let (mixed, iis) = text.split_once("name: iis\n  spec:").expect("both items");
+    assert!(
+        !mixed.contains("nodeSelector")
+            && !mixed.contains("runtimeClassName")
+            && !mixed.contains("os:")
+            && mixed.contains("isolation-type: hyperv"),
+        "the mixed pod was changed:\n{text}"
+    );
+    assert!(iis.contains("kubernetes.io/os: windows"), "{text}");
 }

@@ -350,9 +350,16 @@ pub fn mutate_linted(
             }
         }
     }
+    // A pod whose OS fixes the engine withholds (an image that cannot run on Windows,
+    // `engine::withhold_os_fixes`) is left as written: the Windows steps would settle its OS
+    // all the same (a Hyper-V RuntimeClass pins Windows nodes and declares the OS, after which
+    // WIN008 gives way to WIN507, a warning) and `/validate` would admit a pod that runs
+    // nowhere. Judged on the lint of the object as the fixes left it.
+    let withheld = m.after.as_ref().unwrap_or(report).withheld.first() == Some(&true);
     for step in STEPS
         .iter()
         .filter(|s| s.pods == pods && (s.enabled)(policy))
+        .filter(|s| !(withheld && s.pods == StepPods::Windows))
     {
         super::deadline::check();
         let step_ops = match workload::pod_sites(object).first() {

@@ -189,10 +189,14 @@ impl Mutation {
         }
     }
 
-    /// The fix settles where the pod runs: it places the pod ([`Mutation::places_pod`]) or
-    /// declares its OS ([`Mutation::adds_spec_os`]).
+    /// The fix settles where the pod runs: it places the pod ([`Mutation::places_pod`]),
+    /// declares its OS ([`Mutation::adds_spec_os`]) or gives it a RuntimeClass
+    /// ([`Recorded::RuntimeClassName`], WIN402's Hyper-V class), which pins an OS as a node
+    /// selector does (its scheduling, or its Windows handler's name, `model::classify`).
     pub const fn settles_os(&self) -> bool {
-        self.places_pod || self.adds_spec_os
+        self.places_pod
+            || self.adds_spec_os
+            || matches!(self.recorded_as, Some(Recorded::RuntimeClassName))
     }
 
     /// The name recorded in `winlint.io/mutated`, `None` when the webhook never applies the fix.

@@ -1,10 +1,13 @@
 //! WIN008 `mixed-os-images`.
 
 use crate::model::Eval;
+use crate::model::image::ImageInfo;
 use crate::model::meta::{Area, Mutation, Reads, RuleOs};
+use crate::model::workload::ContainerRef;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
+use crate::rules::images::image_registry;
 
 /// WIN008 in the registry.
 pub const RULE: Rule = Rule {
@@ -19,7 +22,10 @@ pub static WIN008: RuleMeta = RuleMeta {
     summary: "Pod with no declared OS mixes Windows-only and Linux-only images",
     docs: r#"## What it does
 Finds pods whose containers mix Windows-only images (`mcr.microsoft.com/windows/*`, `*-nanoserver-*`,
-…) with known Linux-only images (`busybox`, `alpine`, `nginx`, …).
+…) with known Linux-only images (`busybox`, `alpine`, `nginx`, …). With `--registry` (CLI) or
+`registry.mode` (webhook) the registry decides which images are Linux-only, as for WIN507: one
+with no Windows entry is, whatever its name; a name the lists call Linux-only is not when its
+registry lists a Windows entry.
 
 ## Why is this bad?
 All containers of a pod run on one node, so one OS: "You may not deploy Windows and Linux containers in
@@ -56,13 +62,17 @@ pub(crate) fn mixed_os_images(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         return Vec::new();
     }
     let win = eval.images.iter().find(|(_, i)| i.windows);
-    let lin = eval.images.iter().find(|(_, i)| i.linux);
+    let lin = eval
+        .images
+        .iter()
+        .filter(|(_, i)| !i.windows)
+        .find_map(|(c, i)| linux_only(eval, c, i).map(|how| (c, how)));
     match (win, lin) {
-        (Some((wc, _)), Some((lc, _))) => vec![Finding::new(
+        (Some((wc, _)), Some((lc, how))) => vec![Finding::new(
             &WIN008,
             site.ptr(&format!("{}/image", lc.rel())),
             format!(
-                "{} uses Linux image {} but {} uses Windows image {}; one pod runs on one OS. Split the pod or use images of one OS",
+                "{} uses Linux image {}{how} but {} uses Windows image {}; one pod runs on one OS. Split the pod or use images of one OS",
                 lc.label(),
                 lc.image().unwrap_or(""),
                 wc.label(),
@@ -70,5 +80,20 @@ pub(crate) fn mixed_os_images(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             ),
         )],
         _ => Vec::new(),
+    }
+}
+
+/// Whether the container's image is Linux-only, and how that is known (`""`: by its name): the
+/// registry decides when it was asked (no Windows entry, whatever the name; a name the
+/// heuristics call Linux-only is not when it has one), as WIN507 decides, which leaves
+/// undeclared pods with a Windows image to this rule.
+fn linux_only(eval: &Eval, c: &ContainerRef, info: &ImageInfo) -> Option<String> {
+    match image_registry::facts(eval, c) {
+        Some(f) if !f.has_windows() && !f.platforms.is_empty() => Some(format!(
+            " (registry: {}, no Windows entry)",
+            image_registry::platforms(&f)
+        )),
+        Some(_) => None,
+        None => info.linux.then(String::new),
     }
 }
