@@ -2370,21 +2370,27 @@ fn adversary_mixed_pods_are_denied_in_every_kind_and_namespace() {
 }
 
 /// `winlint.io/ignore: WIN008` is the pod author's word that the mix is meant (the exemption
-/// policy decides whether it may be given): nothing withholds the OS fixes then, `/mutate`
-/// makes it a Windows pod and WIN507 still says, as a warning, that nginx cannot run there.
-/// Documented behaviour, not a bug: the author silenced the error that said it runs nowhere.
+/// policy decides whether it may be given). Nothing withholds the OS fixes then, but placing
+/// the pod on Windows would add WIN507's error (a Linux-only image beside a Windows one: the
+/// same fact WIN008 reported), so the mutation's guard leaves it as written and `/validate`
+/// denies it for WIN001 (no OS selector). Exempting WIN507 too is the author's full word: the
+/// mutation makes it a Windows pod and it is admitted.
 #[test]
-fn adversary_exempting_win008_lets_the_mutation_place_the_pod() {
-    let mut pod = mixed_pod();
-    pod["metadata"]["annotations"] = json!({"winlint.io/ignore": "WIN008"});
+fn adversary_exempting_the_mix_takes_win008_and_win507() {
     let cfg = Config::default();
     let cx = Context::default();
+    let mut pod = mixed_pod();
+    pod["metadata"]["annotations"] = json!({"winlint.io/ignore": "WIN008"});
     let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &pod);
-    assert!(allowed, "{changed:?}: {findings:?}: {patched}");
+    assert!(!allowed, "{changed:?}: {findings:?}: {patched}");
     assert!(
-        findings.contains(&("WIN507", Severity::Warning)),
+        findings.contains(&("WIN001", Severity::Error)),
         "{findings:?}"
     );
+    assert!(patched["spec"].get("os").is_none(), "{patched}");
+    pod["metadata"]["annotations"] = json!({"winlint.io/ignore": "WIN008,WIN507"});
+    let (allowed, findings, changed, patched) = webhook_verdict(&cfg, &cx, &pod);
+    assert!(allowed, "{changed:?}: {findings:?}: {patched}");
     assert_eq!(patched["spec"]["os"]["name"], "windows");
 }
 
@@ -2431,19 +2437,16 @@ fn adversary_win507_fix_and_placing_in_one_pass() {
     );
 }
 
-/// Known bug, found by the adversarial review of 8a6c458 and left for a decision on WIN507's
-/// severity: the pod of `regression_mixed_os_pod_is_not_made_windows_by_the_mutation` (IIS +
-/// nginx, which runs nowhere) is admitted when its author adds the one line the mutation no
-/// longer adds, `nodeSelector: {kubernetes.io/os: windows}` (or, with the tolerations and
-/// `spec.os`, the whole Windows pinning). A declared OS silences WIN008 (its summary: "no
-/// declared OS"), and WIN507, which then reports nginx, is a warning for the Docker Hub names
-/// (shared/rules.md: confidence M, typically a `kubectl debug` ephemeral container). So the
-/// same two images are an error undeclared and a warning declared, and a user can shape the
-/// object into admission. Expected: denied, e.g. WIN507 an error for a regular or init
-/// container next to a Windows-only image (the evidence WIN008 calls certain), a warning for
-/// an ephemeral container as now.
+/// Found by the adversarial review of 8a6c458: the pod of
+/// `regression_mixed_os_pod_is_not_made_windows_by_the_mutation` (IIS + nginx, which runs
+/// nowhere) was admitted when its author added the one line the mutation no longer adds,
+/// `nodeSelector: {kubernetes.io/os: windows}` (or, with the tolerations and `spec.os`, the
+/// whole Windows pinning). A declared OS silences WIN008 (its summary: "no declared OS"), and
+/// WIN507, which then reported nginx, was a warning for the Docker Hub names. The same two
+/// images were an error undeclared and a warning declared, so a user could shape the object
+/// into admission. WIN507 is now an error for a regular or init container next to a
+/// Windows-only image (the evidence WIN008 calls certain), a warning for an ephemeral one.
 #[test]
-#[ignore = "known bug: a user-declared Windows pod mixing IIS and nginx is admitted (WIN507 is a warning); see the doc comment"]
 fn adversary_declared_mixed_pod_is_denied() {
     let cfg = Config::default();
     let cx = Context::default();

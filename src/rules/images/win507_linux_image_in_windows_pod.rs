@@ -42,7 +42,9 @@ Finds images that have no Windows image in a pod that is Windows:
 * Docker official images that exist for Linux only (`busybox`, `alpine`, `ubuntu`, `debian`,
   `centos`, `fedora`, `nginx`, and a few other distributions) and any `*-alpine` tag of an
   official image, `gcr.io/distroless/*`, and the Linux-only `registry.k8s.io` images (control plane,
-  CoreDNS, ingress-nginx, metrics-server, …), reported as warnings.
+  CoreDNS, ingress-nginx, metrics-server, …), reported as warnings, and as errors in a regular or
+  init container of a pod that also has a Windows-only image (no node runs both: the pod runs
+  nowhere, as WIN008 says of such a pod when it declares no OS).
 
 Name heuristics hold only for Docker Hub official images (`busybox`, `docker.io/library/nginx`):
 other repositories publish Windows images under such names (`e2eteam/nginx:1.14-alpine`, the
@@ -169,14 +171,34 @@ fn linux_by_name(
     } else {
         String::new()
     };
-    Finding::new(
+    // Next to a Windows-only image the pod runs on no node at all, whatever OS it declares:
+    // the certainty WIN008 reports as an error when the OS is not declared. (An ephemeral
+    // container, typically `kubectl debug`, fails alone: a warning.)
+    let beside = eval
+        .images
+        .iter()
+        .find(|(other, info)| info.windows && other.list != "ephemeralContainers")
+        .filter(|_| c.list != "ephemeralContainers");
+    let nowhere = beside.map_or(String::new(), |(other, _)| {
+        format!(
+            "; {} uses the Windows image {}, so no node runs both: split the pod",
+            other.label(),
+            other.image().unwrap_or("")
+        )
+    });
+    let f = Finding::new(
         &WIN507,
         ptr,
         format!(
-            "{} uses {img}, a Linux-only image, in a Windows pod: Windows nodes cannot run it (the pull finds no windows/amd64 image). Use a Windows image such as {nanoserver}{debug}",
+            "{} uses {img}, a Linux-only image, in a Windows pod: Windows nodes cannot run it (the pull finds no windows/amd64 image). Use a Windows image such as {nanoserver}{debug}{nowhere}",
             c.label()
         ),
-    )
+    );
+    if beside.is_some() {
+        f.severity(Severity::Error)
+    } else {
+        f
+    }
 }
 
 #[cfg(test)]
