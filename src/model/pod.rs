@@ -332,26 +332,38 @@ pub fn linux_only_fields<'a>(site: &PodSite<'a>, target: &Target) -> Vec<LinuxOn
     out
 }
 
-/// The Linux-only fields of `place` (rejected on Windows from some version) that the
-/// securityContext of `holder` (a pod spec or a container) sets to a non-null value, in
-/// [`FIELDS`] order. It walks the context's own keys, a handful, instead of looking every field
-/// of the table up: most contexts set none.
-fn set_in_security_context(holder: &Value, place: Place) -> Vec<(&'static ApiField, &Value)> {
-    let Some(sc) = holder.get("securityContext").and_then(Value::as_object) else {
+/// The fields of the table at `place` that `which` selects and that the map `fields` (a
+/// securityContext, a windowsOptions) sets to a non-null value, in [`FIELDS`] order. It walks
+/// the map's own keys, a handful, instead of looking every field of the table up: most maps
+/// set few of them or none.
+fn set_in(
+    fields: Option<&Value>,
+    place: Place,
+    which: impl Fn(&ApiField) -> bool,
+) -> Vec<(&'static ApiField, &Value)> {
+    let Some(map) = fields.and_then(Value::as_object) else {
         return Vec::new();
     };
-    let mut set: Vec<(usize, &Value)> = sc
+    let mut set: Vec<(usize, &Value)> = map
         .iter()
         .filter(|(_, v)| !v.is_null())
         .filter_map(|(k, v)| {
-            let i = FIELDS.iter().position(|f| {
-                f.place == place && f.windows_rejects_from.is_some() && f.name == k
-            })?;
+            let i = FIELDS
+                .iter()
+                .position(|f| f.place == place && f.name == k && which(f))?;
             Some((i, v))
         })
         .collect();
     set.sort_unstable_by_key(|(i, _)| *i);
     set.into_iter().map(|(i, v)| (&FIELDS[i], v)).collect()
+}
+
+/// The Linux-only fields of `place` (rejected on Windows from some version) that the
+/// securityContext of `holder` (a pod spec or a container) sets ([`set_in`]).
+fn set_in_security_context(holder: &Value, place: Place) -> Vec<(&'static ApiField, &Value)> {
+    set_in(holder.get("securityContext"), place, |f| {
+        f.windows_rejects_from.is_some()
+    })
 }
 
 /// A field the target's API server does not have, or drops because its feature gate is off, as
@@ -405,13 +417,10 @@ pub fn fields_lost_at_target<'a>(site: &PodSite<'a>, target: &Target) -> Vec<Tar
             Some(c) => site.ptr(&format!("{}/securityContext", c.rel())),
             None => site.ptr("/securityContext"),
         };
-        for api in FIELDS.iter().filter(|f| f.place == place) {
-            if sc.get(api.name).is_none_or(Value::is_null) {
-                continue;
-            }
+        for (api, value) in set_in(Some(sc), place, |_| true) {
             let pointer = || format!("{}/{}", sc_ptr(), api.name);
             if api.name != "windowsOptions" {
-                if api.fate(target) == Fate::Unknown && api.value_counts(&sc[api.name]) {
+                if api.fate(target) == Fate::Unknown && api.value_counts(value) {
                     push(api, &pointer, container);
                 }
                 continue;
@@ -420,13 +429,10 @@ pub fn fields_lost_at_target<'a>(site: &PodSite<'a>, target: &Target) -> Vec<Tar
                 push(api, &pointer, container);
                 continue;
             }
-            for w in FIELDS
-                .iter()
-                .filter(|f| f.place == Place::WindowsOptions && f.name != "hostProcess")
-            {
-                if sc[api.name].get(w.name).is_some_and(|v| !v.is_null()) {
-                    push(w, &|| format!("{}/{}", pointer(), w.name), container);
-                }
+            for (w, _) in set_in(Some(value), Place::WindowsOptions, |f| {
+                f.name != "hostProcess"
+            }) {
+                push(w, &|| format!("{}/{}", pointer(), w.name), container);
             }
         }
     }
