@@ -93,17 +93,69 @@ pub struct Toleration {
     pub effect: String,
 }
 
-impl Toleration {
+/// A toleration borrowed from where it is written (a pod spec's JSON, a RuntimeClass's facts):
+/// what the scheduling checks read, without copying its strings. [`Toleration`] owns one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TolerationRef<'a> {
+    pub key: &'a str,
+    /// `Equal` (also when empty) or `Exists`; anything else tolerates nothing.
+    pub operator: &'a str,
+    pub value: &'a str,
+    /// Empty: every effect.
+    pub effect: &'a str,
+}
+
+impl<'a> TolerationRef<'a> {
     /// From a toleration object of a pod spec; `None` when it is not an object.
-    pub fn from_json(v: &Value) -> Option<Toleration> {
+    pub fn from_json(v: &'a Value) -> Option<TolerationRef<'a>> {
         let o = v.as_object()?;
-        let s = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        Some(Toleration {
+        let s = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("");
+        Some(TolerationRef {
             key: s("key"),
             operator: s("operator"),
             value: s("value"),
             effect: s("effect"),
         })
+    }
+
+    /// `v1.Toleration.ToleratesTaint`: empty effect matches every effect, empty key every key;
+    /// operator `Exists` matches every value, `Equal` (or empty) exactly the taint's value (an
+    /// absent taint value is the empty string).
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        if !self.effect.is_empty() && self.effect != taint.effect {
+            return false;
+        }
+        if !self.key.is_empty() && self.key != taint.key {
+            return false;
+        }
+        match self.operator {
+            "" | "Equal" => self.value == taint.value.as_deref().unwrap_or(""),
+            "Exists" => true,
+            _ => false,
+        }
+    }
+}
+
+impl Toleration {
+    /// From a toleration object of a pod spec; `None` when it is not an object.
+    pub fn from_json(v: &Value) -> Option<Toleration> {
+        let t = TolerationRef::from_json(v)?;
+        Some(Toleration {
+            key: t.key.to_string(),
+            operator: t.operator.to_string(),
+            value: t.value.to_string(),
+            effect: t.effect.to_string(),
+        })
+    }
+
+    /// The toleration, borrowed.
+    pub fn as_ref(&self) -> TolerationRef<'_> {
+        TolerationRef {
+            key: &self.key,
+            operator: &self.operator,
+            value: &self.value,
+            effect: &self.effect,
+        }
     }
 
     /// From the typed toleration of a RuntimeClass.
@@ -117,21 +169,9 @@ impl Toleration {
         }
     }
 
-    /// `v1.Toleration.ToleratesTaint`: empty effect matches every effect, empty key every key;
-    /// operator `Exists` matches every value, `Equal` (or empty) exactly the taint's value (an
-    /// absent taint value is the empty string).
+    /// [`TolerationRef::tolerates`].
     pub fn tolerates(&self, taint: &Taint) -> bool {
-        if !self.effect.is_empty() && self.effect != taint.effect {
-            return false;
-        }
-        if !self.key.is_empty() && self.key != taint.key {
-            return false;
-        }
-        match self.operator.as_str() {
-            "" | "Equal" => self.value == taint.value.as_deref().unwrap_or(""),
-            "Exists" => true,
-            _ => false,
-        }
+        self.as_ref().tolerates(taint)
     }
 }
 

@@ -23,7 +23,7 @@ use super::context::Context;
 use super::labels::{ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL};
 use super::nodes::{NodeGroup, NodeOs, RuntimeClassFacts, Taint};
 use super::platform::Platform;
-use super::schedule::{self, Fit, Toleration};
+use super::schedule::{self, Fit, Toleration, TolerationRef};
 use super::target::Target;
 use super::windows::{self, Build, Isolation};
 use super::workload::PodSite;
@@ -245,7 +245,7 @@ pub fn windows_landing(
                         tolerated: target.windows_node_taints().to_vec(),
                     });
             }
-            let swallowing: Vec<Toleration> = tolerations(site, context)
+            let swallowing: Vec<TolerationRef> = tolerations(site, context)
                 .into_iter()
                 .filter(|t| t.key.is_empty() && t.operator == "Exists")
                 .collect();
@@ -339,10 +339,10 @@ pub fn runtime_class<'c>(site: &PodSite, context: &'c Context) -> Option<&'c Run
 }
 
 /// The pod's tolerations with its RuntimeClass's.
-pub fn tolerations(site: &PodSite, context: &Context) -> Vec<Toleration> {
+pub fn tolerations<'a>(site: &PodSite<'a>, context: &'a Context) -> Vec<TolerationRef<'a>> {
     let mut tols = schedule::pod_tolerations(site.spec);
     if let Some(rc) = runtime_class(site, context) {
-        tols.extend(rc.tolerations.iter().cloned());
+        tols.extend(rc.tolerations.iter().map(Toleration::as_ref));
     }
     tols
 }
@@ -352,7 +352,7 @@ pub fn tolerations(site: &PodSite, context: &Context) -> Vec<Toleration> {
 pub fn untolerated<'g>(
     group: &'g NodeGroup,
     spec: &serde_json::Value,
-    tolerations: &[Toleration],
+    tolerations: &[TolerationRef],
 ) -> Vec<&'g Taint> {
     schedule::untolerated(&group.taints, spec, tolerations).collect()
 }

@@ -25,26 +25,26 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::labels::HOSTNAME_LABEL;
-pub use super::nodes::Toleration;
 use super::nodes::{NodeGroup, RuntimeClassFacts, Taint};
+pub use super::nodes::{Toleration, TolerationRef};
 
 /// The tolerations of a pod spec (entries that are not objects are skipped). One without a key
 /// whose operator is not `Exists` is left out: `ToleratesTaint` would compare its value with
 /// every taint's, but the API server refuses a pod that has one (`ValidateTolerations`,
 /// pkg/apis/core/validation/validation.go: "operator must be Exists when `key` is empty"), so
 /// it tolerates nothing on any node ([`keyless_not_exists`] says why).
-pub fn pod_tolerations(spec: &Value) -> Vec<Toleration> {
+pub fn pod_tolerations(spec: &Value) -> Vec<TolerationRef<'_>> {
     spec["tolerations"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(Toleration::from_json)
+        .filter_map(TolerationRef::from_json)
         .filter(|t| !keyless_not_exists(t))
         .collect()
 }
 
 /// A toleration the API server refuses: no key, and an operator other than `Exists`.
-pub fn keyless_not_exists(t: &Toleration) -> bool {
+pub fn keyless_not_exists(t: &TolerationRef) -> bool {
     t.key.is_empty() && t.operator != "Exists"
 }
 
@@ -61,7 +61,7 @@ pub fn blocks(taint: &Taint, spec: &Value) -> bool {
 }
 
 /// Whether any toleration tolerates `taint`.
-pub fn tolerated(tolerations: &[Toleration], taint: &Taint) -> bool {
+pub fn tolerated(tolerations: &[TolerationRef], taint: &Taint) -> bool {
     tolerations.iter().any(|t| t.tolerates(taint))
 }
 
@@ -72,7 +72,7 @@ pub fn tolerated(tolerations: &[Toleration], taint: &Taint) -> bool {
 pub fn untolerated<'a, 's, 't>(
     taints: &'a [Taint],
     spec: &'s Value,
-    tolerations: &'t [Toleration],
+    tolerations: &'t [TolerationRef<'t>],
 ) -> impl Iterator<Item = &'a Taint> + use<'a, 's, 't> {
     taints
         .iter()
@@ -276,7 +276,7 @@ pub fn fit(spec: &Value, group: &NodeGroup, runtime_class: Option<&RuntimeClassF
     }
     let mut tolerations = pod_tolerations(spec);
     if let Some(rc) = runtime_class {
-        tolerations.extend(rc.tolerations.iter().cloned());
+        tolerations.extend(rc.tolerations.iter().map(Toleration::as_ref));
     }
     match untolerated(&group.taints, spec, &tolerations).next() {
         Some(t) => Fit::Untolerated(t.clone()),
@@ -396,7 +396,8 @@ mod tests {
         ];
         let spec = json!({});
         let first = |tols: &[Toleration]| {
-            untolerated(&taints, &spec, tols)
+            let tols: Vec<TolerationRef> = tols.iter().map(Toleration::as_ref).collect();
+            untolerated(&taints, &spec, &tols)
                 .next()
                 .map(|t| t.to_string())
         };

@@ -104,7 +104,8 @@ pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Fin
             .into_iter()
             .flatten()
             .filter(|t| {
-                schedule::Toleration::from_json(t).is_none_or(|t| !schedule::keyless_not_exists(&t))
+                schedule::TolerationRef::from_json(t)
+                    .is_none_or(|t| !schedule::keyless_not_exists(&t))
             })
             .cloned()
             .collect();
@@ -197,7 +198,7 @@ fn keyless_refused(site: &PodSite) -> bool {
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(schedule::Toleration::from_json)
+        .filter_map(schedule::TolerationRef::from_json)
         .any(|t| schedule::keyless_not_exists(&t))
 }
 
@@ -211,8 +212,8 @@ pub(crate) const OS_TAINT_KEYS: &[&str] = &[
 
 /// Why the pod's toleration that was most likely meant for `taint` does not tolerate it: a key,
 /// value or effect that differs only by case, another OS key, another effect.
-pub(crate) fn near_miss(tolerations: &[schedule::Toleration], taint: &Taint) -> Option<String> {
-    let show = |t: &schedule::Toleration| {
+pub(crate) fn near_miss(tolerations: &[schedule::TolerationRef], taint: &Taint) -> Option<String> {
+    let show = |t: &schedule::TolerationRef| {
         let mut parts = vec![format!("key: {}", t.key)];
         if !t.operator.is_empty() {
             parts.push(format!("operator: {}", t.operator));
@@ -233,7 +234,7 @@ pub(crate) fn near_miss(tolerations: &[schedule::Toleration], taint: &Taint) -> 
                 "its key {} is not the taint's {}: keys are case-sensitive",
                 t.key, taint.key
             )
-        } else if t.key != taint.key && os_key(&t.key) && os_key(&taint.key) {
+        } else if t.key != taint.key && os_key(t.key) && os_key(&taint.key) {
             format!("its key {} is not the taint's key {}", t.key, taint.key)
         } else if t.key != taint.key && !value.is_empty() && t.key.eq_ignore_ascii_case(value) {
             format!(
@@ -247,7 +248,7 @@ pub(crate) fn near_miss(tolerations: &[schedule::Toleration], taint: &Taint) -> 
                 "its effect {} does not tolerate a {} taint (leave effect out to tolerate every effect)",
                 t.effect, taint.effect
             )
-        } else if matches!(t.operator.as_str(), "" | "Equal") && t.value != value {
+        } else if matches!(t.operator, "" | "Equal") && t.value != value {
             if t.value.eq_ignore_ascii_case(value) {
                 format!(
                     "its value {} is not the taint's {value}: values are case-sensitive",
@@ -256,7 +257,7 @@ pub(crate) fn near_miss(tolerations: &[schedule::Toleration], taint: &Taint) -> 
             } else {
                 format!("its value {} is not the taint's {value}", t.value)
             }
-        } else if !matches!(t.operator.as_str(), "" | "Equal" | "Exists") {
+        } else if !matches!(t.operator, "" | "Equal" | "Exists") {
             format!(
                 "its operator {} is neither Equal nor Exists (operators are case-sensitive)",
                 t.operator
