@@ -58,7 +58,7 @@ pub(super) fn fix_loaded(
         options: FixOptions::CLI,
     };
     let mut doc = TextDocument::new(text, loaded)?;
-    let fixed = fixer.fix(&mut doc, None, &[])?;
+    let fixed = fixer.fix(&mut doc, None, &|_| false)?;
     if !fixed.converged {
         return Err(FixError::NotConverged(FixOptions::CLI.max_passes));
     }

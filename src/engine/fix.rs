@@ -25,7 +25,6 @@ use crate::config::Config;
 use crate::model::pointer;
 use crate::model::workload::{Lookup, objects};
 use crate::model::{Context, Finding, FixSafety, Operation, RuleMeta, Severity};
-use crate::rules;
 
 /// Whether the policy lets `finding`'s fix be applied.
 pub fn fix_allowed(finding: &Finding, config: &Config) -> bool {
@@ -514,8 +513,8 @@ pub struct Fixer<'a> {
 }
 
 impl Fixer<'_> {
-    /// Fix `doc` until a pass has nothing to apply (or [`FixOptions::max_passes`]). Rules in
-    /// `skip` are never fixed. `first`: the lint of the document's only object when the caller
+    /// Fix `doc` until a pass has nothing to apply (or [`FixOptions::max_passes`]). The rules
+    /// `skip` holds for are never fixed. `first`: the lint of the document's only object when the caller
     /// has it already (the first pass uses it instead of linting).
     ///
     /// A document patched in place ([`Document::patched_in_place`]) is linted again after a
@@ -524,7 +523,7 @@ impl Fixer<'_> {
         &self,
         doc: &mut D,
         first: Option<&ObjectReport>,
-        skip: &[&str],
+        skip: &dyn Fn(&RuleMeta) -> bool,
     ) -> Result<Fixed, D::Error> {
         debug_assert!(first.is_none() || doc.roots() == 1);
         let mut out = Fixed::default();
@@ -596,7 +595,7 @@ impl Fixer<'_> {
                 let working = doc.working(r);
                 for f in findings
                     .iter()
-                    .filter(|f| fix_allowed(f, self.config) && !skip.contains(&f.rule.id))
+                    .filter(|f| fix_allowed(f, self.config) && !skip(f.rule))
                 {
                     super::deadline::check();
                     let mut fix = PassFix {
@@ -690,18 +689,17 @@ impl Fixer<'_> {
     /// [`Mutation::adds_spec_os`]: crate::model::meta::Mutation::adds_spec_os
     pub fn fix_guarded(&self, object: &mut Value, report: &ObjectReport) -> Guarded {
         let findings = report.findings.as_slice();
-        let not_mutations: Vec<&str> = rules::all()
-            .iter()
-            .filter(|r| r.meta.mutation.recorded_as.is_none())
-            .map(|r| r.meta.id)
-            .collect();
         // (A pod with an image that cannot run on Windows is not placed there: the engine
         // offers no such fix, `withhold_os_fixes`.)
-        let mut skip = not_mutations;
+        let mut without_spec_os = false;
         for attempt in 0..2 {
             let mut doc = InPlace {
                 object,
                 patch: Vec::new(),
+            };
+            // Only webhook mutations; on the second attempt, none that adds spec.os.
+            let skip = |r: &RuleMeta| {
+                r.mutation.recorded_as.is_none() || (without_spec_os && r.mutation.adds_spec_os)
             };
             let Ok(mut fixed) = self.fix(&mut doc, Some(report), &skip);
             let patch = doc.patch;
@@ -737,12 +735,7 @@ impl Fixer<'_> {
             }
             fixed.rollback.apply(object);
             if attempt == 0 {
-                skip.extend(
-                    rules::all()
-                        .iter()
-                        .filter(|r| r.meta.mutation.adds_spec_os)
-                        .map(|r| r.meta.id),
-                );
+                without_spec_os = true;
             }
         }
         Guarded::default()
@@ -898,7 +891,7 @@ mod tests {
             object: &mut obj,
             patch: Vec::new(),
         };
-        let Ok(fixed) = fixer.fix(&mut doc, Some(&report), &[]);
+        let Ok(fixed) = fixer.fix(&mut doc, Some(&report), &|_| false);
         let patch = doc.patch;
         let applied: Vec<&str> = fixed.applied.iter().map(|r| r.id).collect();
         assert_eq!(applied, ["WIN001", "WIN007", "WIN102"]); // add, array add, removal

@@ -425,8 +425,10 @@ fn recorded_name(name: &str) -> bool {
 /// the pod's author was kept as if winlint had mutated the pod). Entries from an earlier
 /// invocation of this webhook (reinvocation) are names of its mutations and stay.
 fn own_entries(object: &Value) -> Option<(Vec<String>, bool)> {
-    let ptr = format!("/metadata/annotations/{}", escape(MUTATED_ANNOTATION));
-    let value = object.lookup(&ptr)?;
+    let value = object
+        .get("metadata")?
+        .get("annotations")?
+        .get(MUTATED_ANNOTATION)?;
     let all: Vec<String> = value
         .as_str()
         .unwrap_or("")
