@@ -15,6 +15,26 @@ pub fn facts(eval: &Eval, c: &ContainerRef) -> Option<Arc<ImageFacts>> {
     eval.context.image_facts(c.image()?)
 }
 
+/// How winlint knows a container's image is Linux-only ([`linux_only`]).
+pub enum LinuxOnly {
+    /// The registry lists its platforms and none is Windows.
+    Registry(Arc<ImageFacts>),
+    /// The image-name heuristics (`ImageInfo::linux`): the registry was not asked.
+    ByName,
+}
+
+/// Whether a container's image is Linux-only: the registry decides when it was asked (no
+/// Windows entry among the platforms it lists, whatever the name; a name the heuristics call
+/// Linux-only is not when it lists one), else the image-name heuristics. The one answer WIN507,
+/// WIN008 and WIN011 give.
+pub fn linux_only(eval: &Eval, c: &ContainerRef, info: &ImageInfo) -> Option<LinuxOnly> {
+    match facts(eval, c) {
+        Some(f) if !f.has_windows() && !f.platforms.is_empty() => Some(LinuxOnly::Registry(f)),
+        Some(_) => None,
+        None => info.linux.then_some(LinuxOnly::ByName),
+    }
+}
+
 /// The Windows build a container's image is for: the registry's, when it publishes exactly
 /// one Windows build (several: each node pulls its own, so no one build; none, or entries
 /// without `os.version`: none), else the one its name tells.

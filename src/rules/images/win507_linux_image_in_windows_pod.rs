@@ -14,7 +14,7 @@ use crate::rules::images::common::image_ptr;
 use crate::rules::images::common::images;
 use crate::rules::images::common::instead;
 use crate::rules::images::common::known_alternatives;
-use crate::rules::images::image_registry;
+use crate::rules::images::image_registry::{self, LinuxOnly};
 use serde_json::json;
 
 /// WIN507 in the registry.
@@ -106,8 +106,8 @@ pub(crate) fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Fin
         .unwrap_or_else(|| "mcr.microsoft.com/windows/nanoserver:ltsc2022".to_string());
     let mut out = Vec::new();
     for (c, img, i) in images(eval) {
-        match image_registry::facts(eval, c) {
-            Some(f) if !f.has_windows() && !f.platforms.is_empty() => out.push(
+        match image_registry::linux_only(eval, c, i) {
+            Some(LinuxOnly::Registry(f)) => out.push(
                 Finding::new(
                     &WIN507,
                     image_ptr(site, c),
@@ -120,8 +120,9 @@ pub(crate) fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Fin
                 )
                 .severity(Severity::Error),
             ),
-            Some(_) => {}
-            None if i.linux => out.push(linux_by_name(site, eval, c, img, i, &hosts, &nanoserver)),
+            Some(LinuxOnly::ByName) => {
+                out.push(linux_by_name(site, eval, c, img, i, &hosts, &nanoserver))
+            }
             None => {}
         }
     }

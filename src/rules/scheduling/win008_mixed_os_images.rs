@@ -7,7 +7,7 @@ use crate::model::workload::ContainerRef;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::images::image_registry;
+use crate::rules::images::image_registry::{self, LinuxOnly};
 
 /// WIN008 in the registry.
 pub const RULE: Rule = Rule {
@@ -83,17 +83,15 @@ pub(crate) fn mixed_os_images(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     }
 }
 
-/// Whether the container's image is Linux-only, and how that is known (`""`: by its name): the
-/// registry decides when it was asked (no Windows entry, whatever the name; a name the
-/// heuristics call Linux-only is not when it has one), as WIN507 decides, which leaves
-/// undeclared pods with a Windows image to this rule.
+/// Whether the container's image is Linux-only ([`image_registry::linux_only`], as WIN507
+/// decides, which leaves undeclared pods with a Windows image to this rule), and how that is
+/// known, for the message (`""`: by its name).
 fn linux_only(eval: &Eval, c: &ContainerRef, info: &ImageInfo) -> Option<String> {
-    match image_registry::facts(eval, c) {
-        Some(f) if !f.has_windows() && !f.platforms.is_empty() => Some(format!(
+    Some(match image_registry::linux_only(eval, c, info)? {
+        LinuxOnly::Registry(f) => format!(
             " (registry: {}, no Windows entry)",
             image_registry::platforms(&f)
-        )),
-        Some(_) => None,
-        None => info.linux.then(String::new),
-    }
+        ),
+        LinuxOnly::ByName => String::new(),
+    })
 }

@@ -9,7 +9,7 @@ use crate::model::placement::{self, WindowsLanding};
 use crate::model::workload::{ContainerRef, PodSite};
 use crate::model::{Eval, Finding, Fix, FixSafety, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::images::image_registry;
+use crate::rules::images::image_registry::{self, LinuxOnly};
 use crate::rules::scheduling::common::{is_daemonset, node_selector_ops, selector_ptr};
 use serde_json::Value;
 
@@ -179,21 +179,18 @@ enum Lacks {
 /// else what winlint knows of its name.
 fn lacks_windows(eval: &Eval, c: &ContainerRef, info: &ImageInfo) -> Option<Lacks> {
     let image = c.image()?;
-    match image_registry::facts(eval, c) {
-        Some(f) if f.platforms.is_empty() => None,
-        Some(f) if f.has_windows() => None,
-        Some(f) => Some(Lacks::Because(format!(
+    Some(match image_registry::linux_only(eval, c, info)? {
+        LinuxOnly::Registry(f) => Lacks::Because(format!(
             "{image} has no Windows entry (registry: {})",
             image_registry::platforms(&f)
-        ))),
-        None if info.linux => Some(match info.known {
+        )),
+        LinuxOnly::ByName => match info.known {
             Some(crate::model::known_images::Platforms::LinuxOnly(w)) => {
                 Lacks::Because(format!("{image} has no Windows image ({})", w.why()))
             }
             _ => Lacks::ByName(image.to_string()),
-        }),
-        None => None,
-    }
+        },
+    })
 }
 
 /// Where the pod can land, for the message.
