@@ -514,8 +514,8 @@ pub struct Fixer<'a> {
 
 impl Fixer<'_> {
     /// Fix `doc` until a pass has nothing to apply (or [`FixOptions::max_passes`]). The rules
-    /// `skip` holds for are never fixed. `first`: the lint of the document's only object when the caller
-    /// has it already (the first pass uses it instead of linting).
+    /// `skip` holds for are never fixed. `first`: the lint of the document's only object when
+    /// the caller has it already (the first pass uses it instead of linting).
     ///
     /// A document patched in place ([`Document::patched_in_place`]) is linted again after a
     /// pass by [`lint_since`]: only the rules that read what the pass's fixes touched run again.

@@ -96,20 +96,14 @@ pub fn lint_since(
     lint(object, config, context, operation, Some((before, paths)))
 }
 
-/// What a patch on `paths` touched on `site` for its rules, given the site's classification
-/// before (`was`) and after (`now`) it: the areas of the paths ([`reads::touched`]), and the
-/// classification's evidence when it changed; `None` (every rule runs again) when the OS
-/// verdict changed, which decides which rules run at all.
-pub(crate) fn touched_since(
-    site: &workload::PodSite,
-    was: &Classification,
-    now: &Classification,
-    paths: &[&str],
-) -> Option<Reads> {
+/// What a patch touched on a site for its rules, given the areas of its paths (`t`,
+/// [`touched_by`]) and the site's classification before (`was`) and after (`now`) it: those
+/// areas, and the classification's evidence when it changed; `None` (every rule runs again)
+/// when the OS verdict changed, which decides which rules run at all.
+pub(crate) fn touched_since(was: &Classification, now: &Classification, t: Reads) -> Option<Reads> {
     if was.os != now.os || was.strength != now.strength {
         return None;
     }
-    let t = touched_by(site, paths);
     Some(if was == now {
         t
     } else {
@@ -173,8 +167,8 @@ fn lint(
         );
         let eval = Eval::new(&config.target, context, operation, class, images);
         // What the patch touched on this site; `None`: every rule runs.
-        let touched = since.and_then(|(before, paths)| {
-            let t = touched_since(&site, before.classes.get(s)?, &eval.class, paths)?;
+        let touched = since.zip(patched).and_then(|((before, _), ((_, was), t))| {
+            let t = touched_since(was, &eval.class, t)?;
             let was_placed = before.placements.get(s)?.as_ref();
             Some(reads::with_placement(t, was_placed, || {
                 eval.placement(&site)

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use json_patch::PatchOperation;
 use serde_json::{Value, json};
 
-use super::{ObjectReport, lint_object, lint_since, touched_since};
+use super::{ObjectReport, lint_object, lint_since, touched_by, touched_since};
 use crate::config::Config;
 use crate::model::meta::Reads;
 use crate::model::placement::Placement;
@@ -342,9 +342,11 @@ fn declared_reads_hold() {
                 let p = paths(&patch);
                 let p: Vec<&str> = p.iter().map(String::as_str).collect();
                 let after_sites = workload::pod_sites(&after_obj);
-                let Some(touched) =
-                    touched_since(&after_sites[0], &before.classes[0], &after.classes[0], &p)
-                else {
+                let Some(touched) = touched_since(
+                    &before.classes[0],
+                    &after.classes[0],
+                    touched_by(&after_sites[0], &p),
+                ) else {
                     continue;
                 };
                 // Where the pod can land, before and after, as the engine compares it (offline

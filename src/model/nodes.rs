@@ -137,17 +137,6 @@ impl<'a> TolerationRef<'a> {
 }
 
 impl Toleration {
-    /// From a toleration object of a pod spec; `None` when it is not an object.
-    pub fn from_json(v: &Value) -> Option<Toleration> {
-        let t = TolerationRef::from_json(v)?;
-        Some(Toleration {
-            key: t.key.to_string(),
-            operator: t.operator.to_string(),
-            value: t.value.to_string(),
-            effect: t.effect.to_string(),
-        })
-    }
-
     /// The toleration, borrowed.
     pub fn as_ref(&self) -> TolerationRef<'_> {
         TolerationRef {

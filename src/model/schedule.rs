@@ -295,7 +295,13 @@ mod tests {
     }
 
     fn tol(v: Value) -> Toleration {
-        Toleration::from_json(&v).unwrap()
+        let t = TolerationRef::from_json(&v).unwrap();
+        Toleration {
+            key: t.key.into(),
+            operator: t.operator.into(),
+            value: t.value.into(),
+            effect: t.effect.into(),
+        }
     }
 
     /// Upstream's TestTolerationToleratesTaint table (k8s.io/api/core/v1), plus the key-less
