@@ -14,6 +14,7 @@ use axum::routing::{get, post};
 use crate::admission::Endpoint;
 
 use super::AppState;
+use super::blocking::{Job, Waited};
 use super::limits::{self, BodyError, BodyLimits};
 
 pub(super) fn webhook_router(state: Arc<AppState>) -> Router {
@@ -63,17 +64,14 @@ async fn legacy(State(state): State<Arc<AppState>>, req: Request) -> Response {
     admit(state, endpoint, req).await
 }
 
-/// Bodies above this size are evaluated on the blocking pool, so parsing megabytes never stalls
-/// the workers that run handshakes and other connections. Typical pods (2–10 KiB) stay on the
-/// worker (no thread hop); a pod of a few hundred containers already goes to the pool, so a
-/// handful of large requests cannot hold both workers for their whole budget.
-const BLOCKING_THRESHOLD: usize = 32 * 1024;
-
-/// Counts a request whose client went away before its answer (the API server gave up, or the
-/// connection broke): the handler is dropped mid-way and `finish` was never called.
+/// Counts and logs a request whose client went away before its answer (the API server gave
+/// up, or the connection broke): the handler is dropped mid-way and `finish` was never called.
 struct Abandoned<'a> {
     state: &'a AppState,
     endpoint: &'static str,
+    arrived: tokio::time::Instant,
+    /// What the request was waiting for when it was dropped.
+    phase: &'static str,
     done: bool,
 }
 
@@ -87,9 +85,22 @@ impl Drop for Abandoned<'_> {
     fn drop(&mut self) {
         if !self.done {
             self.state.metrics.request(self.endpoint, "abandoned");
+            tracing::warn!(
+                uid = "",
+                endpoint = self.endpoint,
+                phase = self.phase,
+                millis = self.arrived.elapsed().as_millis() as u64,
+                "request abandoned by the client before its answer (while {})",
+                self.phase
+            );
         }
     }
 }
+
+/// The largest body whose images `registry.mode: sync` looks up before the evaluation: the
+/// lookup parses the whole review, which must not happen to a large one before the
+/// evaluation's own density check (its images are then judged by their names).
+const SYNC_LOOKUP_MAX_BODY: usize = 32 * 1024;
 
 async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Response {
     let ep = endpoint.as_str();
@@ -97,6 +108,8 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
     let mut abandoned = Abandoned {
         state: &state,
         endpoint: ep,
+        arrived,
+        phase: "reading the body",
         done: false,
     };
     let budget = limits::budget(state.request_timeout, req.uri().query());
@@ -114,14 +127,7 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
     };
     // Half the budget for the body, the rest for the evaluation.
     let body_deadline = arrived + budget / 2;
-    let read = limits::read_body(
-        req.into_body(),
-        announced,
-        &body_limits,
-        arrived,
-        body_deadline,
-    )
-    .await;
+    let read = limits::read_body(req.into_body(), announced, &body_limits, body_deadline).await;
     let (body, reserved) = match read {
         Ok(b) => b,
         Err((e, head)) => {
@@ -137,6 +143,7 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
         }
     };
     // An evaluation slot, within the budget.
+    abandoned.phase = "waiting for an evaluation slot";
     let slot = match tokio::time::timeout_at(deadline, state.limit.clone().acquire_owned()).await {
         Ok(Ok(p)) => p,
         _ => {
@@ -147,42 +154,47 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
         }
     };
     let started = Instant::now();
-    // `registry.mode: sync` waits for the request's image facts, within the request's budget.
-    // A large body is judged by its images' names: the lookup parses the whole review, which
-    // must not happen before the evaluation's own density check.
+    // `registry.mode: sync` waits for the request's image facts, leaving the evaluation a
+    // quarter of the budget. A large body is judged by its images' names: the lookup parses
+    // the whole review, which must not happen before the evaluation's own density check.
     if let Some(images) = state
         .images
         .as_ref()
-        .filter(|_| body.len() <= BLOCKING_THRESHOLD)
+        .filter(|_| body.len() <= SYNC_LOOKUP_MAX_BODY)
     {
-        let _ = tokio::time::timeout_at(deadline, images.before_review(&body)).await;
+        abandoned.phase = "waiting for image facts";
+        let until = limits::lookup_deadline(arrived, budget);
+        let _ = tokio::time::timeout_at(until, images.before_review(&body)).await;
     }
+    abandoned.phase = "evaluating";
+    let answer_by = limits::answer_deadline(arrived, budget);
     let eval = state.evaluation();
     let engine_deadline = limits::engine_deadline(arrived, budget).into_std();
-    let result = if body.len() > BLOCKING_THRESHOLD {
-        // The blocking task holds the slot and the bytes until it ends, which the engine's
-        // deadline bounds: what the server promised is free again only when the work is done.
-        let task = tokio::task::spawn_blocking(move || {
-            let r = eval
-                .webhook
-                .review_until(&body, endpoint, Some(engine_deadline));
-            drop((slot, body));
-            r
-        });
-        match task.await {
-            Ok(r) => r,
-            Err(e) => Err(crate::admission::BadRequest(format!(
-                "evaluation failed: {e}"
-            ))),
+    let job_body = body.clone();
+    let job = Job::spawn("an evaluation", (slot, reserved), move || {
+        eval.webhook
+            .review_until(&job_body, endpoint, Some(engine_deadline))
+    });
+    let result = match job.wait_until(answer_by).await {
+        Waited::Done(r) => r,
+        Waited::Panicked(e) => Err(crate::admission::BadRequest(format!(
+            "evaluation failed: {e}"
+        ))),
+        Waited::Overtaken => {
+            // The evaluation did not stop at its deadline (a loop without a check): the
+            // API server gets its answer now, per `webhook.onError`. The evaluation keeps its
+            // slot and bytes until it ends, so overload still counts it.
+            abandoned.finish();
+            let why = format!(
+                "its evaluation had not ended at the answer deadline ({} ms into the \
+                 request's budget of {} ms)",
+                answer_by.duration_since(arrived).as_millis(),
+                budget.as_millis()
+            );
+            let status = StatusCode::SERVICE_UNAVAILABLE;
+            return answer_unevaluated(&state, endpoint, "timeout", &body, &why, status, false);
         }
-    } else {
-        let r = eval
-            .webhook
-            .review_until(&body, endpoint, Some(engine_deadline));
-        drop(slot);
-        r
     };
-    drop(reserved);
     abandoned.finish();
     let elapsed = started.elapsed();
     match result {
@@ -299,6 +311,20 @@ fn unevaluated(
     why: &str,
     status: StatusCode,
 ) -> Response {
+    answer_unevaluated(state, endpoint, outcome, head, why, status, true)
+}
+
+/// [`unevaluated`], closing the connection only when `close` (a body that was read to its end
+/// leaves nothing on the connection, and the API server's next request may use it).
+fn answer_unevaluated(
+    state: &AppState,
+    endpoint: Endpoint,
+    outcome: &'static str,
+    head: &[u8],
+    why: &str,
+    status: StatusCode,
+    close: bool,
+) -> Response {
     let ep = endpoint.as_str();
     state.metrics.request(ep, outcome);
     let answer = state.evaluation().webhook.unevaluated(head, why);
@@ -310,21 +336,24 @@ fn unevaluated(
                 allowed = out.allowed,
                 "request not evaluated, answered per webhook.onError: {why}"
             );
-            Response::builder()
+            let mut answer = Response::builder()
                 .status(StatusCode::OK)
-                .header(header::CONTENT_TYPE, "application/json")
-                .header(header::CONNECTION, "close")
-                .body(Body::from(out.body))
-                .expect("valid response")
+                .header(header::CONTENT_TYPE, "application/json");
+            if close {
+                answer = answer.header(header::CONNECTION, "close");
+            }
+            answer.body(Body::from(out.body)).expect("valid response")
         }
         None => {
             tracing::warn!(uid = "", endpoint = ep, %status, "request rejected: {why}");
-            (
-                status,
-                [(header::CONNECTION, "close")],
-                format!("winlint: {why}\n"),
-            )
-                .into_response()
+            let mut answer = (status, format!("winlint: {why}\n")).into_response();
+            if close {
+                answer.headers_mut().insert(
+                    header::CONNECTION,
+                    header::HeaderValue::from_static("close"),
+                );
+            }
+            answer
         }
     }
 }

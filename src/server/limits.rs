@@ -8,15 +8,21 @@
 //!   never from `Content-Length` (a client announcing 100 MiB and sending one byte held the
 //!   whole budget before), and given back when the answer is sent. A body larger than the
 //!   whole budget may take all of it and go alone.
-//! * Rate: after a grace second a body must keep up `--min-body-rate` bytes per second on
-//!   average, and arrive within half the budget (the other half is the evaluation's): slow
-//!   uploads are cut instead of holding bytes and slots until the timeout.
+//! * Rate: from its first byte on, after a grace second, a body must keep up `--min-body-rate`
+//!   bytes per second on average, and it must arrive within half the budget (the other half is
+//!   the evaluation's): slow uploads are cut instead of holding bytes and slots until the
+//!   timeout. The clock starts at the first body byte, not at the headers: a loaded API server
+//!   sends a body more than a second after its headers (it did under 500 concurrent creates on
+//!   2 cores: 89 creates failed and 3 pods were admitted unevaluated with the clock at the
+//!   headers), then sends it at once. A client that sends headers and nothing else holds only
+//!   a connection, until half the budget, which the connection cap bounds.
 //! * Slots: `--max-concurrency` bounds evaluations, not uploads; a slot is taken once the
 //!   body is complete.
 //!
 //! A request that cannot be evaluated within these is answered per `webhook.onError` when its
 //! uid can be read from what arrived ([`crate::admission::Webhook::unevaluated`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -71,19 +77,41 @@ fn parse_go_duration(s: &str) -> Option<Duration> {
     (!total.is_zero()).then_some(total)
 }
 
-/// When the engine must stop: the end of the budget less a margin (a tenth of the budget, at
-/// most 200 ms) to build and send the answer.
-pub(super) fn engine_deadline(arrived: Instant, budget: Duration) -> Instant {
-    arrived + budget - (budget / 10).min(Duration::from_millis(200))
+/// The margin kept at the end of a budget to build and send the answer: a tenth of the budget,
+/// at most 200 ms.
+fn margin(budget: Duration) -> Duration {
+    (budget / 10).min(Duration::from_millis(200))
 }
 
-/// Bytes of the in-flight budget held by one request, given back on drop.
-pub(super) struct Reserved<'a> {
-    sem: &'a Semaphore,
+/// When the engine must stop: the end of the budget less the [`margin`].
+pub(super) fn engine_deadline(arrived: Instant, budget: Duration) -> Instant {
+    arrived + budget - margin(budget)
+}
+
+/// When the handler stops waiting for the evaluation and answers per `webhook.onError`:
+/// halfway through the margin, after the engine's own deadline. An engine that honours its
+/// deadline answers first (with its own verdict or its timeout answer); one stuck in a loop
+/// without a check is overtaken here, and the API server still gets an answer in time.
+pub(super) fn answer_deadline(arrived: Instant, budget: Duration) -> Instant {
+    arrived + budget - margin(budget) / 2
+}
+
+/// Until when `registry.mode: sync` may wait for a request's image facts: a quarter of the
+/// budget before the engine's deadline, so that a slow registry never leaves the evaluation
+/// without time (the facts it did not wait for are judged by the images' names).
+pub(super) fn lookup_deadline(arrived: Instant, budget: Duration) -> Instant {
+    engine_deadline(arrived, budget) - budget / 4
+}
+
+/// Bytes of the in-flight budget held by one request, given back on drop. It owns its
+/// semaphore so that an evaluation the handler stopped waiting for keeps the body's bytes
+/// counted until it really ends.
+pub(super) struct Reserved {
+    sem: Arc<Semaphore>,
     held: usize,
 }
 
-impl Drop for Reserved<'_> {
+impl Drop for Reserved {
     fn drop(&mut self) {
         self.sem.add_permits(self.held);
     }
@@ -130,7 +158,7 @@ impl BodyError {
 
 /// The limits a body is read under.
 pub(super) struct BodyLimits<'a> {
-    pub(super) budget: &'a Semaphore,
+    pub(super) budget: &'a Arc<Semaphore>,
     pub(super) budget_bytes: usize,
     pub(super) max_body: usize,
     pub(super) min_rate: u64,
@@ -138,15 +166,14 @@ pub(super) struct BodyLimits<'a> {
 
 /// Read `body` under `limits`: bytes reserved as they arrive, the rate floor, the body
 /// deadline. On error, what did arrive (for the uid) with why.
-pub(super) async fn read_body<'a>(
+pub(super) async fn read_body(
     body: Body,
     announced: Option<usize>,
-    limits: &BodyLimits<'a>,
-    started: Instant,
+    limits: &BodyLimits<'_>,
     deadline: Instant,
-) -> Result<(Bytes, Reserved<'a>), (BodyError, Vec<u8>)> {
+) -> Result<(Bytes, Reserved), (BodyError, Vec<u8>)> {
     let mut reserved = Reserved {
-        sem: limits.budget,
+        sem: Arc::clone(limits.budget),
         held: 0,
     };
     let announced_too_large = announced.is_some_and(|n| n > limits.max_body);
@@ -159,18 +186,24 @@ pub(super) async fn read_body<'a>(
     // not memory, and growing by doubling would copy the body and hold it twice.
     let mut buf: Vec<u8> = Vec::with_capacity(announced.unwrap_or(0).min(cap));
     let mut stream = body.into_data_stream();
+    // When the first body byte arrived: the rate floor's clock (see the module's docs).
+    let mut first_byte: Option<Instant> = None;
     loop {
-        // The floor: `received` bytes must have arrived by grace + received / rate.
-        let floor_at = started
-            + RATE_GRACE
-            + Duration::from_secs_f64((buf.len() as f64 + 1.0) / limits.min_rate.max(1) as f64);
-        let wait_until = floor_at.min(deadline);
+        // The floor: `received` bytes must have arrived by grace + received / rate, counted
+        // from the first byte; before it, only the body deadline applies.
+        let wait_until = match first_byte {
+            Some(first) => (first + floor_after(buf.len(), limits.min_rate)).min(deadline),
+            None => deadline,
+        };
         let chunk = match tokio::time::timeout_at(wait_until, stream.next()).await {
             Err(_) => return Err((BodyError::TooSlow, buf)),
             Ok(None) => break,
             Ok(Some(Err(_))) => return Err((BodyError::Broken, buf)),
             Ok(Some(Ok(c))) => c,
         };
+        if first_byte.is_none() && !chunk.is_empty() {
+            first_byte = Some(Instant::now());
+        }
         // Reserve what arrived (a body larger than the whole budget takes all of it).
         let want = chunk
             .len()
@@ -197,6 +230,12 @@ pub(super) async fn read_body<'a>(
     Ok((Bytes::from(buf), reserved))
 }
 
+/// How long after the first body byte `received` bytes may take at the floor `rate`: the
+/// grace second, then `received + 1` bytes at `rate` (the next byte is the one waited for).
+fn floor_after(received: usize, rate: u64) -> Duration {
+    RATE_GRACE + Duration::from_secs_f64((received as f64 + 1.0) / rate.max(1) as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,5 +260,84 @@ mod tests {
         assert_eq!(parse_go_duration("0s"), None);
         assert_eq!(parse_go_duration("5"), None);
         assert_eq!(parse_go_duration(""), None);
+    }
+
+    /// A body fed by the test: each item is sent after its delay.
+    fn timed_body(parts: Vec<(Duration, &'static [u8])>) -> Body {
+        let stream = futures::stream::unfold(parts.into_iter(), |mut parts| async move {
+            let (after, bytes) = parts.next()?;
+            tokio::time::sleep(after).await;
+            Some((Ok::<_, std::io::Error>(Bytes::from_static(bytes)), parts))
+        });
+        Body::from_stream(stream)
+    }
+
+    fn limits(budget: &Arc<Semaphore>) -> BodyLimits<'_> {
+        BodyLimits {
+            budget,
+            budget_bytes: 1 << 20,
+            max_body: 1 << 20,
+            min_rate: 64 * 1024,
+        }
+    }
+
+    /// Issue 30: a loaded API server sends the body well after its headers, then at once. The
+    /// rate floor counts from the first body byte, so it is not cut.
+    #[tokio::test]
+    async fn a_body_that_starts_late_and_then_arrives_at_once_is_read() {
+        let sem = Arc::new(Semaphore::new(1 << 20));
+        let body = timed_body(vec![
+            (Duration::from_millis(1500), b"{\"kind\":"),
+            (Duration::ZERO, b"\"AdmissionReview\"}"),
+        ]);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let (bytes, reserved) = read_body(body, None, &limits(&sem), deadline)
+            .await
+            .expect("read");
+        assert_eq!(&bytes[..], br#"{"kind":"AdmissionReview"}"#);
+        assert_eq!(reserved.held, bytes.len());
+        drop(reserved);
+        assert_eq!(sem.available_permits(), 1 << 20, "the bytes are given back");
+    }
+
+    /// A body that starts and then trickles below the floor is cut before the body deadline.
+    #[tokio::test]
+    async fn a_body_below_the_floor_after_its_first_byte_is_cut() {
+        let sem = Arc::new(Semaphore::new(1 << 20));
+        let body = timed_body(vec![
+            (Duration::ZERO, b"{"),
+            (Duration::from_secs(3), b"\"kind\""),
+        ]);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let err = read_body(body, None, &limits(&sem), deadline)
+            .await
+            .err()
+            .expect("cut");
+        assert_eq!(err.0, BodyError::TooSlow);
+        assert_eq!(err.1, b"{");
+    }
+
+    /// Headers and no body: held until the body deadline, then cut as too slow.
+    #[tokio::test]
+    async fn a_body_that_never_starts_is_cut_at_the_body_deadline() {
+        let sem = Arc::new(Semaphore::new(1 << 20));
+        let body = timed_body(vec![(Duration::from_secs(60), b"{")]);
+        let deadline = Instant::now() + Duration::from_millis(300);
+        let err = read_body(body, None, &limits(&sem), deadline)
+            .await
+            .err()
+            .expect("cut");
+        assert_eq!(err.0, BodyError::TooSlow);
+    }
+
+    #[test]
+    fn the_answer_deadline_falls_between_the_engines_and_the_budgets_end() {
+        let t = Instant::now();
+        for budget in [Duration::from_millis(500), Duration::from_secs(8)] {
+            let engine = engine_deadline(t, budget);
+            let answer = answer_deadline(t, budget);
+            assert!(engine < answer && answer < t + budget, "{budget:?}");
+            assert!(lookup_deadline(t, budget) < engine);
+        }
     }
 }

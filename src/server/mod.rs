@@ -38,6 +38,7 @@
 //! listener), `certs` (serving certificate and its reload), `state` (what handlers share),
 //! `facts` (the cluster watch).
 
+mod blocking;
 mod ca_bundle;
 mod cert_controller;
 mod certs;
@@ -563,7 +564,9 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         metrics,
         ready: AtomicBool::new(true),
         limit: Arc::new(Semaphore::new(args.max_concurrency.max(1))),
-        bytes: Semaphore::new(args.max_inflight_bytes.min(Semaphore::MAX_PERMITS)),
+        bytes: Arc::new(Semaphore::new(
+            args.max_inflight_bytes.min(Semaphore::MAX_PERMITS),
+        )),
         bytes_total: args.max_inflight_bytes.min(Semaphore::MAX_PERMITS),
         max_body: args.max_body_bytes,
         min_body_rate: args.min_body_rate,

@@ -37,7 +37,7 @@ pub struct AppState {
     pub ready: AtomicBool,
     pub(super) limit: Arc<Semaphore>,
     /// Budget of in-flight request bytes (one permit a byte), taken as bodies are read.
-    pub(super) bytes: Semaphore,
+    pub(super) bytes: Arc<Semaphore>,
     pub(super) bytes_total: usize,
     pub(super) max_body: usize,
     /// The read-rate floor of a body, bytes per second.
