@@ -113,7 +113,6 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
         done: false,
     };
     let budget = limits::budget(state.request_timeout, req.uri().query());
-    let deadline = arrived + budget;
     let announced = req
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -139,18 +138,35 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
                 BodyError::Broken => StatusCode::BAD_REQUEST,
             };
             abandoned.finish();
-            return unevaluated(&state, endpoint, e.outcome(), &head, &why, status);
+            return unevaluated(
+                &state,
+                endpoint,
+                e.outcome(),
+                &head,
+                &why,
+                status,
+                Connection::Close,
+            );
         }
     };
-    // An evaluation slot, within the budget.
+    // An evaluation slot, while an answer is still on time.
     abandoned.phase = "waiting for an evaluation slot";
-    let slot = match tokio::time::timeout_at(deadline, state.limit.clone().acquire_owned()).await {
+    let answer_by = limits::answer_deadline(arrived, budget);
+    let slot = match tokio::time::timeout_at(answer_by, state.limit.clone().acquire_owned()).await {
         Ok(Ok(p)) => p,
         _ => {
             abandoned.finish();
             let why = "the webhook is overloaded (no evaluation slot in time)";
             let status = StatusCode::SERVICE_UNAVAILABLE;
-            return unevaluated(&state, endpoint, "overloaded", &body, why, status);
+            return unevaluated(
+                &state,
+                endpoint,
+                "overloaded",
+                &body,
+                why,
+                status,
+                Connection::Keep,
+            );
         }
     };
     let started = Instant::now();
@@ -167,7 +183,6 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
         let _ = tokio::time::timeout_at(until, images.before_review(&body)).await;
     }
     abandoned.phase = "evaluating";
-    let answer_by = limits::answer_deadline(arrived, budget);
     let eval = state.evaluation();
     let engine_deadline = limits::engine_deadline(arrived, budget).into_std();
     let job_body = body.clone();
@@ -192,7 +207,15 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
                 budget.as_millis()
             );
             let status = StatusCode::SERVICE_UNAVAILABLE;
-            return answer_unevaluated(&state, endpoint, "timeout", &body, &why, status, false);
+            return unevaluated(
+                &state,
+                endpoint,
+                "timeout",
+                &body,
+                &why,
+                status,
+                Connection::Keep,
+            );
         }
     };
     abandoned.finish();
@@ -300,9 +323,17 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
     }
 }
 
+/// What becomes of the connection after an answer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Connection {
+    /// Closed: the rest of the body may still be on its way.
+    Close,
+    /// Kept: the body was read to its end, and the API server's next request may use it.
+    Keep,
+}
+
 /// A request that is not evaluated: answered per `webhook.onError` when its uid can be read
-/// from `head`, else with `status` (the API server's failurePolicy then decides). The
-/// connection is closed: the rest of the body may still be on its way.
+/// from `head`, else with `status` (the API server's failurePolicy then decides).
 fn unevaluated(
     state: &AppState,
     endpoint: Endpoint,
@@ -310,20 +341,7 @@ fn unevaluated(
     head: &[u8],
     why: &str,
     status: StatusCode,
-) -> Response {
-    answer_unevaluated(state, endpoint, outcome, head, why, status, true)
-}
-
-/// [`unevaluated`], closing the connection only when `close` (a body that was read to its end
-/// leaves nothing on the connection, and the API server's next request may use it).
-fn answer_unevaluated(
-    state: &AppState,
-    endpoint: Endpoint,
-    outcome: &'static str,
-    head: &[u8],
-    why: &str,
-    status: StatusCode,
-    close: bool,
+    connection: Connection,
 ) -> Response {
     let ep = endpoint.as_str();
     state.metrics.request(ep, outcome);
@@ -339,7 +357,7 @@ fn answer_unevaluated(
             let mut answer = Response::builder()
                 .status(StatusCode::OK)
                 .header(header::CONTENT_TYPE, "application/json");
-            if close {
+            if connection == Connection::Close {
                 answer = answer.header(header::CONNECTION, "close");
             }
             answer.body(Body::from(out.body)).expect("valid response")
@@ -347,7 +365,7 @@ fn answer_unevaluated(
         None => {
             tracing::warn!(uid = "", endpoint = ep, %status, "request rejected: {why}");
             let mut answer = (status, format!("winlint: {why}\n")).into_response();
-            if close {
+            if connection == Connection::Close {
                 answer.headers_mut().insert(
                     header::CONNECTION,
                     header::HeaderValue::from_static("close"),
