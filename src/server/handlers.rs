@@ -124,8 +124,8 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
         max_body: state.max_body,
         min_rate: state.min_body_rate,
     };
-    // Half the budget for the body, the rest for the evaluation.
-    let body_deadline = arrived + budget / 2;
+    // The body may take until the engine's deadline (limits.rs says why).
+    let body_deadline = limits::engine_deadline(arrived, budget);
     let read = limits::read_body(req.into_body(), announced, &body_limits, body_deadline).await;
     let (body, reserved) = match read {
         Ok(b) => b,

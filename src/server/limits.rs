@@ -9,13 +9,16 @@
 //!   whole budget before), and given back when the answer is sent. A body larger than the
 //!   whole budget may take all of it and go alone.
 //! * Rate: from its first byte on, after a grace second, a body must keep up `--min-body-rate`
-//!   bytes per second on average, and it must arrive within half the budget (the other half is
-//!   the evaluation's): slow uploads are cut instead of holding bytes and slots until the
-//!   timeout. The clock starts at the first body byte, not at the headers: a loaded API server
-//!   sends a body more than a second after its headers (it did under 500 concurrent creates on
-//!   2 cores: 89 creates failed and 3 pods were admitted unevaluated with the clock at the
-//!   headers), then sends it at once. A client that sends headers and nothing else holds only
-//!   a connection, until half the budget, which the connection cap bounds.
+//!   bytes per second on average, and it must arrive before the engine's deadline: slow
+//!   uploads are cut instead of holding bytes and slots until the timeout. The clock starts at
+//!   the first body byte, not at the headers, and a body that has not started is waited for
+//!   until the engine's deadline, not half the budget: a CPU-starved API server sends a body
+//!   seconds after its headers (under 500 concurrent creates on 2 cores: 89 creates failed
+//!   and 3 pods were admitted unevaluated with the clock at the headers; with half the budget
+//!   for the body, 408s), then sends it at once, and a 5 KB pod is judged in a millisecond.
+//!   Cutting it early only turns a late answer into a sure failure. A client that sends
+//!   headers and nothing else holds a connection and no bytes, which the connection cap
+//!   bounds.
 //! * Slots: `--max-concurrency` bounds evaluations, not uploads; a slot is taken once the
 //!   body is complete.
 //!
@@ -122,7 +125,7 @@ impl Drop for Reserved {
 pub(super) enum BodyError {
     /// Larger than `--max-body-bytes` (announced or sent).
     TooLarge,
-    /// Below the read-rate floor, or not complete within half the budget.
+    /// Below the read-rate floor, or not complete by the engine's deadline.
     TooSlow,
     /// No room in the in-flight byte budget before the deadline.
     Overloaded,
@@ -145,8 +148,8 @@ impl BodyError {
                 format!("the request body is larger than --max-body-bytes ({max_body} bytes)")
             }
             BodyError::TooSlow => format!(
-                "the request body arrived too slowly (under {min_rate} bytes/s, or not within \
-                 half the request's time budget)"
+                "the request body arrived too slowly (under {min_rate} bytes/s after its first \
+                 byte, or not complete in time to be evaluated within the request's budget)"
             ),
             BodyError::Overloaded => {
                 "the webhook is overloaded (no room for the request body in time)".to_string()
