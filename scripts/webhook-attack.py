@@ -10,6 +10,12 @@ verdicts were wrong. Then it measures one request alone (a fresh server each): t
 10 000-container pod and an 8 MiB AdmissionReview holding a long array of small numbers; CPU
 seconds of the server (from /proc/<pid>/stat) until the answer and 3 s later, and VmHWM.
 
+Issue 30: the dense pods (thousands of volumes and mounts in one container: 12 000/9 000 is
+0.76 MB, 20 000/15 000 is 1.27 MB), CREATE and UPDATE (`kubectl set image` to ltsc2019 on an
+ltsc2022 pod), to /validate and /mutate with `?timeout=5s` as the API server sends it (a 4 s
+budget): the answer time, its verdict (denied for WIN502, or answered per webhook.onError) and
+the CPU seconds. `ONLY=dense` runs just these.
+
 Usage: scripts/webhook-attack.py WINLINT_BINARY [SECONDS per attack, default 10] [EXTRA serve flags...]
 Everything goes to 127.0.0.1; every attack is bounded in connections and time.
 """
@@ -232,23 +238,56 @@ def run_attack(name, attack, nofile=None):
           f"'accept failed' lines={accept_failed}", flush=True)
 
 
+def dense_pod(image, volumes, mounts):
+    vols = [{"name": f"v{i}", "emptyDir": {}} for i in range(volumes)]
+    mts = [{"name": f"v{i}", "mountPath": f"C:\\m\\{i}"} for i in range(mounts)]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "dense", "namespace": "default"},
+            "spec": {"os": {"name": "windows"}, "nodeSelector": {"kubernetes.io/os": "windows"},
+                     "tolerations": [{"key": "os", "operator": "Equal", "value": "windows",
+                                      "effect": "NoSchedule"}],
+                     "containers": [{"name": "c", "image": image, "volumeMounts": mts}],
+                     "volumes": vols}}
+
+
+def dense_reviews():
+    old = "mcr.microsoft.com/windows/servercore:ltsc2022"
+    new = "mcr.microsoft.com/windows/servercore:ltsc2019"
+    for volumes, mounts in ((12000, 9000), (20000, 15000)):
+        create = json.loads(review(dense_pod(new, volumes, mounts)))
+        update = json.loads(review(dense_pod(new, volumes, mounts)))
+        update["request"]["operation"] = "UPDATE"
+        update["request"]["oldObject"] = dense_pod(old, volumes, mounts)
+        for op, r in (("CREATE", create), ("UPDATE", update)):
+            body = json.dumps(r).encode()
+            for path in ("/validate", "/mutate"):
+                yield f"{volumes // 1000}k vol {op} {path}", body, path + "?timeout=5s"
+
+
 def one_request(name, body, path="/validate"):
     srv = Server()
     c0 = srv.cpu()
     try:
         status, resp, dt = post(srv.port, path, body, timeout=60)
         verdict = "denied" if b'"allowed":false' in resp else ("allowed" if b'"allowed":true' in resp else "-")
+        if b"WIN502" in resp:
+            verdict += " WIN502"
+        if b"could not evaluate" in resp:
+            verdict += " unevaluated"
     except (OSError, TimeoutError) as e:
         status, dt, verdict = f"error {e!r}", float("nan"), "-"
     c1 = srv.cpu()
     time.sleep(3)
     c2 = srv.cpu()
-    print(f"{name:28} status={status} verdict={verdict} answer={dt:.2f}s cpu_at_answer={c1 - c0:.2f}s "
+    print(f"{name:30} status={status} verdict={verdict} answer={dt:.2f}s cpu_at_answer={c1 - c0:.2f}s "
           f"cpu_3s_later={c2 - c0:.2f}s VmHWM={srv.hwm_mb():.0f}MB body={len(body) / 1e6:.2f}MB", flush=True)
     srv.stop()
 
 
 def main():
+    if os.environ.get("ONLY") == "dense":
+        for name, body, path in dense_reviews():
+            one_request(name, body, path)
+        return
     print(f"binary: {BIN}; {DUR:.0f} s per attack; legitimate client: new TLS connection every 50 ms, 5 s timeout")
     base = lambda port, stop, socks, lock: stop.wait()
     run_attack("none", base)
