@@ -418,7 +418,9 @@ impl Webhook {
         // restart's annotation) is not warned again of what its creation was warned of.
         let spec_untouched = old.as_ref().is_some_and(|old| same_pod_specs(old, &object));
         // On UPDATE an error the old object already had is not the change's fault: warn only.
-        let old_errors: Vec<(&'static str, String)> = match operation {
+        // A set: one lookup per finding (a list was findings × old errors on a pod of
+        // thousands of mounts, each an error in both objects).
+        let old_errors: std::collections::HashSet<(&'static str, String)> = match operation {
             Operation::Update => old
                 .map(|old| self.in_namespace(old, &out.namespace))
                 .and_then(|old| self.judge(&old, operation, ns))
@@ -428,7 +430,7 @@ impl Webhook {
                 .filter(|f| f.severity == Severity::Error)
                 .map(|f| (f.rule.id, f.pointer))
                 .collect(),
-            _ => Vec::new(),
+            _ => Default::default(),
         };
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
@@ -447,11 +449,7 @@ impl Webhook {
         }
         for f in &findings {
             match f.severity {
-                Severity::Error
-                    if old_errors
-                        .iter()
-                        .any(|(id, p)| *id == f.rule.id && *p == f.pointer) =>
-                {
+                Severity::Error if old_errors.contains(&(f.rule.id, f.pointer.clone())) => {
                     warnings.push(finding_line(
                         f.rule.id,
                         &format!("(already present) {}", f.message),

@@ -69,18 +69,10 @@ fn pod(n: usize) -> Value {
     let volumes: Vec<Value> = (0..n)
         .map(|i| json!({"name": format!("v{i}"), "emptyDir": {}}))
         .collect();
-    json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "big", "namespace": "default"},
-        "spec": {
-            "os": {"name": "windows"},
-            "nodeSelector": {"kubernetes.io/os": "windows"},
-            "tolerations": [{"key": "os", "value": "windows", "effect": "NoSchedule"}],
-            "containers": containers,
-            "volumes": volumes,
-        }
-    })
+    let mut pod = base();
+    pod["spec"]["containers"] = json!(containers);
+    pod["spec"]["volumes"] = json!(volumes);
+    pod
 }
 
 /// The pod as a YAML file's text (block style, as people write it).
@@ -222,4 +214,456 @@ fn webhook_is_linear_in_containers() {
             },
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every list of a pod (issue 30, item 2): each grown alone, inside one container where it is a
+// container's list, for lint, --fix, /validate and /mutate, CREATE and UPDATE.
+
+/// The pod every dimension grows from: pinned to Windows, one container "app" with a fixable
+/// Linux-only field (WIN103's opt-in fix is on in [`config`]), so that --fix and /mutate always
+/// have something to do.
+fn base() -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "big", "namespace": "default"},
+        "spec": {
+            "os": {"name": "windows"},
+            "nodeSelector": {"kubernetes.io/os": "windows"},
+            "tolerations": [{"key": "os", "value": "windows", "effect": "NoSchedule"}],
+            "containers": [{
+                "name": "app",
+                "image": "mcr.microsoft.com/windows/servercore:ltsc2022",
+                "securityContext": {"runAsUser": 1000},
+            }],
+        }
+    })
+}
+
+/// `base()` with `value` at `pointer` (a PodSpec field or container 0's).
+fn with(pointer: &str, value: Value) -> Value {
+    let mut pod = base();
+    let (parent, key) = pointer.rsplit_once('/').unwrap();
+    pod.pointer_mut(parent).unwrap()[key] = value;
+    pod
+}
+
+fn items(n: usize, item: impl Fn(usize) -> Value) -> Value {
+    Value::Array((0..n).map(item).collect())
+}
+
+const APP: &str = "/spec/containers/0";
+
+/// One generator per dimension: a pod with `n` items of one list and everything else as in
+/// [`base`]. The items are varied the way rules care about (findings, fixes, lookalikes), so
+/// that every rule that reads the list has work per item.
+const DIMENSIONS: &[(&str, fn(usize) -> Value)] = &[
+    ("containers", pod),
+    ("initContainers", |n| {
+        with(
+            "/spec/initContainers",
+            items(n, |i| {
+                json!({"name": format!("i{i}"), "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022",
+                       "command": ["cmd", "/c", "echo"], "securityContext": {"runAsGroup": 1}})
+            }),
+        )
+    }),
+    ("ephemeralContainers", |n| {
+        with(
+            "/spec/ephemeralContainers",
+            items(n, |i| {
+                json!({"name": format!("e{i}"), "image": "mcr.microsoft.com/windows/servercore:ltsc2019",
+                       "targetContainerName": "app", "securityContext": {"runAsUser": 1}})
+            }),
+        )
+    }),
+    ("volumes", |n| {
+        with(
+            "/spec/volumes",
+            items(n, |i| match i % 4 {
+                0 => json!({"name": format!("v{i}"), "emptyDir": {}}),
+                1 => json!({"name": format!("v{i}"), "emptyDir": {"medium": "Memory"}}),
+                2 => {
+                    json!({"name": format!("v{i}"), "secret": {"secretName": format!("s{i}"), "defaultMode": 256}})
+                }
+                _ => {
+                    json!({"name": format!("v{i}"), "hostPath": {"path": format!("/var/lib/{i}")}})
+                }
+            }),
+        )
+    }),
+    ("volumeMounts", |n| {
+        // n volumes and n mounts in one container (the adversarial pod's shape): Linux paths
+        // (WIN308, fixable), Windows paths, case-only twins (WIN309), pipes at a directory
+        // (WIN311), subPaths.
+        let mut pod = with(
+            "/spec/volumes",
+            items(n, |i| match i % 4 {
+                3 => {
+                    json!({"name": format!("v{i}"), "hostPath": {"path": format!("\\\\.\\pipe\\p{i}")}})
+                }
+                _ => json!({"name": format!("v{i}"), "emptyDir": {}}),
+            }),
+        );
+        pod["spec"]["containers"][0]["volumeMounts"] = items(n, |i| match i % 4 {
+            0 => json!({"name": format!("v{i}"), "mountPath": format!("/data/{i}")}),
+            1 => json!({"name": format!("v{i}"), "mountPath": format!("C:\\data\\{i}")}),
+            2 => {
+                json!({"name": format!("v{i}"), "mountPath": format!("c:\\DATA\\{}", i - 1), "subPath": "x"})
+            }
+            _ => json!({"name": format!("v{i}"), "mountPath": format!("C:\\pipe{i}")}),
+        });
+        pod
+    }),
+    ("env", |n| {
+        with(
+            &format!("{APP}/env"),
+            items(n, |i| match i % 4 {
+                0 => json!({"name": format!("VAR_{i}"), "value": "x"}),
+                1 => json!({"name": format!("var_{}", i - 1), "value": "y"}),
+                2 => {
+                    json!({"name": format!("REF_{i}"), "value": format!("$(VAR_{}) http://svc{i}.ns", i - 2)})
+                }
+                _ => {
+                    json!({"name": format!("bad.{i}"), "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}})
+                }
+            }),
+        )
+    }),
+    ("envFrom", |n| {
+        with(
+            &format!("{APP}/envFrom"),
+            items(n, |i| match i % 3 {
+                0 => {
+                    json!({"configMapRef": {"name": format!("cm{i}")}, "prefix": format!("P{i}_")})
+                }
+                1 => {
+                    json!({"secretRef": {"name": format!("s{i}")}, "prefix": format!("p{}_", i - 1)})
+                }
+                _ => json!({"configMapRef": {"name": format!("cm{i}")}, "prefix": "1-bad."}),
+            }),
+        )
+    }),
+    ("ports", |n| {
+        with(
+            &format!("{APP}/ports"),
+            items(n, |i| {
+                json!({"name": format!("p{i}"), "containerPort": 1000 + i,
+                       "protocol": if i % 2 == 0 { "UDP" } else { "TCP" }, "hostPort": 2000 + i})
+            }),
+        )
+    }),
+    ("command/args", |n| {
+        let mut pod = with(
+            &format!("{APP}/command"),
+            json!(["powershell.exe", "-Command"]),
+        );
+        pod["spec"]["containers"][0]["args"] =
+            items(n, |i| json!(format!("Write-Host svc{i}.ns /tmp/{i}")));
+        pod["spec"]["containers"][0]["livenessProbe"] =
+            json!({"exec": {"command": items(n, |i| json!(format!("arg{i}")))}});
+        pod
+    }),
+    ("tolerations", |n| {
+        with(
+            "/spec/tolerations",
+            items(n, |i| match i % 3 {
+                0 => json!({"key": format!("k{i}"), "operator": "Exists", "effect": "NoSchedule"}),
+                1 => {
+                    json!({"key": "os", "operator": "Equal", "value": format!("w{i}"), "effect": "NoExecute"})
+                }
+                _ => {
+                    json!({"key": "node.kubernetes.io/windows-build", "value": format!("10.0.{i}"), "effect": "NoSchedule"})
+                }
+            }),
+        )
+    }),
+    ("nodeAffinity terms", |n| {
+        let term = |i: usize| {
+            json!({"matchExpressions": [
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]},
+                {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": [format!("10.0.{i}")]},
+            ]})
+        };
+        with(
+            "/spec/affinity",
+            json!({"nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": items(n, term)},
+                "preferredDuringSchedulingIgnoredDuringExecution":
+                    items(n, |i| json!({"weight": 1 + i % 100, "preference": term(i)})),
+            }}),
+        )
+    }),
+    ("nodeAffinity values", |n| {
+        with(
+            "/spec/affinity",
+            json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [
+                    {"key": "kubernetes.io/os", "operator": "In", "values": items(n, |i| if i == 0 { json!("windows") } else { json!(format!("os{i}")) })},
+                    {"key": "node.kubernetes.io/windows-build", "operator": "NotIn", "values": items(n, |i| json!(format!("10.0.{i}")))},
+                ]}
+            ]}}}),
+        )
+    }),
+    ("podAffinity terms", |n| {
+        let term = |i: usize| {
+            json!({"topologyKey": format!("zone{i}"), "labelSelector": {"matchExpressions": [
+                {"key": "app", "operator": "In", "values": [format!("a{i}")]}]}})
+        };
+        with(
+            "/spec/affinity",
+            json!({"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": items(n, term)},
+                   "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
+                       items(n, |i| json!({"weight": 1, "podAffinityTerm": term(i)}))}}),
+        )
+    }),
+    ("topologySpreadConstraints", |n| {
+        with(
+            "/spec/topologySpreadConstraints",
+            items(n, |i| {
+                json!({"maxSkew": 1, "topologyKey": format!("zone{i}"), "whenUnsatisfiable": "DoNotSchedule",
+                       "labelSelector": {"matchLabels": {"app": format!("a{i}")}}})
+            }),
+        )
+    }),
+    ("hostAliases", |n| {
+        with(
+            "/spec/hostAliases",
+            items(
+                n,
+                |i| json!({"ip": format!("10.0.{}.{}", i / 250, i % 250), "hostnames": [format!("h{i}"), format!("h{i}.local")]}),
+            ),
+        )
+    }),
+    ("imagePullSecrets", |n| {
+        with(
+            "/spec/imagePullSecrets",
+            items(n, |i| json!({"name": format!("s{i}")})),
+        )
+    }),
+    ("resourceClaims", |n| {
+        let mut pod = with(
+            "/spec/resourceClaims",
+            items(
+                n,
+                |i| json!({"name": format!("r{i}"), "resourceClaimName": format!("c{i}")}),
+            ),
+        );
+        pod["spec"]["containers"][0]["resources"] =
+            json!({"claims": items(n, |i| json!({"name": format!("r{i}")}))});
+        pod
+    }),
+];
+
+/// A value as block-style YAML (as people write it; strings double-quoted, JSON's escapes are
+/// YAML's).
+fn to_yaml(v: &Value) -> String {
+    fn scalar(v: &Value) -> String {
+        match v {
+            Value::Object(m) if m.is_empty() => "{}".into(),
+            Value::Array(a) if a.is_empty() => "[]".into(),
+            other => other.to_string(),
+        }
+    }
+    fn block(v: &Value, indent: usize, out: &mut String) {
+        let pad = " ".repeat(indent);
+        match v {
+            Value::Object(m) if !m.is_empty() => {
+                for (k, val) in m {
+                    let key = if k
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "./-_".contains(c))
+                    {
+                        k.clone()
+                    } else {
+                        Value::from(k.as_str()).to_string()
+                    };
+                    match val {
+                        Value::Object(m) if !m.is_empty() => {
+                            out.push_str(&format!("{pad}{key}:\n"));
+                            block(val, indent + 2, out);
+                        }
+                        Value::Array(a) if !a.is_empty() => {
+                            out.push_str(&format!("{pad}{key}:\n"));
+                            block(val, indent, out);
+                        }
+                        _ => out.push_str(&format!("{pad}{key}: {}\n", scalar(val))),
+                    }
+                }
+            }
+            Value::Array(a) if !a.is_empty() => {
+                for item in a {
+                    match item {
+                        Value::Object(m) if !m.is_empty() => {
+                            let mut inner = String::new();
+                            block(item, indent + 2, &mut inner);
+                            out.push_str(&format!("{pad}- {}", &inner[indent + 2..]));
+                        }
+                        Value::Array(l) if !l.is_empty() => {
+                            out.push_str(&format!("{pad}- {item}\n"));
+                        }
+                        _ => out.push_str(&format!("{pad}- {}\n", scalar(item))),
+                    }
+                }
+            }
+            _ => out.push_str(&format!("{pad}{}\n", scalar(v))),
+        }
+    }
+    let mut out = String::new();
+    block(v, 0, &mut out);
+    out
+}
+
+/// An AdmissionReview of `object`; on UPDATE the old object is the same pod with container 0
+/// on another image (so that /validate judges both and finds errors in the old one).
+fn review_of(object: &Value, operation: &str) -> Vec<u8> {
+    let mut r: Value = serde_json::from_slice(&review(object)).unwrap();
+    r["request"]["operation"] = json!(operation);
+    if operation == "UPDATE" {
+        let mut old = object.clone();
+        old["spec"]["containers"][0]["image"] =
+            json!("mcr.microsoft.com/windows/servercore:ltsc2019");
+        r["request"]["oldObject"] = old;
+    }
+    serde_json::to_vec(&r).unwrap()
+}
+
+const MODES: &[&str] = &[
+    "lint",
+    "--fix",
+    "/validate CREATE",
+    "/validate UPDATE",
+    "/mutate CREATE",
+    "/mutate UPDATE",
+];
+
+/// The input of `mode` for `pod`: YAML text for the CLI, an AdmissionReview for the webhook.
+fn input_of(mode: &str, pod: &Value) -> Vec<u8> {
+    match mode {
+        "lint" | "--fix" => to_yaml(pod).into_bytes(),
+        m => review_of(pod, m.rsplit(' ').next().unwrap()),
+    }
+}
+
+fn run_mode(mode: &str, input: &[u8], cfg: &Config, cx: &Context, webhook: &Webhook) {
+    match mode {
+        "lint" => {
+            let text = std::str::from_utf8(input).unwrap();
+            let docs = winlint::source::load(text).unwrap();
+            let rep = winlint::engine::lint_object(&docs[0].value, cfg, cx, Operation::Lint);
+            assert!(!rep.findings.is_empty());
+        }
+        "--fix" => {
+            let text = std::str::from_utf8(input).unwrap();
+            let fixed = winlint::cli::fix_text(text, cfg, cx).unwrap();
+            let text = fixed.text.expect("the pod has safe fixes");
+            assert!(!text.contains("runAsUser: 1000"), "runAsUser is removed");
+        }
+        m => {
+            let endpoint = if m.starts_with("/validate") {
+                Endpoint::Validate
+            } else {
+                Endpoint::Mutate
+            };
+            let out = webhook.review(input, endpoint).unwrap();
+            let r: Value = serde_json::from_slice(&out.body).unwrap();
+            assert!(r["response"]["allowed"].is_boolean(), "{r}");
+        }
+    }
+}
+
+/// Growth exponents of one (dimension, mode): steps and bytes allocated.
+fn exponents(
+    make: fn(usize) -> Value,
+    mode: &str,
+    cfg: &Config,
+    cx: &Context,
+    webhook: &Webhook,
+) -> [f64; 2] {
+    let input = |n: usize| input_of(mode, &make(n));
+    run_mode(mode, &input(DIM_SIZES[0]), cfg, cx, webhook);
+    let mut points = Vec::new();
+    for &n in &DIM_SIZES {
+        let i = input(n);
+        let (s, b) = measure(|| run_mode(mode, &i, cfg, cx, webhook));
+        points.push((n, s, b));
+    }
+    let k = |f: fn(&(usize, u64, u64)) -> u64| {
+        exponent(&points.iter().map(|p| (p.0, f(p))).collect::<Vec<_>>())
+    };
+    [k(|p| p.1), k(|p| p.2)]
+}
+
+const DIM_SIZES: [usize; 4] = [100, 200, 400, 800];
+
+/// [`config`] with observed nodes (a tainted Windows Server 2022 group and a Linux group), so
+/// that the scheduler's predicate runs: every toleration, term and value against each group.
+fn config_with_nodes() -> Config {
+    use winlint::model::nodes::{NodeGroup, NodeOs};
+    let group = |os: &str, build: &str, taints: &[&str]| {
+        let mut labels = std::collections::BTreeMap::new();
+        labels.insert("kubernetes.io/os".to_string(), os.to_string());
+        if !build.is_empty() {
+            labels.insert(
+                "node.kubernetes.io/windows-build".to_string(),
+                build.to_string(),
+            );
+        }
+        NodeGroup {
+            os: NodeOs::parse(os),
+            build: winlint::model::windows::parse_build(build),
+            taints: taints
+                .iter()
+                .map(|t| winlint::model::Taint::parse(t).unwrap())
+                .collect(),
+            labels,
+            runtime: Some("containerd://1.7.20".into()),
+            nodes: (0..3)
+                .map(|i| (format!("{os}{i}"), Some(format!("{os}{i}"))))
+                .collect(),
+        }
+    };
+    let mut cfg = config();
+    cfg.target.nodes = Some(
+        vec![
+            group("windows", "10.0.20348", &["os=windows:NoSchedule"]),
+            group("linux", "", &[]),
+        ]
+        .into(),
+    );
+    cfg
+}
+
+/// The table: one row per dimension, one column per mode, each cell the `steps/bytes`
+/// exponents (0.00: the list costs no steps per item). Fails on any exponent of 1.2 or more
+/// (after printing the table: `cargo test --test prop_growth every_dimension -- --nocapture`;
+/// `GROWTH_ONLY=env` measures the dimensions whose name contains `env`).
+#[test]
+fn every_dimension_is_linear() {
+    let (cfg, cx) = (config_with_nodes(), Context::default());
+    let webhook = Webhook::new(config_with_nodes());
+    let only = std::env::var("GROWTH_ONLY").unwrap_or_default();
+    let mut table = format!("{:<26}", "dimension (steps/bytes)");
+    for m in MODES {
+        table.push_str(&format!(" | {m:<16}"));
+    }
+    table.push('\n');
+    let mut failed = Vec::new();
+    for (dim, make) in DIMENSIONS {
+        if !only.is_empty() && !dim.contains(only.as_str()) {
+            continue;
+        }
+        table.push_str(&format!("{dim:<26}"));
+        for mode in MODES {
+            let [ks, kb] = exponents(*make, mode, &cfg, &cx, &webhook);
+            table.push_str(&format!(" | {ks:>4.2}/{kb:<4.2}{:7}", ""));
+            if ks >= MAX_EXPONENT || kb >= MAX_EXPONENT {
+                failed.push(format!("{dim} {mode}: steps n^{ks:.2}, bytes n^{kb:.2}"));
+            }
+        }
+        table.push('\n');
+    }
+    eprintln!("growth exponents, n = {DIM_SIZES:?} items of one list:\n{table}");
+    assert!(failed.is_empty(), "super-linear: {failed:#?}");
 }

@@ -655,11 +655,10 @@ impl Fixer<'_> {
             for (i, reason) in &commit.given_up {
                 out.give_up(&mut given_up, &fixes[*i], reason.clone());
             }
+            let failed: HashSet<usize> = commit.given_up.iter().map(|(g, _)| *g).collect();
             for (i, f) in fixes.iter().enumerate() {
                 let rule = f.finding.rule;
-                if !commit.given_up.iter().any(|(g, _)| *g == i)
-                    && !out.applied.iter().any(|a| a.id == rule.id)
-                {
+                if !failed.contains(&i) && !out.applied.iter().any(|a| a.id == rule.id) {
                     out.applied.push(rule);
                 }
             }
@@ -762,12 +761,14 @@ pub(crate) fn adds_error<'f>(
     after: impl IntoIterator<Item = &'f Finding>,
 ) -> bool {
     let is_error = |f: &&Finding| f.severity == Severity::Error;
-    after.into_iter().filter(is_error).any(|a| {
-        !before
-            .iter()
-            .filter(is_error)
-            .any(|b| b.rule.id == a.rule.id)
-    })
+    // The rules with an error before, once (not a scan of `before` per error after: both
+    // are thousands on a pod of thousands of bad mounts).
+    let had: std::collections::HashSet<&str> =
+        before.iter().filter(is_error).map(|b| b.rule.id).collect();
+    after
+        .into_iter()
+        .filter(is_error)
+        .any(|a| !had.contains(a.rule.id))
 }
 
 /// The paths an operation changes (a `move` changes where it takes from, too).

@@ -27,6 +27,7 @@ use serde_json::Value;
 use super::labels::HOSTNAME_LABEL;
 use super::nodes::{NodeGroup, RuntimeClassFacts, Taint};
 pub use super::nodes::{Toleration, TolerationRef};
+use super::workload::each;
 
 /// The tolerations of a pod spec (entries that are not objects are skipped). One without a key
 /// whose operator is not `Exists` is left out: `ToleratesTaint` would compare its value with
@@ -34,13 +35,14 @@ pub use super::nodes::{Toleration, TolerationRef};
 /// pkg/apis/core/validation/validation.go: "operator must be Exists when `key` is empty"), so
 /// it tolerates nothing on any node ([`keyless_not_exists`] says why).
 pub fn pod_tolerations(spec: &Value) -> Vec<TolerationRef<'_>> {
-    spec["tolerations"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(TolerationRef::from_json)
-        .filter(|t| !keyless_not_exists(t))
-        .collect()
+    each(
+        spec["tolerations"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice),
+    )
+    .filter_map(TolerationRef::from_json)
+    .filter(|t| !keyless_not_exists(t))
+    .collect()
 }
 
 /// A toleration the API server refuses: no key, and an operator other than `Exists`.
@@ -107,7 +109,7 @@ fn requirement_matches(req: &Value, get: impl Fn(&str) -> Option<String>) -> Opt
     let key = req["key"].as_str()?;
     let values: Vec<&str> = match &req["values"] {
         Value::Null => vec![],
-        Value::Array(a) => a.iter().map(|v| v.as_str()).collect::<Option<_>>()?,
+        Value::Array(a) => each(a).map(|v| v.as_str()).collect::<Option<_>>()?,
         _ => return None,
     };
     let have = get(key);
@@ -172,10 +174,10 @@ fn term_matches(term: &Value, node: &NodeView) -> Option<bool> {
     }
     // Parse everything first: upstream rejects the whole term on any malformed requirement.
     let mut ok = true;
-    for r in exprs {
+    for r in each(exprs) {
         ok &= requirement_matches(r, |k| node.label(k).map(str::to_string))?;
     }
-    for r in fields {
+    for r in each(fields) {
         ok &= field_requirement_matches(r, node)?;
     }
     Some(ok)
@@ -196,11 +198,12 @@ pub fn selects(spec: &Value, node: &NodeView) -> bool {
     if required.is_null() {
         return true;
     }
-    required["nodeSelectorTerms"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|t| term_matches(t, node) == Some(true))
+    each(
+        required["nodeSelectorTerms"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice),
+    )
+    .any(|t| term_matches(t, node) == Some(true))
 }
 
 /// Whether the selection depends on which node of a group it is: `spec.nodeName`, a hostname

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
-use crate::model::workload::{ContainerRef, PodSite, list};
+use crate::model::workload::{ContainerRef, PodSite, each, items, list};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
 use crate::rules::Rule;
 use crate::rules::env::common::EnvRegime;
@@ -23,14 +23,13 @@ pub const RULE: Rule = Rule {
 pub(crate) fn referenced(c: &ContainerRef, name: &str) -> bool {
     let needle = format!("$({name})");
     let strs = |key: &str| -> bool {
-        list(c.value, key)
-            .iter()
+        items(c.value, key)
             .filter_map(Value::as_str)
             .any(|s| s.contains(&needle))
     };
     strs("command")
         || strs("args")
-        || list(c.value, "env").iter().any(|e| {
+        || items(c.value, "env").any(|e| {
             e.get("value")
                 .and_then(Value::as_str)
                 .is_some_and(|v| v.contains(&needle))
@@ -87,7 +86,7 @@ pub(crate) fn env_name_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
     for c in site.containers() {
         let env = list(c.value, "env");
-        for (i, e) in env.iter().enumerate() {
+        for (i, e) in each(env).enumerate() {
             let Some(name) = e.get("name").and_then(Value::as_str) else {
                 continue;
             };

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::meta::{Area, Mutation, Reads, RuleOs};
-use crate::model::workload::{Lookup, PodSite, list};
+use crate::model::workload::{Lookup, PodSite, items};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::env::common::EnvRegime;
@@ -65,7 +65,7 @@ pub(crate) fn envfrom_prefix_or_keys(site: &PodSite, eval: &Eval) -> Vec<Finding
     let ns = namespace(site);
     let mut out = Vec::new();
     for c in site.containers() {
-        for (j, ef) in list(c.value, "envFrom").iter().enumerate() {
+        for (j, ef) in items(c.value, "envFrom").enumerate() {
             let prefix = ef.get("prefix").and_then(Value::as_str).unwrap_or("");
             if !prefix.is_empty() && !regime.accepts(prefix) {
                 let hint = if prefix.contains(':') {

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::meta::{Area, Mutation, Reads, RuleOs};
-use crate::model::workload::{PodSite, list};
+use crate::model::workload::{PodSite, items};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use serde_json::Value;
@@ -52,16 +52,21 @@ Keep one of the two entries.
 pub(crate) fn env_case_collision(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
     let mut out = Vec::new();
     for c in site.containers() {
-        // Case-folded name → the distinct spellings seen so far, in order (linear: a container
-        // may carry thousands of env vars).
-        let mut seen: std::collections::HashMap<String, Vec<&str>> =
+        // Case-folded name → its first spelling and the first other one (a finding names the
+        // first spelling seen that is not this one: no other spelling is ever named, so none
+        // is kept; a list of every spelling was quadratic in 2^k spellings of one k-letter name).
+        let mut seen: std::collections::HashMap<String, (&str, Option<&str>)> =
             std::collections::HashMap::new();
-        for (i, e) in list(c.value, "env").iter().enumerate() {
+        for (i, e) in items(c.value, "env").enumerate() {
             let Some(name) = e.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            let spellings = seen.entry(name.to_lowercase()).or_default();
-            if let Some(first) = spellings.iter().find(|raw| **raw != name) {
+            let spellings = seen.entry(name.to_lowercase()).or_insert((name, None));
+            let other = match *spellings {
+                (first, _) if first != name => Some(first),
+                (_, second) => second,
+            };
+            if let Some(first) = other {
                 out.push(Finding::new(
                     &WIN405,
                     site.container_ptr(&c, &format!("/env/{i}/name")),
@@ -71,8 +76,8 @@ pub(crate) fn env_case_collision(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
                     ),
                 ));
             }
-            if !spellings.contains(&name) {
-                spellings.push(name);
+            if spellings.0 != name && spellings.1.is_none() {
+                spellings.1 = Some(name);
             }
         }
     }

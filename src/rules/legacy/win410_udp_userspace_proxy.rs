@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::meta::{Area, Mutation, Reads, RuleOs};
-use crate::model::workload::{PodSite, list};
+use crate::model::workload::{PodSite, items};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use serde_json::Value;
@@ -52,7 +52,7 @@ pub(crate) fn udp_userspace_proxy(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for c in site.containers() {
-        for (i, port) in list(c.value, "ports").iter().enumerate() {
+        for (i, port) in items(c.value, "ports").enumerate() {
             if port.get("protocol").and_then(Value::as_str) != Some("UDP") {
                 continue;
             }

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::model::Eval;
 use crate::model::meta::{Area, Mutation, Reads, RuleOs};
-use crate::model::workload::{Lookup, PodSite, list};
+use crate::model::workload::{Lookup, PodSite, items};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::network::common::{hosts, partial_service_name};
@@ -134,7 +134,7 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool)
     let data = |name: &str| eval.context.config_map_data.get(&(ns.into(), name.into()));
     let mut out = Vec::new();
     for c in site.containers() {
-        for (i, e) in list(c.value, "env").iter().enumerate() {
+        for (i, e) in items(c.value, "env").enumerate() {
             let env = e.get("name").and_then(Value::as_str).unwrap_or("");
             if let Some(v) = e.get("value").and_then(Value::as_str)
                 && wanted(v)
@@ -164,7 +164,7 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool)
                 });
             }
         }
-        for (i, e) in list(c.value, "envFrom").iter().enumerate() {
+        for (i, e) in items(c.value, "envFrom").enumerate() {
             let Some(name) = e.lookup("/configMapRef/name").and_then(Value::as_str) else {
                 continue;
             };
@@ -187,7 +187,7 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool)
             }
         }
         for field in ["command", "args"] {
-            for (i, v) in list(c.value, field).iter().enumerate() {
+            for (i, v) in items(c.value, field).enumerate() {
                 if let Some(v) = v.as_str()
                     && wanted(v)
                 {
@@ -204,7 +204,7 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool)
     // Volumes: only those a container mounts (an unmounted volume's files are never read).
     let mounted: std::collections::HashSet<&str> = site
         .containers()
-        .flat_map(|c| list(c.value, "volumeMounts"))
+        .flat_map(|c| items(c.value, "volumeMounts"))
         .filter_map(|m| m.get("name").and_then(Value::as_str))
         .collect();
     for (i, v) in site.volumes() {

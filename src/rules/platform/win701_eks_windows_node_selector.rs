@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::model::labels::{OS_LABELS, WINDOWS_ONLY_NODE_LABELS};
 use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::platform::Platform;
-use crate::model::workload::{PodSite, list};
+use crate::model::workload::{PodSite, items};
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::scheduling::common::node_selector_ops;
@@ -141,12 +141,12 @@ fn pinned_otherwise(site: &PodSite) -> bool {
         .is_some_and(|terms| {
             !terms.is_empty()
                 && terms.iter().all(|t| {
-                    list(t, "matchExpressions").iter().any(|e| {
+                    items(t, "matchExpressions").any(|e| {
                         e.get("key")
                             .and_then(Value::as_str)
                             .is_some_and(|k| OS_LABELS.contains(&k))
                             && e.get("operator").and_then(Value::as_str) == Some("In")
-                            && list(e, "values").iter().any(|v| v == "windows")
+                            && items(e, "values").any(|v| v == "windows")
                     })
                 })
         });

@@ -11,7 +11,7 @@
 use crate::model::Eval;
 use crate::model::windows;
 use crate::model::workload::Lookup;
-use crate::model::workload::{ContainerRef, PodSite, list};
+use crate::model::workload::{ContainerRef, PodSite, items};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -38,8 +38,7 @@ pub(crate) fn mounts<'a>(
     site: &PodSite<'a>,
 ) -> impl Iterator<Item = (ContainerRef<'a>, usize, &'a Value)> + 'a {
     site.containers().flat_map(|c| {
-        list(c.value, "volumeMounts")
-            .iter()
+        items(c.value, "volumeMounts")
             .enumerate()
             .map(move |(i, m)| (c, i, m))
     })
@@ -107,16 +106,9 @@ pub fn is_injected_volume(site: &PodSite, v: &Value) -> bool {
         {
             return false;
         }
-        let mut mounted = false;
-        for (_, _, m) in mounts(site) {
-            if m.get("name").and_then(Value::as_str) == Some(name) {
-                if mount_path(m) != Some(SA_MOUNT_PATH) {
-                    return false;
-                }
-                mounted = true;
-            }
-        }
-        return mounted;
+        // Mounted, and only where the kubelet mounts it (the site's index: a walk over every
+        // mount per such volume is volumes × mounts).
+        return site.mounted_only_at(name, SA_MOUNT_PATH);
     }
     false
 }

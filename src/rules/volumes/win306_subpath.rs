@@ -10,7 +10,6 @@ use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::volumes::common::mount_ptr;
 use crate::rules::volumes::common::mounts;
-use crate::rules::volumes::common::vol_name;
 use serde_json::Value;
 
 /// WIN306 in the registry.
@@ -119,8 +118,7 @@ pub(crate) fn subpath(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         };
         let name = m.get("name").and_then(Value::as_str).unwrap_or("");
         let Some(kind) = site
-            .volumes()
-            .find(|(_, v)| vol_name(v) == name)
+            .volume(name)
             .and_then(|(_, v)| subpath_file_kind(v, sp))
         else {
             continue;

@@ -3,14 +3,14 @@
 use crate::model::Eval;
 use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::paths::normalize_path;
-use crate::model::workload::PodSite;
+use crate::model::workload::{PodSite, items};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::volumes::common::injected_names;
 use crate::rules::volumes::common::is_injected_mount;
 use crate::rules::volumes::common::mount_path;
 use crate::rules::volumes::common::mount_ptr;
-use serde_json::Value;
+use std::collections::HashMap;
 
 /// WIN309 in the registry.
 pub const RULE: Rule = Rule {
@@ -58,20 +58,20 @@ pub(crate) fn mountpath_case_collision(site: &PodSite, _eval: &Eval) -> Vec<Find
     let injected = injected_names(site);
     let mut out = Vec::new();
     for c in site.containers() {
-        let Some(ms) = c.value.get("volumeMounts").and_then(Value::as_array) else {
-            continue;
-        };
-        let mut seen: Vec<(usize, &str, String)> = Vec::new();
-        for (i, m) in ms.iter().enumerate() {
+        // Normalised path → the first mount at it (index, path as written). A mount that
+        // collides is not recorded, so every recorded mount of one normalised path is spelt
+        // as the first: the first is the only spelling to compare with (linear, where a list
+        // of the mounts seen was mounts² for one container's thousands of mounts).
+        let mut seen: HashMap<String, (usize, &str)> = HashMap::new();
+        for (i, m) in items(c.value, "volumeMounts").enumerate() {
             let Some(path) = mount_path(m).filter(|p| !p.is_empty()) else {
                 continue;
             };
             let norm = normalize_path(path);
-            if let Some((j, first, _)) = seen.iter().find(|(_, raw, n)| *n == norm && *raw != path)
-            {
+            if let Some(&(j, first)) = seen.get(&norm).filter(|(_, raw)| *raw != path) {
                 // Point at the mount the user wrote, never at the injected one.
                 let at = if is_injected_mount(m, &injected) {
-                    *j
+                    j
                 } else {
                     i
                 };
@@ -85,7 +85,7 @@ pub(crate) fn mountpath_case_collision(site: &PodSite, _eval: &Eval) -> Vec<Find
                 ));
                 continue;
             }
-            seen.push((i, path, norm));
+            seen.entry(norm).or_insert((i, path));
         }
     }
     out

@@ -10,7 +10,6 @@ use crate::rules::Rule;
 use crate::rules::volumes::common::mount_path;
 use crate::rules::volumes::common::mount_ptr;
 use crate::rules::volumes::common::mounts;
-use crate::rules::volumes::common::vol_name;
 use crate::rules::volumes::common::volume_type;
 use serde_json::Value;
 
@@ -65,7 +64,7 @@ pub(crate) fn named_pipe_mismatch(site: &PodSite, _eval: &Eval) -> Vec<Finding> 
     for (c, i, m) in mounts(site) {
         let Some(path) = mount_path(m) else { continue };
         let name = m.get("name").and_then(Value::as_str).unwrap_or("");
-        let Some((_, vol)) = site.volumes().find(|(_, v)| vol_name(v) == name) else {
+        let Some((_, vol)) = site.volume(name) else {
             continue;
         };
         let host = vol.lookup("/hostPath/path").and_then(Value::as_str);
@@ -109,6 +108,60 @@ mod tests {
     use crate::rules::testutil::{cfg, hit, hits, ids_in};
     use crate::rules::volumes::common::tests::OWN;
     use crate::rules::volumes::common::tests::pod_with;
+
+    /// Steps of work of WIN311 on a pod of one container with `n` pipe volumes, each mounted
+    /// at a directory (a finding each), run within `deadline`.
+    fn run(n: usize, deadline: Option<std::time::Instant>) -> (Option<usize>, u64) {
+        use crate::model::{Context, deadline, work};
+        let volumes: Vec<_> = (0..n)
+            .map(|i| json!({"name": format!("v{i}"), "hostPath": {"path": format!(r"\\.\pipe\p{i}")}}))
+            .collect();
+        let mounts: Vec<_> = (0..n)
+            .map(|i| json!({"name": format!("v{i}"), "mountPath": format!(r"C:\p{i}")}))
+            .collect();
+        let pod = pod_with(json!(null), json!(null));
+        let pod = crate::rules::testutil::set(pod, "/spec/volumes", json!(volumes));
+        let pod =
+            crate::rules::testutil::set(pod, "/spec/containers/0/volumeMounts", json!(mounts));
+        let site = crate::model::workload::pod_sites(&pod).remove(0);
+        let (cfg, cx) = (cfg(), Context::default());
+        let eval = Eval::new(
+            &cfg.target,
+            &cx,
+            crate::model::Operation::Lint,
+            crate::model::classify::classify(&site, std::iter::empty(), &cx, &cfg.target),
+            Vec::new(),
+        );
+        let before = work::steps();
+        let found = deadline::within(deadline, || named_pipe_mismatch(&site, &eval).len());
+        (found.ok(), work::steps() - before)
+    }
+
+    #[test]
+    fn linear_in_mounts_and_volumes() {
+        // A volume looked up by name per mount: one step each, not a scan of the volumes.
+        let (found, small) = run(1_000, None);
+        assert_eq!(found, Some(1_000));
+        let (found, big) = run(4_000, None);
+        assert_eq!(found, Some(4_000));
+        assert!(
+            big <= small * 5,
+            "{small} steps for 1 000 mounts, {big} for 4 000"
+        );
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_the_loop_over_one_containers_mounts() {
+        // Past its deadline the rule stops within a few hundred of one container's 20 000
+        // mounts (the deadline ticks per item), not after them.
+        let past = std::time::Instant::now() - std::time::Duration::from_millis(1);
+        let (found, steps) = run(20_000, Some(past));
+        assert_eq!(found, None, "the rule ran to its end");
+        assert!(steps < 1_000, "{steps} steps after the deadline");
+        let (found, steps) = run(20_000, None);
+        assert_eq!(found, Some(20_000));
+        assert!(steps >= 20_000, "{steps}");
+    }
 
     #[test]
     fn win311_pipe_mismatch_both_ways() {

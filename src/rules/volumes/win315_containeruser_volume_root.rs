@@ -8,7 +8,7 @@ use crate::model::Eval;
 use crate::model::image_user::effective_user;
 use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::is_host_process;
-use crate::model::workload::{ContainerRef, Lookup, PodSite, list};
+use crate::model::workload::{ContainerRef, Lookup, PodSite, each, items, list};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
 use crate::rules::volumes::common::{mount_path, vol_name, volume_type};
@@ -133,7 +133,7 @@ pub(crate) fn containeruser_volume_root(site: &PodSite, eval: &Eval) -> Vec<Find
         if !user.is_container_user() {
             continue;
         }
-        for (i, m) in mounts.iter().enumerate() {
+        for (i, m) in each(mounts).enumerate() {
             let writable = m.get("readOnly").and_then(Value::as_bool) != Some(true);
             let root = ["subPath", "subPathExpr"]
                 .iter()
@@ -258,7 +258,7 @@ fn written_paths(c: &ContainerRef, mount_path: &str) -> Written {
     let mut deeper = false;
     for arg in ["command", "args"]
         .iter()
-        .flat_map(|f| list(c.value, f))
+        .flat_map(|f| items(c.value, f))
         .filter_map(Value::as_str)
     {
         // ASCII lower-casing and `/` → `\` keep byte offsets: the path is cut from `arg` as
@@ -293,15 +293,13 @@ fn granted_by_init_containers<'a>(site: &PodSite<'a>) -> HashSet<&'a str> {
     let mut out = HashSet::new();
     for c in site.containers().filter(|c| c.list == "initContainers") {
         let icacls = ["command", "args"].iter().any(|f| {
-            list(c.value, f)
-                .iter()
+            items(c.value, f)
                 .filter_map(Value::as_str)
                 .any(|s| s.to_ascii_lowercase().contains("icacls"))
         });
         if icacls {
             out.extend(
-                list(c.value, "volumeMounts")
-                    .iter()
+                items(c.value, "volumeMounts")
                     .filter_map(|m| m.get("name").and_then(Value::as_str)),
             );
         }
