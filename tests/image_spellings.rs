@@ -12,10 +12,15 @@
 //! written), and from the webhook's `/validate` the same answer (allowed, decision, the rule
 //! IDs and severities, what was exempted, would deny or be patched, the warnings' rules), on
 //! CREATE and on UPDATE the `kubectl set image` way (the old object holds a good image, the new
-//! one the spelling).
+//! one the spelling). The registry client sees one image too: one lookup, one cache entry, one
+//! metric label for every spelling (against a loopback fake registry).
 
-use std::collections::BTreeMap;
+mod registry_support;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use winlint::admission::{Endpoint, Outcome, Webhook};
@@ -24,6 +29,9 @@ use winlint::engine;
 use winlint::model::image::{self, ImageRef};
 use winlint::model::workload::is_pod_kind;
 use winlint::model::{Context, Operation};
+use winlint::registry::source::{Background, image_references, resolve_all};
+use winlint::registry::{Credentials, Keyring, Limits, RegistryClient, RegistryMetrics};
+use winlint::registry::{Resolver, Settings};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -434,4 +442,104 @@ fn the_reported_spellings_are_denied_like_the_usual_ones() {
             );
         }
     }
+}
+
+/// The spellings of the servercore image the registry tests use.
+const SERVERCORE_SPELLINGS: [&str; 4] = [
+    "mcr.microsoft.com/windows/servercore:ltsc2022",
+    "mcr.microsoft.com:443/windows/servercore:ltsc2022",
+    "MCR.Microsoft.com/windows/servercore:ltsc2022",
+    "mcr.microsoft.com:0443/windows/servercore:ltsc2022",
+];
+
+/// A resolver whose lookups go to the loopback fake at `addr` (each registry's repositories
+/// under `<registry>/`, the normal form's registry).
+fn resolver(addr: &str) -> Resolver {
+    let limits = Limits {
+        connect: Duration::from_secs(2),
+        read: Duration::from_secs(2),
+        max_body: 4 << 20,
+        max_redirects: 5,
+    };
+    let client = RegistryClient::new(limits, Credentials::new(Keyring::default()))
+        .with_mirror(addr)
+        .unwrap();
+    Resolver::new(client, Settings::default(), RegistryMetrics::default())
+}
+
+/// The resolver's metrics as `/metrics` shows them.
+fn metrics_text(r: &Resolver) -> String {
+    let mut registry = prometheus_client::registry::Registry::default();
+    r.metrics().register(&mut registry);
+    let mut s = String::new();
+    prometheus_client::encoding::text::encode(&mut s, &registry).unwrap();
+    s
+}
+
+/// The CLI's and `serve`'s sync path: a pod naming one image four ways is one reference, one
+/// lookup (to the registry's own name), one metric label; every spelling reads its facts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_spelling_is_one_lookup_one_fact_one_label() {
+    let fake = registry_support::Fake::start(|_, _| registry_support::windows_20348_index());
+    let r = resolver(&fake.addr);
+    let containers: Vec<Value> = SERVERCORE_SPELLINGS
+        .iter()
+        .enumerate()
+        .map(|(i, s)| json!({"name": format!("c{i}"), "image": s}))
+        .collect();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": containers}});
+    let mut refs = BTreeSet::new();
+    image_references(&pod, &mut refs);
+    assert_eq!(
+        refs.iter().collect::<Vec<_>>(),
+        ["mcr.microsoft.com/windows/servercore:ltsc2022"]
+    );
+    let (facts, failed) = resolve_all(&r, &refs).await;
+    assert!(failed.is_empty(), "{failed:?}");
+    assert_eq!(r.metrics().lookup_count(), 1);
+    let paths: Vec<String> = fake.requests().into_iter().map(|(l, _)| l).collect();
+    assert!(
+        paths
+            .iter()
+            .all(|l| l.contains(" /v2/mcr.microsoft.com/windows/servercore/")),
+        "{paths:?}"
+    );
+    let cx = Context {
+        images: Some(Arc::new(facts)),
+        ..Context::default()
+    };
+    for s in SERVERCORE_SPELLINGS {
+        assert!(cx.image_facts(s).is_some(), "{s}");
+    }
+    let text = metrics_text(&r);
+    assert!(
+        text.contains("registry=\"mcr.microsoft.com\""),
+        "{text}"
+    );
+    assert!(!text.contains(":443") && !text.contains("MCR"), "{text}");
+}
+
+/// `serve`'s background path: a miss queues the lookup of the normal form; once it is done,
+/// every other spelling is a hit, with no second lookup.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_caches_every_spelling_under_one_entry() {
+    let fake = registry_support::Fake::start(|_, _| registry_support::windows_20348_index());
+    let r = resolver(&fake.addr);
+    let cx = Context {
+        images: Some(Arc::new(Background(r.clone()))),
+        ..Context::default()
+    };
+    assert!(cx.image_facts(SERVERCORE_SPELLINGS[1]).is_none(), "a miss first");
+    // The queued lookup runs in the background: asking for the normal form joins it (one
+    // lookup in flight per reference) or reads what it left.
+    assert!(r.in_flight("mcr.microsoft.com/windows/servercore:ltsc2022") || !r.is_empty());
+    r.resolve("mcr.microsoft.com/windows/servercore:ltsc2022")
+        .await
+        .unwrap();
+    for s in SERVERCORE_SPELLINGS {
+        assert!(cx.image_facts(s).is_some(), "{s}");
+    }
+    assert_eq!(r.metrics().lookup_count(), 1);
+    assert_eq!(r.len().1, 1, "one tag entry for every spelling");
 }
