@@ -513,10 +513,7 @@ async fn every_spelling_is_one_lookup_one_fact_one_label() {
         assert!(cx.image_facts(s).is_some(), "{s}");
     }
     let text = metrics_text(&r);
-    assert!(
-        text.contains("registry=\"mcr.microsoft.com\""),
-        "{text}"
-    );
+    assert!(text.contains("registry=\"mcr.microsoft.com\""), "{text}");
     assert!(!text.contains(":443") && !text.contains("MCR"), "{text}");
 }
 
@@ -530,7 +527,10 @@ async fn serve_caches_every_spelling_under_one_entry() {
         images: Some(Arc::new(Background(r.clone()))),
         ..Context::default()
     };
-    assert!(cx.image_facts(SERVERCORE_SPELLINGS[1]).is_none(), "a miss first");
+    assert!(
+        cx.image_facts(SERVERCORE_SPELLINGS[1]).is_none(),
+        "a miss first"
+    );
     // The queued lookup runs in the background: asking for the normal form joins it (one
     // lookup in flight per reference) or reads what it left.
     assert!(r.in_flight("mcr.microsoft.com/windows/servercore:ltsc2022") || !r.is_empty());
