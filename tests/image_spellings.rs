@@ -12,7 +12,7 @@
 //! written), and from the webhook's `/validate` the same answer (allowed, decision, the rule
 //! IDs and severities, what was exempted, would deny or be patched, the warnings' rules), on
 //! CREATE and on UPDATE the `kubectl set image` way (the old object holds a good image, the new
-//! one the spelling). The registry client sees one image too: one lookup, one cache entry, one
+//! one the spelling), and from `/mutate` the same patch on CREATE. The registry client sees one image too: one lookup, one cache entry, one
 //! metric label for every spelling (against a loopback fake registry).
 
 mod registry_support;
@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use base64::Engine;
 use serde_json::{Value, json};
 use winlint::admission::{Endpoint, Outcome, Webhook};
 use winlint::config::Config;
@@ -275,7 +276,18 @@ fn review(object: &Value, old: Option<&Value>) -> Vec<u8> {
 
 /// `/validate`'s answer to `body`, comparable across spellings.
 fn validate(webhook: &Webhook, body: &[u8]) -> String {
-    let o: Outcome = webhook.review(body, Endpoint::Validate).unwrap();
+    answer(webhook, Endpoint::Validate, body, &BTreeMap::new())
+}
+
+/// The webhook's answer to `body` at `endpoint`, comparable across spellings: its patch with
+/// the spellings read back as written.
+fn answer(
+    webhook: &Webhook,
+    endpoint: Endpoint,
+    body: &[u8],
+    spelled: &BTreeMap<String, String>,
+) -> String {
+    let o: Outcome = webhook.review(body, endpoint).unwrap();
     let answer: Value = serde_json::from_slice(&o.body).unwrap();
     let response = &answer["response"];
     // The warnings' rules (their text is shortened to the API server's budget, so its length
@@ -288,8 +300,12 @@ fn validate(webhook: &Webhook, body: &[u8]) -> String {
                 .collect()
         })
         .unwrap_or_default();
+    let patch = response["patch"].as_str().map(|p| {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(p).unwrap();
+        read_back(&String::from_utf8(bytes).unwrap(), spelled)
+    });
     format!(
-        "allowed {} {:?} code {} findings {:?} exempted {:?} would deny {:?} patched {:?} {:?} error {:?} warnings {warnings:?}",
+        "allowed {} {:?} code {} findings {:?} exempted {:?} would deny {:?} patched {:?} {:?} error {:?} warnings {warnings:?} patch {patch:?}",
         o.allowed,
         o.decision,
         response["status"]["code"],
@@ -312,20 +328,27 @@ fn every_spelling_of_every_corpus_image_gets_the_same_findings() {
     let webhook = Webhook::new(Config::default());
     let corpus = corpus();
     assert!(corpus.len() >= 100, "the corpus: {} objects", corpus.len());
-    let (mut variants, mut images) = (0, std::collections::BTreeSet::new());
+    let (mut variants, mut images, mut patches) = (0, BTreeSet::new(), 0);
     let mut failures = Vec::new();
     for (name, object) in &corpus {
         let lint_as_written = lint(object, &BTreeMap::new());
         let pod_kind = is_pod_kind(object["kind"].as_str().unwrap_or(""));
         let old = with_images(object, &|_| Some(GOOD.to_string()));
         assert_ne!(&old, object, "{name} names {GOOD}");
-        let (create, update) = match pod_kind {
+        let (create, update, mutate) = match pod_kind {
             true => (
                 validate(&webhook, &review(object, None)),
                 validate(&webhook, &review(object, Some(&old))),
+                answer(
+                    &webhook,
+                    Endpoint::Mutate,
+                    &review(object, None),
+                    &BTreeMap::new(),
+                ),
             ),
             false => Default::default(),
         };
+        patches += usize::from(mutate.contains("patch Some"));
         for how in SPELLINGS {
             let mut spelled = BTreeMap::new();
             walk_images(object, &mut |i| {
@@ -360,14 +383,26 @@ fn every_spelling_of_every_corpus_image_gets_the_same_findings() {
                     "{name} {how:?}: /validate UPDATE\n  as written: {update}\n  respelled:  {got}"
                 ));
             }
+            let got = answer(
+                &webhook,
+                Endpoint::Mutate,
+                &review(&variant, None),
+                &spelled,
+            );
+            if got != mutate {
+                failures.push(format!(
+                    "{name} {how:?}: /mutate CREATE\n  as written: {mutate}\n  respelled:  {got}"
+                ));
+            }
         }
     }
     println!(
-        "{} objects, {} images, {variants} respelled objects",
+        "{} objects, {} images, {variants} respelled objects, {patches} objects patched by /mutate",
         corpus.len(),
         images.len()
     );
     assert!(images.len() >= 100, "{} images respelled", images.len());
+    assert!(patches >= 10, "{patches} objects patched by /mutate");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
