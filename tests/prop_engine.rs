@@ -2096,7 +2096,7 @@ fn registry_context(refs: &[(&str, &[&str])]) -> Context {
             })
             .collect();
         map.insert(
-            r.to_string(),
+            winlint::model::image::fact_key(r).into_owned(),
             Arc::new(ImageFacts {
                 digest: format!("sha256:{i:064}"),
                 list: true,

@@ -55,9 +55,11 @@ pub struct GmsaSpecs {
 /// The API group of the GMSACredentialSpec CRD of kubernetes-sigs/windows-gmsa.
 pub const GMSA_GROUP: &str = "windows.k8s.io";
 
-/// Image facts known to the front end, by the reference as written in the pod. `get` reads
-/// memory only (the CLI resolved its images before linting; `serve` reads its cache and, on a
-/// miss, queues a lookup with a non-blocking send): a rule never waits for a registry.
+/// Image facts known to the front end, by the reference's normal form
+/// ([`image::fact_key`](super::image::fact_key): `docker.io/library/nginx:1.25` for `nginx:1.25`
+/// and every other spelling of it). `get` reads memory only (the CLI resolved its images before
+/// linting; `serve` reads its cache and, on a miss, queues a lookup with a non-blocking send):
+/// a rule never waits for a registry.
 pub trait ImageFactsSource: Send + Sync + std::fmt::Debug {
     fn get(&self, reference: &str) -> Option<Arc<ImageFacts>>;
 }
@@ -69,9 +71,13 @@ impl ImageFactsSource for super::image_facts::ImageFactsMap {
 }
 
 impl Context {
-    /// The registry's facts for `reference`, when the front end has them.
+    /// The registry's facts for `reference`, when the front end has them. Asked by the
+    /// reference's normal form ([`image::fact_key`](super::image::fact_key)): every spelling of
+    /// an image shares its facts, and a source is keyed by normal forms only.
     pub fn image_facts(&self, reference: &str) -> Option<Arc<ImageFacts>> {
-        self.images.as_ref()?.get(reference)
+        self.images
+            .as_ref()?
+            .get(&super::image::fact_key(reference))
     }
 
     /// `self` with the GMSACredentialSpecs among `objects` (one CLI input: a file, a chart's or

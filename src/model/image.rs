@@ -11,14 +11,20 @@ use regex::Regex;
 use super::known_images::{self, Platforms, Successor};
 use super::windows::{Build, WS2016, WS2019, WS2022, WS2025};
 
-/// A parsed image reference, normalised per the distribution grammar.
+/// A parsed image reference in its one normal form (see [`parse`]): two references that
+/// containerd pulls from the same place have equal `ImageRef`s, so every rule, the registry
+/// client (host, credentials, caches) and its metrics compare and look up through these fields
+/// (or [`ImageRef::canonical`]) and never through the string the pod wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageRef {
-    /// `docker.io`, `mcr.microsoft.com`, `myregistry.local:5000` (lower-cased: host names are
-    /// case-insensitive).
+    /// The registry in normal form ([`normal_registry`]): `docker.io`, `mcr.microsoft.com`,
+    /// `myregistry.local:5000`; lower-cased, without the default HTTPS port, Docker Hub's
+    /// other names as `docker.io`.
     pub registry: String,
-    /// Path without registry; Docker Hub official images get `library/`.
+    /// Path without registry (lower case, as the grammar requires); Docker Hub official images
+    /// get `library/`.
     pub repository: String,
+    /// As written: tags are case-sensitive.
     pub tag: Option<String>,
     pub digest: Option<String>,
 }
@@ -33,6 +39,21 @@ impl ImageRef {
         } else {
             format!("{}/{}", self.registry, self.repository)
         }
+    }
+
+    /// The whole reference in normal form, `registry/repository[:tag][@digest]`
+    /// (`docker.io/library/nginx:1.25`): the key of everything known about an image.
+    pub fn canonical(&self) -> String {
+        let mut s = format!("{}/{}", self.registry, self.repository);
+        if let Some(t) = &self.tag {
+            s.push(':');
+            s.push_str(t);
+        }
+        if let Some(d) = &self.digest {
+            s.push('@');
+            s.push_str(d);
+        }
+        s
     }
 }
 
@@ -114,9 +135,97 @@ impl ImageInfo {
 const DOCKER_HUB: &str = "docker.io";
 const MCR: &str = "mcr.microsoft.com";
 
-/// Parse an image reference: `[registry[:port]/]path[:tag][@digest]`. The first component
-/// is a registry iff it contains `.` or `:` or is `localhost`. `None` for references the
-/// distribution grammar rejects (the kubelet fails them with `InvalidImageName`).
+/// Docker Hub's registry under the other names a reference can give it. `index.docker.io` is
+/// the one distribution's `ParseNormalizedNamed` rewrites (`legacyDefaultDomain`); containerd's
+/// resolver then sends `docker.io` to `registry-1.docker.io` (remotes/docker/config/hosts.go,
+/// `ConfigureHosts`), which a reference may also name itself, with or without `:443`;
+/// `registry.hub.docker.com` serves the same API. containerd would connect to
+/// `docker.io:443` and to upper-case spellings as written, and would not add `library/` to
+/// `registry-1.docker.io/nginx` (Docker Hub's token service grants no `repository:nginx`):
+/// such references pull Docker Hub's image or nothing at all, so winlint judges them as
+/// Docker Hub's (a finding on a pod that cannot start costs nothing; a missed one lets an
+/// image past the webhook).
+const DOCKER_HUB_ALIASES: &[&str] = &[
+    DOCKER_HUB,
+    "index.docker.io",
+    "registry-1.docker.io",
+    "registry.hub.docker.com",
+];
+
+/// A loopback registry host (without its port): containerd and winlint speak plain HTTP to it,
+/// so its ports are kept as written.
+pub fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host == "[::1]"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|a| a.is_loopback())
+}
+
+/// `host[:port]` → (host, port digits), an IPv6 host in brackets.
+fn split_port(registry: &str) -> (&str, Option<&str>) {
+    let colon = match registry.rfind(']') {
+        Some(end) => registry[end..].find(':').map(|i| end + i),
+        None => registry.rfind(':'),
+    };
+    match colon {
+        Some(i)
+            if i + 1 < registry.len() && registry[i + 1..].bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            (&registry[..i], Some(&registry[i + 1..]))
+        }
+        _ => (registry, None),
+    }
+}
+
+/// The normal form of a registry (`host[:port]` as a reference names it), the one every
+/// comparison uses: two registries are the same iff containerd reaches the same endpoint.
+/// * the host lower-cased and the port normalised ([`normal_endpoint`]);
+/// * Docker Hub's other names as `docker.io` (see `DOCKER_HUB_ALIASES`).
+pub fn normal_registry(registry: &str) -> String {
+    let endpoint = normal_endpoint(registry);
+    match DOCKER_HUB_ALIASES.contains(&endpoint.as_str()) {
+        true => DOCKER_HUB.to_string(),
+        false => endpoint,
+    }
+}
+
+/// `host[:port]` as an endpoint: the host lower-cased (DNS names are case-insensitive;
+/// distribution keeps the case it was given, containerd connects to the same host); the port as
+/// a number (`:05000` is Go's port 5000), and none for 443 on a host containerd speaks HTTPS to
+/// (`mcr.microsoft.com:443` is `mcr.microsoft.com`); a loopback host (plain HTTP) keeps its
+/// port. Also what a credential key's host is matched by (`registry::keyring`).
+pub fn normal_endpoint(registry: &str) -> String {
+    let lower = registry.to_ascii_lowercase();
+    let (host, port) = split_port(&lower);
+    let port = port.map(|p| match p.trim_start_matches('0') {
+        "" => "0",
+        t => t,
+    });
+    match port {
+        None => host.to_string(),
+        Some("443") if !is_loopback(host) => host.to_string(),
+        // Not a port Go dials (nothing can be pulled from it): kept as written.
+        Some(p) if p.len() > 5 || p.parse::<u32>().is_ok_and(|n| n > 65535) => lower,
+        Some(p) => format!("{host}:{p}"),
+    }
+}
+
+/// The key of what is known about the image `reference` (registry facts, caches): its
+/// [`ImageRef::canonical`] form, or the string itself when it does not parse.
+pub fn fact_key(reference: &str) -> std::borrow::Cow<'_, str> {
+    match parse(reference) {
+        Some(r) => r.canonical().into(),
+        None => reference.into(),
+    }
+}
+
+/// Parse an image reference, `[registry[:port]/]path[:tag][@digest]`, into its normal form.
+/// The first component is a registry iff it contains `.` or `:`, is `localhost`, or has an
+/// upper-case letter (a path may not: distribution's `splitDockerDomain`); else the registry
+/// is Docker Hub, whose one-component paths get `library/`. `None` for references the
+/// distribution grammar rejects (the kubelet fails them with `InvalidImageName`), among them
+/// an upper-case path. See [`normal_registry`] for the registry.
 pub fn parse(reference: &str) -> Option<ImageRef> {
     let (name_tag, digest) = match reference.split_once('@') {
         Some((n, d)) => (n, Some(d)),
@@ -134,19 +243,19 @@ pub fn parse(reference: &str) -> Option<ImageRef> {
         return None;
     }
     let (registry, path) = match name.split_once('/') {
-        Some((first, rest)) if first.contains(['.', ':']) || first == "localhost" => (first, rest),
+        Some((first, rest))
+            if first.contains(['.', ':'])
+                || first == "localhost"
+                || first.bytes().any(|b| b.is_ascii_uppercase()) =>
+        {
+            (first, rest)
+        }
         _ => (DOCKER_HUB, name),
     };
     if !valid_registry(registry) || path.is_empty() || !path.split('/').all(valid_component) {
         return None;
     }
-    let mut registry = registry.to_ascii_lowercase();
-    if matches!(
-        registry.as_str(),
-        "index.docker.io" | "registry-1.docker.io"
-    ) {
-        registry = DOCKER_HUB.to_string();
-    }
+    let registry = normal_registry(registry);
     let repository = if registry == DOCKER_HUB && !path.contains('/') {
         format!("library/{path}")
     } else {
@@ -170,22 +279,35 @@ fn valid_tag(t: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
 }
 
-/// A path component: lower-case alphanumerics separated by `.`, `_`, `__` or dashes.
+/// A path component, distribution's `[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*`: lower-case
+/// alphanumerics separated by one `.`, one `_`, `__` or a run of dashes.
 fn valid_component(c: &str) -> bool {
+    let alnum = |x: u8| x.is_ascii_lowercase() || x.is_ascii_digit();
     let b = c.as_bytes();
-    let alnum = |x: &u8| x.is_ascii_lowercase() || x.is_ascii_digit();
-    !b.is_empty()
-        && alnum(&b[0])
-        && alnum(&b[b.len() - 1])
-        && b.iter()
-            .all(|x| alnum(x) || matches!(x, b'.' | b'_' | b'-'))
+    if b.is_empty() || !alnum(b[0]) || !alnum(b[b.len() - 1]) {
+        return false;
+    }
+    b.split(|&x| alnum(x))
+        .all(|sep| matches!(sep, b"" | b"." | b"_" | b"__") || sep.iter().all(|&x| x == b'-'))
 }
 
-/// A host name or address with an optional port.
+/// distribution's domain: dot-separated labels of alphanumerics and inner dashes, or an IPv6
+/// address in brackets, then an optional `:port` of digits.
 fn valid_registry(r: &str) -> bool {
-    !r.is_empty()
-        && r.bytes()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b':' | b'[' | b']'))
+    let (host, _) = split_port(r);
+    if host.len() < r.len() && !r[host.len()..].starts_with(':') {
+        return false;
+    }
+    let label = |l: &[u8]| {
+        !l.is_empty()
+            && l[0].is_ascii_alphanumeric()
+            && l[l.len() - 1].is_ascii_alphanumeric()
+            && l.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+    };
+    match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => !v6.is_empty() && v6.bytes().all(|c| c.is_ascii_hexdigit() || c == b':'),
+        None => host.as_bytes().split(|&c| c == b'.').all(label),
+    }
 }
 
 /// `algorithm:hex` with at least 32 hex digits.
@@ -645,6 +767,288 @@ mod tests {
             f("mcr.microsoft.com/windows/servercore:ltsc2019"),
             "mcr.microsoft.com/windows/servercore"
         );
+    }
+
+    /// distribution/reference `normalize_test.go` (the normaliser containerd's
+    /// `reference/docker` copies and the kubelet's `ParseNormalizedNamed` runs):
+    /// `TestParseRepositoryInfo`, every spelling of each row (familiar, full, ambiguous) →
+    /// (domain, path), and `TestNormalizedSplitHostname`. One deliberate difference: the domain
+    /// is lower-cased (`Foo/bar` is domain `Foo` upstream; containerd connects to the same host).
+    #[test]
+    fn distribution_normalize_vectors() {
+        let repository_info: &[(&[&str], &str, &str)] = &[
+            (
+                &["fooo/bar", "docker.io/fooo/bar", "index.docker.io/fooo/bar"],
+                "docker.io",
+                "fooo/bar",
+            ),
+            (
+                &["ubuntu", "docker.io/library/ubuntu", "library/ubuntu"],
+                "docker.io",
+                "library/ubuntu",
+            ),
+            (
+                &["nonlibrary/ubuntu", "docker.io/nonlibrary/ubuntu"],
+                "docker.io",
+                "nonlibrary/ubuntu",
+            ),
+            (
+                &["other/library", "docker.io/other/library"],
+                "docker.io",
+                "other/library",
+            ),
+            (
+                &["127.0.0.1:8000/private/moonbase"],
+                "127.0.0.1:8000",
+                "private/moonbase",
+            ),
+            (
+                &["127.0.0.1:8000/privatebase"],
+                "127.0.0.1:8000",
+                "privatebase",
+            ),
+            (
+                &["example.com/private/moonbase"],
+                "example.com",
+                "private/moonbase",
+            ),
+            (&["example.com/privatebase"], "example.com", "privatebase"),
+            (
+                &["example.com:8000/private/moonbase"],
+                "example.com:8000",
+                "private/moonbase",
+            ),
+            (
+                &["example.com:8000/privatebasee"],
+                "example.com:8000",
+                "privatebasee",
+            ),
+            (
+                &[
+                    "ubuntu-12.04-base",
+                    "docker.io/library/ubuntu-12.04-base",
+                    "index.docker.io/library/ubuntu-12.04-base",
+                ],
+                "docker.io",
+                "library/ubuntu-12.04-base",
+            ),
+            (
+                &["foo", "docker.io/library/foo", "docker.io/foo"],
+                "docker.io",
+                "library/foo",
+            ),
+            (
+                &["library/foo/bar", "docker.io/library/foo/bar"],
+                "docker.io",
+                "library/foo/bar",
+            ),
+            (
+                &["store/foo/bar", "docker.io/store/foo/bar"],
+                "docker.io",
+                "store/foo/bar",
+            ),
+            (&["Foo/bar"], "foo", "bar"),
+            (&["FOO/bar"], "foo", "bar"),
+        ];
+        let split_hostname: &[(&str, &str, &str)] = &[
+            ("test.com/foo", "test.com", "foo"),
+            ("test_com/foo", "docker.io", "test_com/foo"),
+            ("docker/migrator", "docker.io", "docker/migrator"),
+            ("test.com:8080/foo", "test.com:8080", "foo"),
+            ("test-com:8080/foo", "test-com:8080", "foo"),
+            ("foo", "docker.io", "library/foo"),
+            ("xn--n3h.com/foo", "xn--n3h.com", "foo"),
+            ("xn--n3h.com:18080/foo", "xn--n3h.com:18080", "foo"),
+            ("docker.io/foo", "docker.io", "library/foo"),
+            ("docker.io/library/foo", "docker.io", "library/foo"),
+            ("docker.io/library/foo/bar", "docker.io", "library/foo/bar"),
+        ];
+        let rows = repository_info
+            .iter()
+            .flat_map(|(spellings, d, p)| spellings.iter().map(move |s| (*s, *d, *p)))
+            .chain(split_hostname.iter().copied());
+        for (input, domain, path) in rows {
+            let r = parse(input).unwrap_or_else(|| panic!("{input} does not parse"));
+            assert_eq!(
+                (r.registry.as_str(), r.repository.as_str()),
+                (domain, path),
+                "{input}"
+            );
+        }
+    }
+
+    /// distribution/reference `normalize_test.go` `TestValidateReferenceName` and
+    /// `TestValidateRemoteName`. winlint refuses what they refuse, except a few hosts and names
+    /// it accepts although the kubelet refuses them (listed below): a reference that cannot be
+    /// pulled at all, so judging it costs at most a finding on a pod that cannot start.
+    #[test]
+    fn distribution_valid_and_invalid_names() {
+        for good in [
+            "docker/docker",
+            "library/debian",
+            "debian",
+            "docker.io/docker/docker",
+            "docker.io/library/debian",
+            "docker.io/debian",
+            "index.docker.io/docker/docker",
+            "index.docker.io/library/debian",
+            "index.docker.io/debian",
+            "127.0.0.1:5000/docker/docker",
+            "127.0.0.1:5000/library/debian",
+            "127.0.0.1:5000/debian",
+            "192.168.0.1",
+            "192.168.0.1:80",
+            "192.168.0.1:8/debian",
+            "192.168.0.2:25000/debian",
+            "thisisthesongthatneverendsitgoesonandonandonthisisthesongthatnev",
+            "[fc00::1]:5000/docker",
+            "[fc00::1]:5000/docker/docker",
+            "[fc00:1:2:3:4:5:6:7]:5000/library/debian",
+            "docker.io/1a3f5e7d9c1b3a5f7e9d1c3b5a7f9e1d3c5b7a9f1e3d5d7c9b1a3f5e7d9c1b3a",
+            "Docker/docker",
+            "DOCKER/docker",
+            "docker-rules/docker",
+            "docker---rules/docker",
+            "doc/docker",
+            "d/docker",
+            "jess/t",
+            "dock__er/docker",
+        ] {
+            assert!(parse(good).is_some(), "{good} must parse");
+        }
+        for bad in [
+            "https://github.com/docker/docker",
+            "docker/Docker",
+            "-docker",
+            "-docker/docker",
+            "docker///docker",
+            "docker.io/docker/Docker",
+            "docker.io/docker///docker",
+            "[fc00::1]",
+            "[fc00::1]:5000",
+            "[fe80::1%eth0]:5000/debian",
+            "docker-/docker",
+            "-docker-/docker",
+            "____/____",
+            "_docker/_docker",
+            "dock..er/docker",
+            "dock_.er/docker",
+            "dock-.er/docker",
+            "docker/",
+            "-docker.io/docker/docker",
+            "fc00::1:5000/debian",
+            "[2001:db8:3:4::192.0.2.33]:5000/debian",
+        ] {
+            assert_eq!(parse(bad), None, "{bad} must not parse");
+        }
+        // Refused upstream, accepted here (see above): a 64-hex name (an image ID), a name
+        // over 255 characters.
+        for lenient in [
+            "1a3f5e7d9c1b3a5f7e9d1c3b5a7f9e1d3c5b7a9f1e3d5d7c9b1a3f5e7d9c1b3a",
+            &format!("docker.io/{}/app", "a".repeat(300)),
+        ] {
+            assert!(parse(lenient).is_some(), "{lenient}");
+        }
+    }
+
+    /// The spellings of one image that containerd pulls from the same place: one normal form.
+    #[test]
+    fn equivalent_spellings_share_one_normal_form() {
+        let classes: &[(&str, &[&str])] = &[
+            (
+                "mcr.microsoft.com/windows/servercore:1809",
+                &[
+                    "mcr.microsoft.com/windows/servercore:1809",
+                    "mcr.microsoft.com:443/windows/servercore:1809",
+                    "mcr.microsoft.com:0443/windows/servercore:1809",
+                    "MCR.Microsoft.COM/windows/servercore:1809",
+                    "MCR.MICROSOFT.COM:443/windows/servercore:1809",
+                ],
+            ),
+            (
+                "docker.io/library/nginx:1.25",
+                &[
+                    "nginx:1.25",
+                    "library/nginx:1.25",
+                    "docker.io/nginx:1.25",
+                    "docker.io/library/nginx:1.25",
+                    "Docker.IO/library/nginx:1.25",
+                    "docker.io:443/library/nginx:1.25",
+                    "index.docker.io/nginx:1.25",
+                    "index.docker.io/library/nginx:1.25",
+                    "INDEX.DOCKER.IO:443/library/nginx:1.25",
+                    "registry-1.docker.io/library/nginx:1.25",
+                    "registry-1.docker.io:443/library/nginx:1.25",
+                    "registry.hub.docker.com/library/nginx:1.25",
+                ],
+            ),
+            (
+                "docker.io/microsoft/iis",
+                &[
+                    "microsoft/iis",
+                    "docker.io/microsoft/iis",
+                    "registry-1.docker.io:443/microsoft/iis",
+                ],
+            ),
+            (
+                "myregistry.local:5000/team/app:1.0",
+                &[
+                    "myregistry.local:5000/team/app:1.0",
+                    "MyRegistry.Local:05000/team/app:1.0",
+                ],
+            ),
+            (
+                "docker.io/library/busybox@DIGEST",
+                &["busybox@DIGEST", "registry-1.docker.io:443/busybox@DIGEST"],
+            ),
+        ];
+        for (canonical, spellings) in classes {
+            let canonical = canonical.replace("DIGEST", DIGEST);
+            for s in *spellings {
+                let s = s.replace("DIGEST", DIGEST);
+                let r = parse(&s).unwrap_or_else(|| panic!("{s} does not parse"));
+                assert_eq!(r.canonical(), canonical, "{s}");
+                assert_eq!(fact_key(&s), canonical, "{s}");
+                // The normal form is a fixed point.
+                assert_eq!(parse(&canonical).as_ref(), Some(&r), "{s}");
+                assert_eq!(analyze(&s), analyze(&canonical), "{s}");
+            }
+        }
+    }
+
+    /// What is not the same image: another port (443 stays on a loopback registry, spoken to
+    /// in plain HTTP), another path (paths are lower case only: an upper-case one is refused),
+    /// another tag (tags are case-sensitive), another registry.
+    #[test]
+    fn what_is_not_equivalent() {
+        let key = |s: &str| parse(s).map(|r| r.canonical());
+        for (a, b) in [
+            (
+                "mcr.microsoft.com/windows/servercore:1809",
+                "mcr.microsoft.com:8443/windows/servercore:1809",
+            ),
+            (
+                "mcr.microsoft.com/windows/servercore:1809",
+                "mcr.microsoft.com:80/windows/servercore:1809",
+            ),
+            ("localhost/app:1", "localhost:443/app:1"),
+            ("127.0.0.1:443/app:1", "127.0.0.1/app:1"),
+            (
+                "mcr.microsoft.com/windows/servercore:ltsc2019",
+                "mcr.microsoft.com/windows/servercore:LTSC2019",
+            ),
+            ("nginx:1.25", "quay.io/nginx:1.25"),
+            ("nginx:1.25", "docker.io/nginx/nginx:1.25"),
+            ("nginx:1.25", "docker.com/library/nginx:1.25"),
+            ("nginx:1.25", &format!("nginx@{DIGEST}")),
+        ] {
+            assert_ne!(key(a), key(b), "{a} vs {b}");
+        }
+        assert_eq!(key("localhost:443/app:1").unwrap(), "localhost:443/app:1");
+        assert_eq!(key("[::1]:0443/app").unwrap(), "[::1]:443/app");
+        assert_eq!(key("[fc00::1]:443/app").unwrap(), "[fc00::1]/app");
+        assert_eq!(parse("mcr.microsoft.com/Windows/servercore:1809"), None);
+        assert_eq!(fact_key("not a reference"), "not a reference");
     }
 
     /// shared/rules.md §5.3, every row: (image, build, revision, windows evidence).

@@ -336,8 +336,9 @@ fn reference_of(r: &ImageRef) -> &str {
     r.digest.as_deref().or(r.tag.as_deref()).unwrap_or("latest")
 }
 
-/// The API base of a registry: Docker Hub's API host; plain HTTP for loopback registries (as
-/// docker treats them), HTTPS for every other.
+/// The API base of a registry in normal form (`ImageRef::registry`): Docker Hub's API host;
+/// plain HTTP for loopback registries (as docker treats them), HTTPS for every other. An
+/// explicit port is kept, except 443 on HTTPS, which the normal form drops: the same endpoint.
 pub fn base_url(registry: &str) -> String {
     if registry == "docker.io" {
         return "https://registry-1.docker.io".into();
@@ -349,12 +350,11 @@ pub fn base_url(registry: &str) -> String {
             registry
         }
     });
-    let loopback = host == "localhost"
-        || host == "[::1]"
-        || host
-            .parse::<std::net::Ipv4Addr>()
-            .is_ok_and(|a| a.is_loopback());
-    let scheme = if loopback { "http" } else { "https" };
+    let scheme = if crate::model::image::is_loopback(host) {
+        "http"
+    } else {
+        "https"
+    };
     format!("{scheme}://{registry}")
 }
 
@@ -402,6 +402,48 @@ mod tests {
             "https://mcr.microsoft.com/v2/windows/servercore/manifests/ltsc2022"
         );
         assert!(c().with_mirror("mirror.example.com:5000").is_err());
+    }
+
+    /// Every spelling of a registry is one endpoint (the explicit port when it is not HTTPS's
+    /// default), one key for credentials and tokens, one metric label.
+    #[test]
+    fn spellings_of_a_registry_are_one_endpoint() {
+        let c = RegistryClient::new(
+            Limits::default(),
+            Credentials::new(super::super::keyring::Keyring::default()),
+        );
+        let url = |image: &str| {
+            let r = crate::model::image::parse(image).unwrap();
+            c.url(&r, &format!("/v2/{}/manifests/1", r.repository))
+        };
+        for (image, want) in [
+            (
+                "mcr.microsoft.com:443/windows/servercore:1809",
+                "https://mcr.microsoft.com/v2/windows/servercore/manifests/1",
+            ),
+            (
+                "MCR.Microsoft.com/windows/servercore:1809",
+                "https://mcr.microsoft.com/v2/windows/servercore/manifests/1",
+            ),
+            (
+                "registry-1.docker.io:443/library/nginx",
+                "https://registry-1.docker.io/v2/library/nginx/manifests/1",
+            ),
+            (
+                "index.docker.io/nginx",
+                "https://registry-1.docker.io/v2/library/nginx/manifests/1",
+            ),
+            (
+                "myregistry.example.com:8443/app",
+                "https://myregistry.example.com:8443/v2/app/manifests/1",
+            ),
+            (
+                "localhost:443/app",
+                "http://localhost:443/v2/app/manifests/1",
+            ),
+        ] {
+            assert_eq!(url(image), want, "{image}");
+        }
     }
 
     #[test]

@@ -197,6 +197,8 @@ pub enum Format {
 
 /// The kubelet's `Add`: scheme dropped, a `/v1/` or `/v2/` path prefix dropped, a path of `/`
 /// is none. `None` for an entry without a host (the kubelet ignores what `url.Parse` refuses).
+/// The host is normalised as an image's registry is (`model::image::normal_endpoint`: lower
+/// case, no `:443`), so a key matches the images of its endpoint however they spell it.
 fn normalize_key(key: &str) -> Option<String> {
     let k = key.trim();
     let k = k
@@ -212,7 +214,7 @@ fn normalize_key(key: &str) -> Option<String> {
     } else {
         path
     };
-    let host = host.to_ascii_lowercase();
+    let host = crate::model::image::normal_endpoint(host);
     Some(if path.is_empty() || path == "/" {
         host
     } else {
@@ -567,6 +569,31 @@ mod tests {
         assert!(!glob(b"r[^0-9]", b"r7"));
         assert!(!glob(b"r[0-9", b"r7"), "a malformed class matches nothing");
         assert!(glob(b"a\\*", b"a*") && !glob(b"a\\*", b"ab"));
+    }
+
+    /// A key matches the images of its endpoint however either spells it: the image's registry
+    /// in normal form (`model::image`), the key's host alike.
+    #[test]
+    fn keys_and_images_meet_in_normal_form() {
+        let image = |s: &str| {
+            let r = crate::model::image::parse(s).unwrap();
+            format!("{}/{}", r.registry, r.repository)
+        };
+        for key in [
+            "myreg.example.com",
+            "https://MyReg.example.com:443/v2/",
+            "myreg.example.com:0443",
+        ] {
+            let k = ring(key);
+            for spelling in [
+                "myreg.example.com/app:1",
+                "myreg.example.com:443/app:1",
+                "MYREG.example.com:443/app:1",
+            ] {
+                assert_eq!(k.lookup(&image(spelling)).len(), 1, "{key} / {spelling}");
+            }
+            assert!(k.lookup(&image("myreg.example.com:8443/app")).is_empty());
+        }
     }
 
     #[test]

@@ -10,15 +10,17 @@ use serde_json::Value;
 use super::client::LookupError;
 use super::resolver::Resolver;
 use crate::model::context::ImageFactsSource;
+use crate::model::image::fact_key;
 use crate::model::image_facts::{ImageFacts, ImageFactsMap};
 use crate::model::workload::pod_sites;
 
-/// The image references of every container of every pod site of `object`.
+/// The image references of every container of every pod site of `object`, in normal form
+/// (`image::fact_key`): one lookup, one cache entry and one fact for all spellings of an image.
 pub fn image_references(object: &Value, out: &mut BTreeSet<String>) {
     for site in pod_sites(object) {
         for c in site.containers() {
             if let Some(i) = c.image() {
-                out.insert(i.to_string());
+                out.insert(fact_key(i).into_owned());
             }
         }
     }

@@ -1,6 +1,7 @@
 //! WIN409 `runasnonroot-admin`.
 
 use crate::model::Eval;
+use crate::model::image;
 use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::pod::{effective_run_as_non_root, effective_run_as_user_name, is_host_process};
 use crate::model::workload::{ContainerRef, PodSite};
@@ -21,45 +22,41 @@ pub const RULE: Rule = Rule {
 /// `ContainerAdministrator` (Server Core, Server, Windows, IIS, .NET Framework): then the
 /// kubelet's refusal is certain (`verifyRunAsNonRoot`, security_context_windows.go, compares the
 /// image's user with ContainerAdministrator). An image merely named after them may set another
-/// `USER`.
+/// `USER`. Judged on the reference's normal form, whatever its spelling.
 fn microsoft_admin_image(image: &str) -> bool {
-    let img = image.to_ascii_lowercase();
-    let name = img.split('@').next().unwrap_or(&img);
-    let repo = match name.rfind(':') {
-        Some(i) if i > name.rfind('/').unwrap_or(0) => &name[..i],
-        _ => name,
+    let Some(r) = image::parse(image) else {
+        return false;
     };
-    matches!(
-        repo,
-        "mcr.microsoft.com/windows/servercore"
-            | "mcr.microsoft.com/windows/servercore/iis"
-            | "mcr.microsoft.com/windows/server"
-            | "mcr.microsoft.com/windows"
-            | "microsoft/windowsservercore"
-            | "microsoft/iis"
-    ) || repo.starts_with("mcr.microsoft.com/dotnet/framework/")
+    let repo = r.repository.as_str();
+    match r.registry.as_str() {
+        "mcr.microsoft.com" => {
+            matches!(
+                repo,
+                "windows/servercore" | "windows/servercore/iis" | "windows/server" | "windows"
+            ) || repo.starts_with("dotnet/framework/")
+        }
+        "docker.io" => matches!(repo, "microsoft/windowsservercore" | "microsoft/iis"),
+        _ => false,
+    }
 }
 
 /// Whether the image's default user is `ContainerAdministrator`: Windows Server Core, Server and
 /// the full Windows base images and images built on them (`*windowsservercore*`, .NET Framework).
-/// Nano Server's default user is `ContainerUser`; anything else is unknown (`false`).
+/// Nano Server's default user is `ContainerUser`; anything else is unknown (`false`), as is a
+/// reference that does not parse (the kubelet refuses it before any user matters).
 pub fn image_default_user_is_admin(image: &str) -> bool {
-    let img = image.to_ascii_lowercase();
-    let name = img.split('@').next().unwrap_or(&img);
-    // Drop the tag (a ':' after the last '/').
-    let repo = match name.rfind(':') {
-        Some(i) if i > name.rfind('/').unwrap_or(0) => &name[..i],
-        _ => name,
+    let Some(r) = image::parse(image) else {
+        return false;
     };
-    if img.contains("nanoserver") {
+    let repo = r.repository.as_str();
+    let tag = r.tag.as_deref().unwrap_or("").to_ascii_lowercase();
+    if repo.contains("nanoserver") || tag.contains("nanoserver") {
         return false;
     }
-    img.contains("servercore")
+    repo.contains("servercore")
+        || tag.contains("servercore")
         || repo.contains("dotnet/framework/")
-        || matches!(
-            repo,
-            "mcr.microsoft.com/windows" | "mcr.microsoft.com/windows/server"
-        )
+        || (r.registry == "mcr.microsoft.com" && matches!(repo, "windows" | "windows/server"))
 }
 
 pub static WIN409: RuleMeta = RuleMeta {
@@ -324,5 +321,22 @@ mod tests {
             "mcr.microsoft.com/dotnet/aspnet:8.0-nanoserver-ltsc2022"
         ));
         assert!(!image_default_user_is_admin("contoso/app:1.0-ltsc2019"));
+        // Every spelling of Microsoft's images is Microsoft's (the normal form of the reference).
+        for spelling in [
+            "mcr.microsoft.com:443/windows/servercore:ltsc2022",
+            "MCR.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+            "mcr.microsoft.com:443/dotnet/framework/aspnet:4.8",
+            "docker.io/microsoft/iis:windowsservercore-1803",
+            "registry-1.docker.io:443/microsoft/windowsservercore:1809",
+        ] {
+            assert!(image_default_user_is_admin(spelling), "{spelling}");
+            assert!(microsoft_admin_image(spelling), "{spelling}");
+        }
+        assert!(!microsoft_admin_image(
+            "contoso.io/windows/servercore:ltsc2022"
+        ));
+        assert!(!microsoft_admin_image(
+            "mcr.microsoft.com:8443/windows/servercore:ltsc2022"
+        ));
     }
 }

@@ -130,7 +130,7 @@ mod tests {
         let mut map: ImageFactsMap = BTreeMap::new();
         for (i, (r, list, p)) in images.iter().enumerate() {
             map.insert(
-                r.to_string(),
+                crate::model::image::fact_key(r).into_owned(),
                 Arc::new(ImageFacts {
                     digest: format!("sha256:{i:064}"),
                     list: *list,

@@ -431,7 +431,7 @@ mod tests {
             let mut map: ImageFactsMap = BTreeMap::new();
             for r in ["nginx:1.27", "contoso.azurecr.io/app:1.0"] {
                 map.insert(
-                    r.to_string(),
+                    crate::model::image::fact_key(r).into_owned(),
                     Arc::new(ImageFacts {
                         digest: "sha256:0".into(),
                         list: true,

@@ -501,7 +501,7 @@ mod tests {
         let facts = |user: &str| {
             let mut m = ImageFactsMap::new();
             m.insert(
-                image.into(),
+                crate::model::image::fact_key(image).into_owned(),
                 Arc::new(ImageFacts {
                     digest: "sha256:0".into(),
                     list: false,
