@@ -38,7 +38,7 @@ impl ServeImages {
             capacity: cfg.cache_entries.unwrap_or(4096).max(1),
             ..Settings::default()
         };
-        let m = RegistryMetrics::default();
+        let m = RegistryMetrics::with_hosts(&cfg.metric_registries);
         m.register(metrics);
         let credentials = Credentials::default();
         let client = RegistryClient::new(Limits::default(), credentials.clone());
