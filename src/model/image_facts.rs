@@ -337,13 +337,15 @@ mod wire {
     use serde::Deserialize;
     use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
+    use crate::model::image_facts::{MAX_ENTRIES, MAX_FEATURES, Platform as Facts};
+
     /// A manifest or a list.
     #[derive(Deserialize)]
     pub struct Manifest {
         #[serde(rename = "mediaType", default)]
         pub media_type: Option<String>,
         #[serde(default)]
-        pub manifests: Option<Bounded<Entry, { super::MAX_ENTRIES }>>,
+        pub manifests: Option<Bounded<Entry, MAX_ENTRIES>>,
         #[serde(default)]
         pub config: Option<Descriptor>,
     }
@@ -383,12 +385,12 @@ mod wire {
         #[serde(rename = "os.version", default)]
         os_version: Option<String>,
         #[serde(rename = "os.features", default)]
-        os_features: Option<Bounded<String, { super::MAX_FEATURES }>>,
+        os_features: Option<Bounded<String, MAX_FEATURES>>,
     }
 
     impl Platform {
-        pub fn into_platform(self) -> super::Platform {
-            super::Platform {
+        pub fn into_platform(self) -> Facts {
+            Facts {
                 os: self.os.unwrap_or_default(),
                 architecture: self.architecture.unwrap_or_default(),
                 variant: self.variant.filter(|v| !v.is_empty()),
@@ -411,14 +413,14 @@ mod wire {
         #[serde(rename = "os.version", default)]
         os_version: Option<String>,
         #[serde(rename = "os.features", default)]
-        os_features: Option<Bounded<String, { super::MAX_FEATURES }>>,
+        os_features: Option<Bounded<String, MAX_FEATURES>>,
         #[serde(default)]
         pub config: Option<RunConfig>,
     }
 
     impl Config {
         /// The platform, and `config`.
-        pub fn into_parts(self) -> (super::Platform, Option<RunConfig>) {
+        pub fn into_parts(self) -> (Facts, Option<RunConfig>) {
             let p = Platform {
                 os: self.os,
                 architecture: self.architecture,
