@@ -286,6 +286,9 @@ pub struct RegistryFile {
     pub tag_ttl_seconds: Option<u64>,
     /// Image digests kept in memory (default 4096).
     pub cache_entries: Option<usize>,
+    /// Registries named in the `registry` label of `winlint_registry_*` metrics besides the
+    /// well-known ones (at most 64; any other registry is counted as `other`).
+    pub metric_registries: Vec<String>,
     /// `serve`: Secrets of type `kubernetes.io/dockerconfigjson` (or legacy
     /// `kubernetes.io/dockercfg`) in winlint's own namespace whose credentials the lookups use,
     /// read by name (`get` on exactly these) and re-read so a rotated secret is picked up.

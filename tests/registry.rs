@@ -398,7 +398,12 @@ async fn faults_are_bounded_and_back_off() {
 
     // A 100 MB manifest: cut at the 4 MiB cap while streaming.
     let (e, _, fake) = fault(|| Reply::Endless(100 << 20)).await;
-    assert_eq!(e, LookupError::Http(HttpError::TooLarge(4 << 20)));
+    assert_eq!(
+        e,
+        LookupError::Http(HttpError::TooLarge(
+            winlint::model::image_facts::MAX_MANIFEST_BYTES
+        ))
+    );
     let sent = fake.seen.bytes_sent.load(Ordering::SeqCst);
     assert!(sent < 32 << 20, "the client read on: {sent} bytes sent");
 

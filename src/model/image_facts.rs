@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::windows::{Build, Isolation};
 
@@ -173,105 +172,297 @@ pub enum Manifest {
     },
 }
 
-/// Why a manifest or config could not be read.
+/// The most bytes of a manifest read. Real lists are far smaller: `golang:latest` (Docker Hub,
+/// 7 Linux platforms, their 7 attestations and 2 Windows builds) is a 16-entry index of about
+/// 8 KiB; MCR's `windows/servercore` and `nanoserver` tags are one-entry lists (under 1 KiB).
+/// 256 KiB is 30 times the largest; distribution refuses a manifest PUT over 4 MiB, which is
+/// what a hostile registry would send instead (`[0,0,…]`).
+pub const MAX_MANIFEST_BYTES: usize = 256 << 10;
+/// The most entries of a list read (16 times `golang:latest`'s 16).
+pub const MAX_ENTRIES: usize = 256;
+/// The most bytes of an image config read. Only `os`, `architecture`, `os.version`,
+/// `os.features` and `config.User` are read; a real config (history and environment included)
+/// is a few KiB, tens for images of many layers.
+pub const MAX_CONFIG_BYTES: usize = 1 << 20;
+/// The most `os.features` of a platform (real ones name at most `win32k`).
+const MAX_FEATURES: usize = 16;
+
+/// Why a manifest or config could not be read: a fact about that reference (a registry that
+/// answers it so answers it again), never a reason to back off from the registry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
-    #[error("not JSON: {0}")]
+    #[error("unreadable JSON: {0}")]
     Json(String),
     #[error("unsupported media type {0:?}")]
     MediaType(String),
     #[error("{0}")]
     Shape(&'static str),
+    #[error("{what} of {size} bytes is over the {cap}-byte cap")]
+    TooLarge {
+        what: &'static str,
+        size: u64,
+        cap: usize,
+    },
 }
 
 /// Read a manifest (OCI index, Docker manifest list, OCI or Docker manifest). `content_type` is
 /// the response's; a document's own `mediaType` wins when present. Attestation entries
 /// (`vnd.docker.reference.type: attestation-manifest`, `unknown/unknown`) are skipped.
+///
+/// Typed and in one pass: only the fields read are kept, everything else is skipped without
+/// being built (`serde::de::IgnoredAny`), and a list beyond [`MAX_ENTRIES`] entries (or a
+/// platform beyond 16 features) is refused as it is met. Memory is the bytes plus the
+/// platforms kept, whatever the document's density.
 pub fn parse_manifest(bytes: &[u8], content_type: Option<&str>) -> Result<Manifest, ParseError> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
-    let media = v
-        .get("mediaType")
-        .and_then(Value::as_str)
+    if bytes.len() > MAX_MANIFEST_BYTES {
+        return Err(ParseError::TooLarge {
+            what: "a manifest",
+            size: bytes.len() as u64,
+            cap: MAX_MANIFEST_BYTES,
+        });
+    }
+    let doc: wire::Manifest = serde_json::from_slice(bytes).map_err(json_error)?;
+    let media = doc
+        .media_type
+        .as_deref()
         .or(content_type.map(|c| c.split(';').next().unwrap_or(c).trim()))
         .unwrap_or("");
     // An OCI index may omit mediaType; `manifests` tells it apart from a manifest (`config`).
     let is_list = media == OCI_INDEX
         || media == DOCKER_LIST
-        || (v.get("manifests").is_some() && v.get("config").is_none());
+        || (doc.manifests.is_some() && doc.config.is_none());
     if is_list {
-        let entries = v
-            .get("manifests")
-            .and_then(Value::as_array)
+        let entries = doc
+            .manifests
             .ok_or(ParseError::Shape("a list without `manifests`"))?;
-        let mut out = Vec::new();
-        for e in entries {
-            let attestation = e
-                .pointer("/annotations/vnd.docker.reference.type")
-                .and_then(Value::as_str)
-                == Some("attestation-manifest");
-            let Some(p) = e.get("platform") else { continue };
-            let platform = platform_of(p);
-            if attestation || platform.os == "unknown" {
-                continue;
-            }
-            out.push(platform);
-        }
+        let out = entries
+            .0
+            .into_iter()
+            .filter(|e| {
+                e.annotations
+                    .as_ref()
+                    .and_then(|a| a.reference_type.as_deref())
+                    != Some("attestation-manifest")
+            })
+            .filter_map(|e| e.platform.map(wire::Platform::into_platform))
+            .filter(|p| p.os != "unknown")
+            .collect();
         return Ok(Manifest::List(out));
     }
-    if media == OCI_MANIFEST || media == DOCKER_MANIFEST || v.get("config").is_some() {
-        let config = v
-            .pointer("/config/digest")
-            .and_then(Value::as_str)
+    if media == OCI_MANIFEST || media == DOCKER_MANIFEST || doc.config.is_some() {
+        let config = doc
+            .config
             .ok_or(ParseError::Shape("a manifest without `config.digest`"))?;
-        let size = v
-            .pointer("/config/size")
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
+        let digest = config
+            .digest
+            .ok_or(ParseError::Shape("a manifest without `config.digest`"))?;
+        if !is_digest(&digest) {
+            return Err(ParseError::Shape(
+                "a config digest that is not sha256:<64 hex>",
+            ));
+        }
+        let size = config.size.unwrap_or(0);
+        if size > MAX_CONFIG_BYTES as u64 {
+            return Err(ParseError::TooLarge {
+                what: "the image config",
+                size,
+                cap: MAX_CONFIG_BYTES,
+            });
+        }
         return Ok(Manifest::Single {
-            config: config.to_string(),
+            config: digest,
             size,
         });
     }
     Err(ParseError::MediaType(media.to_string()))
 }
 
-/// The platform of an image config blob (`os`, `architecture`, `variant`, `os.version`,
-/// `os.features` at the top level).
-pub fn parse_config(bytes: &[u8]) -> Result<Platform, ParseError> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
-    if !v.is_object() {
-        return Err(ParseError::Shape("an image config that is not an object"));
+/// `sha256:` and 64 lowercase hex digits (the only digest a lookup compares; it also goes
+/// into the blob's URL path).
+fn is_digest(d: &str) -> bool {
+    d.strip_prefix("sha256:").is_some_and(|h| {
+        h.len() == 64
+            && h.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+fn json_error(e: serde_json::Error) -> ParseError {
+    ParseError::Json(e.to_string())
+}
+
+/// What a lookup reads of an image config blob: its platform and default user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageConfig {
+    pub platform: Platform,
+    /// `config.User`, trimmed, when it names one.
+    pub user: Option<String>,
+}
+
+/// Read an image config blob (`os`, `architecture`, `variant`, `os.version`, `os.features` at
+/// the top level, `config.User`), typed and in one pass like [`parse_manifest`].
+pub fn parse_image_config(bytes: &[u8]) -> Result<ImageConfig, ParseError> {
+    if bytes.len() > MAX_CONFIG_BYTES {
+        return Err(ParseError::TooLarge {
+            what: "the image config",
+            size: bytes.len() as u64,
+            cap: MAX_CONFIG_BYTES,
+        });
     }
-    Ok(platform_of(&v))
+    let doc: wire::Config = serde_json::from_slice(bytes).map_err(json_error)?;
+    let (platform, config) = doc.into_parts();
+    let user = config
+        .and_then(|c| c.user)
+        .map(|u| u.trim().to_string())
+        .filter(|u| !u.is_empty());
+    Ok(ImageConfig { platform, user })
+}
+
+/// The platform of an image config blob.
+pub fn parse_config(bytes: &[u8]) -> Result<Platform, ParseError> {
+    parse_image_config(bytes).map(|c| c.platform)
 }
 
 /// The default user of an image config blob (`config.User`), when it names one.
 pub fn config_user(bytes: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(bytes).ok()?;
-    v.pointer("/config/User")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|u| !u.is_empty())
-        .map(str::to_string)
+    parse_image_config(bytes).ok()?.user
 }
 
-fn platform_of(p: &Value) -> Platform {
-    let s = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
-    Platform {
-        os: s("os").unwrap_or_default(),
-        architecture: s("architecture").unwrap_or_default(),
-        variant: s("variant").filter(|v| !v.is_empty()),
-        os_version: s("os.version").filter(|v| !v.is_empty()),
-        os_features: p
-            .get("os.features")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default(),
+/// The documents as serde reads them: only the fields winlint uses. Unknown fields are skipped
+/// by serde's derive without being built; lists are read through [`wire::Bounded`].
+mod wire {
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::Deserialize;
+    use serde::de::{self, Deserializer, SeqAccess, Visitor};
+
+    use crate::model::image_facts::{MAX_ENTRIES, MAX_FEATURES, Platform as Facts};
+
+    /// A manifest or a list.
+    #[derive(Deserialize)]
+    pub struct Manifest {
+        #[serde(rename = "mediaType", default)]
+        pub media_type: Option<String>,
+        #[serde(default)]
+        pub manifests: Option<Bounded<Entry, MAX_ENTRIES>>,
+        #[serde(default)]
+        pub config: Option<Descriptor>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Descriptor {
+        #[serde(default)]
+        pub digest: Option<String>,
+        #[serde(default)]
+        pub size: Option<u64>,
+    }
+
+    /// A list entry: its platform and the one annotation read.
+    #[derive(Deserialize)]
+    pub struct Entry {
+        #[serde(default)]
+        pub platform: Option<Platform>,
+        #[serde(default)]
+        pub annotations: Option<Annotations>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Annotations {
+        #[serde(rename = "vnd.docker.reference.type", default)]
+        pub reference_type: Option<String>,
+    }
+
+    /// A platform: a list entry's `platform`, or the top level of a config.
+    #[derive(Deserialize)]
+    pub struct Platform {
+        #[serde(default)]
+        os: Option<String>,
+        #[serde(default)]
+        architecture: Option<String>,
+        #[serde(default)]
+        variant: Option<String>,
+        #[serde(rename = "os.version", default)]
+        os_version: Option<String>,
+        #[serde(rename = "os.features", default)]
+        os_features: Option<Bounded<String, MAX_FEATURES>>,
+    }
+
+    impl Platform {
+        pub fn into_platform(self) -> Facts {
+            Facts {
+                os: self.os.unwrap_or_default(),
+                architecture: self.architecture.unwrap_or_default(),
+                variant: self.variant.filter(|v| !v.is_empty()),
+                os_version: self.os_version.filter(|v| !v.is_empty()),
+                os_features: self.os_features.map(|f| f.0).unwrap_or_default(),
+            }
+        }
+    }
+
+    /// An image config: the platform fields at the top level, and `config`. (Not
+    /// `#[serde(flatten)]`: that buffers every unknown field.)
+    #[derive(Deserialize)]
+    pub struct Config {
+        #[serde(default)]
+        os: Option<String>,
+        #[serde(default)]
+        architecture: Option<String>,
+        #[serde(default)]
+        variant: Option<String>,
+        #[serde(rename = "os.version", default)]
+        os_version: Option<String>,
+        #[serde(rename = "os.features", default)]
+        os_features: Option<Bounded<String, MAX_FEATURES>>,
+        #[serde(default)]
+        pub config: Option<RunConfig>,
+    }
+
+    impl Config {
+        /// The platform, and `config`.
+        pub fn into_parts(self) -> (Facts, Option<RunConfig>) {
+            let p = Platform {
+                os: self.os,
+                architecture: self.architecture,
+                variant: self.variant,
+                os_version: self.os_version,
+                os_features: self.os_features,
+            };
+            (p.into_platform(), self.config)
+        }
+    }
+
+    #[derive(Deserialize)]
+    pub struct RunConfig {
+        #[serde(rename = "User", default)]
+        pub user: Option<String>,
+    }
+
+    /// A JSON array of at most `N` items: the item after the `N`th is an error, met before it
+    /// is built.
+    pub struct Bounded<T, const N: usize>(pub Vec<T>);
+
+    impl<'de, T: Deserialize<'de>, const N: usize> Deserialize<'de> for Bounded<T, N> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Items<T, const N: usize>(PhantomData<T>);
+            impl<'de, T: Deserialize<'de>, const N: usize> Visitor<'de> for Items<T, N> {
+                type Value = Bounded<T, N>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    write!(f, "a list of at most {N} items")
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                    let mut out = Vec::new();
+                    while let Some(item) = seq.next_element()? {
+                        if out.len() == N {
+                            return Err(de::Error::custom(format!("more than {N} items")));
+                        }
+                        out.push(item);
+                    }
+                    Ok(Bounded(out))
+                }
+            }
+            d.deserialize_seq(Items(PhantomData))
+        }
     }
 }
 
@@ -407,11 +598,11 @@ mod tests {
         assert_eq!(p[0].os_features, vec!["win32k"]);
         let single = json!({"schemaVersion": 2, "mediaType": DOCKER_MANIFEST,
             "config": {"mediaType": "application/vnd.docker.container.image.v1+json",
-                       "digest": "sha256:c", "size": 9}, "layers": []});
+                       "digest": format!("sha256:{}", "c".repeat(64)), "size": 9}, "layers": []});
         assert_eq!(
             parse_manifest(single.to_string().as_bytes(), None),
             Ok(Manifest::Single {
-                config: "sha256:c".into(),
+                config: format!("sha256:{}", "c".repeat(64)),
                 size: 9
             })
         );
@@ -423,5 +614,69 @@ mod tests {
             parse_manifest(b"{\"schemaVersion\":1}", Some("text/plain")),
             Err(ParseError::MediaType(_))
         ));
+    }
+
+    #[test]
+    fn dense_documents_are_refused_or_skipped_without_being_built() {
+        // Unknown fields, however dense, are skipped.
+        let zeros = vec!["0"; 100_000].join(",");
+        let doc = format!(
+            r#"{{"schemaVersion":2,"mediaType":"{OCI_INDEX}","junk":[{zeros}],"manifests":[]}}"#
+        );
+        assert_eq!(
+            parse_manifest(doc.as_bytes(), None),
+            Ok(Manifest::List(vec![]))
+        );
+        // A list of numbers is not a list of entries.
+        let doc = format!(r#"{{"manifests":[{zeros}]}}"#);
+        assert!(matches!(
+            parse_manifest(doc.as_bytes(), None),
+            Err(ParseError::Json(_))
+        ));
+        // More entries than MAX_ENTRIES: refused.
+        let many = vec!["{}"; MAX_ENTRIES + 1].join(",");
+        let doc = format!(r#"{{"manifests":[{many}]}}"#);
+        let e = parse_manifest(doc.as_bytes(), None).unwrap_err();
+        assert!(e.to_string().contains("more than 256 items"), "{e}");
+        let doc = format!(r#"{{"manifests":[{}]}}"#, vec!["{}"; MAX_ENTRIES].join(","));
+        assert_eq!(
+            parse_manifest(doc.as_bytes(), None),
+            Ok(Manifest::List(vec![]))
+        );
+        // Features: at most 16.
+        let feats = vec![r#""win32k""#; 17].join(",");
+        let cfg = format!(r#"{{"os":"windows","os.features":[{feats}]}}"#);
+        assert!(parse_config(cfg.as_bytes()).is_err());
+        // Over the byte caps.
+        let big = vec![b' '; MAX_MANIFEST_BYTES + 1];
+        assert!(matches!(
+            parse_manifest(&big, None),
+            Err(ParseError::TooLarge { .. })
+        ));
+        // A config larger than the cap is refused from the manifest's descriptor.
+        let single = json!({"mediaType": DOCKER_MANIFEST,
+            "config": {"digest": format!("sha256:{}", "a".repeat(64)), "size": 5 << 20}});
+        assert!(matches!(
+            parse_manifest(single.to_string().as_bytes(), None),
+            Err(ParseError::TooLarge { .. })
+        ));
+        // A config digest that is not one (it goes into a URL path).
+        let bad = json!({"mediaType": DOCKER_MANIFEST,
+            "config": {"digest": "sha256:../../x", "size": 1}});
+        assert!(matches!(
+            parse_manifest(bad.to_string().as_bytes(), None),
+            Err(ParseError::Shape(_))
+        ));
+    }
+
+    #[test]
+    fn a_config_is_read_in_one_pass() {
+        let c = json!({"os": "windows", "architecture": "amd64", "os.version": "10.0.20348.1",
+            "history": [{"created_by": "x"}], "rootfs": {"diff_ids": ["sha256:1"]},
+            "config": {"User": " ContainerUser ", "Env": ["A=B"]}});
+        let got = parse_image_config(c.to_string().as_bytes()).unwrap();
+        assert_eq!(got.platform.build(), Some(crate::model::windows::WS2022));
+        assert_eq!(got.user.as_deref(), Some("ContainerUser"));
+        assert!(matches!(parse_image_config(b"7"), Err(ParseError::Json(_))));
     }
 }

@@ -13,14 +13,14 @@ use std::time::{Duration, Instant};
 
 use hyper::header::{self, HeaderName};
 use hyper::{Method, StatusCode};
-use serde_json::Value;
 
 use super::auth::{Challenge, parse_challenge};
 use super::http::{Http, HttpError, Limits, Response};
 use super::keyring::{Credential, Credentials};
 use crate::model::image::ImageRef;
 use crate::model::image_facts::{
-    ImageFacts, Manifest, ParseError, config_user, parse_config, parse_manifest,
+    ImageFacts, MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, Manifest, ParseError, parse_image_config,
+    parse_manifest,
 };
 
 /// Every manifest media type winlint reads (MCR serves the Docker ones); the test checks it
@@ -54,11 +54,15 @@ pub enum LookupError {
 }
 
 impl LookupError {
-    /// Worth backing off from (the registry is unwell or asks us to slow down), rather than a
-    /// fact about the image (not found, unauthorized, a bad manifest).
+    /// Worth backing off from (the registry is unwell or asks us to slow down: a connection
+    /// that fails, a timeout, 5xx, 429), rather than a fact about the image (not found,
+    /// unauthorized, a manifest or config too large or malformed, a redirect loop): a tenant
+    /// controls the answers for their own repository, and must not make them a reason to stop
+    /// asking about anyone else's.
     pub fn transient(&self) -> bool {
         match self {
-            LookupError::Http(_) | LookupError::Throttled { .. } => true,
+            LookupError::Http(HttpError::Transport(_) | HttpError::Timeout(..))
+            | LookupError::Throttled { .. } => true,
             LookupError::Status { status, .. } => *status >= 500,
             _ => false,
         }
@@ -156,7 +160,9 @@ impl RegistryClient {
             }),
             Manifest::Single { config, .. } => {
                 let path = format!("/v2/{}/blobs/{config}", r.repository);
-                let blob = self.get(r, Method::GET, &path, None).await?;
+                let blob = self
+                    .get(r, Method::GET, &path, None, MAX_CONFIG_BYTES)
+                    .await?;
                 check(&blob, "the config blob")?;
                 if sha256(&blob.body) != config {
                     return Err(LookupError::Digest {
@@ -164,11 +170,12 @@ impl RegistryClient {
                         got: sha256(&blob.body),
                     });
                 }
+                let image = parse_image_config(&blob.body)?;
                 Ok(ImageFacts {
                     digest,
                     list: false,
-                    platforms: vec![parse_config(&blob.body)?],
-                    user: config_user(&blob.body),
+                    platforms: vec![image.platform],
+                    user: image.user,
                 })
             }
         }
@@ -181,7 +188,9 @@ impl RegistryClient {
         reference: &str,
     ) -> Result<Response, LookupError> {
         let path = format!("/v2/{}/manifests/{reference}", r.repository);
-        let resp = self.get(r, method, &path, Some(ACCEPT)).await?;
+        let resp = self
+            .get(r, method, &path, Some(ACCEPT), MAX_MANIFEST_BYTES)
+            .await?;
         check(&resp, "the manifest")?;
         Ok(resp)
     }
@@ -189,14 +198,18 @@ impl RegistryClient {
     /// A request with the repository's credentials: the cached token first; on `401`, the
     /// challenge's scheme with every credential the keyring matches to the image, most
     /// specific first (the kubelet tries them in turn), then, for a token realm, an anonymous
-    /// token (a public repository on a registry whose credentials were refused).
+    /// token (a public repository on a registry whose credentials were refused). A body over
+    /// `cap` bytes (or the client's own cap, if lower) is cut there: `HttpError::TooLarge`.
     async fn get(
         &self,
         r: &ImageRef,
         method: Method,
         path: &str,
         accept: Option<&str>,
+        cap: usize,
     ) -> Result<Response, LookupError> {
+        let mut http = self.http.clone();
+        http.limits.max_body = http.limits.max_body.min(cap);
         let url = self.url(r, path);
         let headers: Vec<(HeaderName, String)> = accept
             .map(|a| vec![(header::ACCEPT, a.to_string())])
@@ -215,8 +228,7 @@ impl RegistryClient {
                 .filter(|(_, until)| *until > Instant::now())
                 .map(|(t, _)| t.clone())
         };
-        let resp = self
-            .http
+        let resp = http
             .request(method.clone(), &url, &headers, cached.as_deref())
             .await?;
         if resp.status != StatusCode::UNAUTHORIZED {
@@ -245,8 +257,7 @@ impl RegistryClient {
                     }
                 }
             };
-            let resp = self
-                .http
+            let resp = http
                 .request(method.clone(), &url, &headers, Some(&auth))
                 .await?;
             if resp.status == StatusCode::UNAUTHORIZED {
@@ -286,26 +297,38 @@ impl RegistryClient {
         let sep = if realm.contains('?') { '&' } else { '?' };
         let url = format!("{realm}{sep}{query}");
         let basic = cred.map(Credential::basic);
-        let resp = self
-            .http
+        let mut http = self.http.clone();
+        http.limits.max_body = http.limits.max_body.min(MAX_TOKEN_BYTES);
+        let resp = http
             .request(Method::GET, &url, &[], basic.as_deref())
             .await?;
         check(&resp, "the token endpoint")?;
-        let v: Value = serde_json::from_slice(&resp.body)
+        let answer: TokenAnswer = serde_json::from_slice(&resp.body)
             .map_err(|e| LookupError::Auth(format!("token answer is not JSON: {e}")))?;
-        let token = v
-            .get("token")
-            .or(v.get("access_token"))
-            .and_then(Value::as_str)
+        let token = answer
+            .token
+            .or(answer.access_token)
             .filter(|t| !t.is_empty())
             .ok_or_else(|| LookupError::Auth("token answer without a token".into()))?;
         // The spec's default lifetime is 60 s; keep a margin.
-        let secs = v.get("expires_in").and_then(Value::as_u64).unwrap_or(60);
-        Ok((
-            token.into(),
-            Duration::from_secs(secs.saturating_sub(5).max(1)),
-        ))
+        let secs = answer.expires_in.and_then(|n| n.as_u64()).unwrap_or(60);
+        Ok((token, Duration::from_secs(secs.saturating_sub(5).max(1))))
     }
+}
+
+/// The most bytes of a token answer read (Docker Hub's and ACR's tokens are a few KiB).
+const MAX_TOKEN_BYTES: usize = 64 << 10;
+
+/// A token answer, typed: only what is read is kept (the rest is skipped, never built).
+#[derive(serde::Deserialize)]
+struct TokenAnswer {
+    #[serde(default)]
+    token: Option<String>,
+    #[serde(default)]
+    access_token: Option<String>,
+    /// A number (not always an integer in the wild); read as whole seconds when it is one.
+    #[serde(default)]
+    expires_in: Option<serde_json::Number>,
 }
 
 /// A status that is not success, as an error (429 with its Retry-After).

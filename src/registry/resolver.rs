@@ -1,9 +1,13 @@
 //! Image facts with a memory: digest → facts (bounded, least recently used out), tag → digest
 //! for a TTL (10 minutes by default: a tag is looked up once per TTL however many pods name
-//! it), one lookup in flight per reference (later askers wait for it), per-registry backoff
-//! after 429/5xx/timeouts, failures that are facts (404, unauthorized, a bad manifest)
-//! remembered for a minute (or until the credentials change), and optionally a directory of facts keyed by digest (the CLI's
-//! cache between runs: a tag costs one HEAD, a digest nothing).
+//! it), one lookup in flight per reference (later askers wait for it), per-repository backoff
+//! after transport failures only (connect errors, timeouts, 5xx, 429), failures that are facts
+//! (404, unauthorized, a manifest or config too large or malformed) remembered for a minute (or
+//! until the credentials change), and optionally a directory of facts keyed by digest (the
+//! CLI's cache between runs: a tag costs one HEAD, a digest nothing).
+//!
+//! Every map is bounded (`Settings::capacity` entries) and backoff entries expire: the pod
+//! author names the registry, so nothing here may grow with the number of names seen.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -60,7 +64,9 @@ struct State {
     /// reference → (error, when, the credentials' generation it was met under: a refusal
     /// is forgotten when a pull secret changes).
     failed: HashMap<String, (LookupError, Instant, u64)>,
-    /// registry → (failures in a row, no request before).
+    /// `registry/repository` → (failures in a row, no request before). Per repository: a
+    /// tenant's repository that fails leaves the rest of a shared registry alone. Pruned
+    /// (see [`BACKOFF_MEMORY`]) and bounded.
     backoff: HashMap<String, (u32, Instant)>,
     in_flight: HashMap<String, Lookup>,
     tick: u64,
@@ -144,37 +150,42 @@ impl Resolver {
     }
 
     /// Start (or join) the lookup of `reference` without waiting for it: `serve`'s answer to a
-    /// miss. Dropped when `max_in_flight` lookups run already (a later request asks again).
+    /// miss. Dropped when `max_in_flight` lookups run already (a later request asks again);
+    /// the count and the insert are under one lock, so concurrent requests cannot overshoot.
     pub fn queue(&self, reference: &str) {
         if self.peek(reference).is_some() {
             return;
         }
-        {
-            let st = self.state();
-            if st.in_flight.contains_key(reference)
-                || st.in_flight.len() >= self.inner.settings.max_in_flight
-            {
-                return;
-            }
-        }
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let lookup = self.start(reference);
-        rt.spawn(lookup);
+        if let Some(lookup) = self.start_within(reference, Some(self.max_in_flight())) {
+            rt.spawn(lookup);
+        }
     }
 
     /// The shared lookup of `reference`, created when none runs.
     fn start(&self, reference: &str) -> Lookup {
+        self.start_within(reference, None)
+            .expect("an unbounded start always gives a lookup")
+    }
+
+    /// The shared lookup of `reference` (a remembered failure, the running one, or a new one);
+    /// with `limit`, `None` instead of a new lookup when that many run, and `None` for one
+    /// running already (its starter polls it).
+    fn start_within(&self, reference: &str, limit: Option<usize>) -> Option<Lookup> {
         let mut st = self.state();
         if let Some((e, at, generation)) = st.failed.get(reference)
             && at.elapsed() < self.inner.settings.negative_ttl
             && *generation == self.inner.client.credentials().generation()
         {
-            return futures::future::ready(Err(e.clone())).boxed().shared();
+            return Some(futures::future::ready(Err(e.clone())).boxed().shared());
         }
         if let Some(l) = st.in_flight.get(reference) {
-            return l.clone();
+            return limit.is_none().then(|| l.clone());
+        }
+        if limit.is_some_and(|n| st.in_flight.len() >= n) {
+            return None;
         }
         let me = self.clone();
         let owned = reference.to_string();
@@ -186,12 +197,13 @@ impl Resolver {
         .boxed()
         .shared();
         st.in_flight.insert(reference.to_string(), lookup.clone());
-        lookup
+        Some(lookup)
     }
 
     async fn lookup(&self, reference: &str) -> Result<Arc<ImageFacts>, LookupError> {
         let r = image::parse(reference).ok_or(LookupError::Reference)?;
-        if let Some(wait) = self.backing_off(&r.registry) {
+        let repo = backoff_key(&r);
+        if let Some(wait) = self.backing_off(&repo) {
             return Err(LookupError::Backoff(wait));
         }
         let m = &self.inner.metrics;
@@ -212,7 +224,7 @@ impl Resolver {
         let mut st = self.state();
         match &out {
             Ok((facts, from_memory)) => {
-                st.backoff.remove(&r.registry);
+                st.backoff.remove(&repo);
                 st.failed.remove(reference);
                 if r.digest.is_none() {
                     st.tags.insert(
@@ -226,7 +238,7 @@ impl Resolver {
                 }
             }
             Err(e) if e.transient() => {
-                let n = st.backoff.get(&r.registry).map_or(0, |b| b.0) + 1;
+                let n = st.backoff.get(&repo).map_or(0, |b| b.0) + 1;
                 let mut delay = Duration::from_secs(1 << n.min(8)).min(Duration::from_secs(300));
                 if let LookupError::Throttled {
                     retry_after: Some(ra),
@@ -234,8 +246,8 @@ impl Resolver {
                 {
                     delay = delay.max((*ra).min(Duration::from_secs(3600)));
                 }
-                st.backoff
-                    .insert(r.registry.clone(), (n, Instant::now() + delay));
+                st.backoff.insert(repo, (n, Instant::now() + delay));
+                prune_backoff(&mut st.backoff, self.inner.settings.capacity);
             }
             Err(e) => {
                 st.failed.insert(
@@ -252,11 +264,35 @@ impl Resolver {
         out.map(|(f, _)| f)
     }
 
-    /// The remaining backoff of a registry, if any.
-    fn backing_off(&self, registry: &str) -> Option<Duration> {
+    /// The remaining backoff of a repository (`registry/repository`), if any.
+    fn backing_off(&self, repo: &str) -> Option<Duration> {
         let st = self.state();
-        let (_, until) = st.backoff.get(registry)?;
+        let (_, until) = st.backoff.get(repo)?;
         until.checked_duration_since(Instant::now())
+    }
+
+    /// Repositories with backoff state (expired entries included until pruned): at most
+    /// `Settings::capacity`.
+    pub fn backoff_len(&self) -> usize {
+        self.state().backoff.len()
+    }
+
+    /// Lookups running at once at most.
+    pub fn max_in_flight(&self) -> usize {
+        self.inner.settings.max_in_flight.max(1)
+    }
+
+    /// Wait for the running lookups of `references` (started by [`Resolver::queue`]); never
+    /// starts one, so `serve`'s sync mode stays within `max_in_flight`.
+    pub async fn join_running<'a>(&self, references: impl IntoIterator<Item = &'a String>) {
+        let running: Vec<Lookup> = {
+            let st = self.state();
+            references
+                .into_iter()
+                .filter_map(|r| st.in_flight.get(r).cloned())
+                .collect()
+        };
+        futures::future::join_all(running).await;
     }
 
     /// The requests: a digest reference is fetched once; a tag whose digest was known (a
@@ -325,19 +361,38 @@ impl Resolver {
     }
 }
 
-/// Drop the least recent entry while `map` is over `cap` (a linear scan: it runs once per
-/// insert beyond the cap, over a few thousand entries).
-fn bound<V, K: Ord + Copy>(map: &mut HashMap<String, V>, cap: usize, age: impl Fn(&V) -> K) {
-    while map.len() > cap.max(1) {
-        let Some(oldest) = map
-            .iter()
-            .min_by_key(|(_, v)| age(v))
-            .map(|(k, _)| k.clone())
-        else {
-            return;
-        };
-        map.remove(&oldest);
+/// How long a repository's failure count outlives its backoff: a repository failing again
+/// within it backs off longer; after it, the entry is dropped (the longest delay is 300 s).
+const BACKOFF_MEMORY: Duration = Duration::from_secs(600);
+
+/// The backoff key of an image: its registry and repository.
+fn backoff_key(r: &ImageRef) -> String {
+    format!("{}/{}", r.registry, r.repository)
+}
+
+/// Drop backoff entries whose delay ended more than [`BACKOFF_MEMORY`] ago, then bound the
+/// map (those whose delay ends first go first). Runs on each insert: the map only grows there.
+fn prune_backoff(map: &mut HashMap<String, (u32, Instant)>, cap: usize) {
+    if map.len() <= cap.max(1) {
+        return;
     }
+    let now = Instant::now();
+    map.retain(|_, (_, until)| *until + BACKOFF_MEMORY > now);
+    bound(map, cap, |(_, until)| *until);
+}
+
+/// While `map` is over `cap`, drop the least recent entries down to 7/8 of `cap` in one pass
+/// (one selection, not a scan per entry: 160 000 new names cost 160 000 / (cap / 8) passes).
+fn bound<V, K: Ord + Copy>(map: &mut HashMap<String, V>, cap: usize, age: impl Fn(&V) -> K) {
+    let cap = cap.max(1);
+    if map.len() <= cap {
+        return;
+    }
+    let keep = cap - cap / 8;
+    let drop = map.len() - keep;
+    let mut ages: Vec<K> = map.values().map(&age).collect();
+    let (_, &mut threshold, _) = ages.select_nth_unstable(drop - 1);
+    map.retain(|_, v| age(v) > threshold);
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::source::{Background, image_references, resolve_all};
+use super::source::{Background, image_references};
 use super::{Credentials, Limits, RegistryClient, RegistryMetrics, Resolver, Settings};
 use crate::config::{RegistryFile, RegistryMode};
 use crate::model::context::ImageFactsSource;
@@ -38,7 +38,7 @@ impl ServeImages {
             capacity: cfg.cache_entries.unwrap_or(4096).max(1),
             ..Settings::default()
         };
-        let m = RegistryMetrics::default();
+        let m = RegistryMetrics::with_hosts(&cfg.metric_registries);
         m.register(metrics);
         let credentials = Credentials::default();
         let client = RegistryClient::new(Limits::default(), credentials.clone());
@@ -70,6 +70,10 @@ impl ServeImages {
 
     /// `sync`: look the request's images up, waiting at most the budget (what is not known by
     /// then is judged by its name, and its lookup goes on). Background: nothing.
+    ///
+    /// The lookups are the background queue's (`Resolver::queue`): at most `max_in_flight`
+    /// run at once across all requests, and an image beyond that is judged by its name, as in
+    /// background mode, rather than starting one more lookup per image of every request.
     pub async fn before_review(&self, body: &[u8]) {
         if self.mode != RegistryMode::Sync {
             return;
@@ -89,6 +93,6 @@ impl ServeImages {
             // Started detached, so a lookup the budget cuts off still fills the cache.
             self.resolver.queue(r);
         }
-        let _ = tokio::time::timeout(self.budget, resolve_all(&self.resolver, &refs)).await;
+        let _ = tokio::time::timeout(self.budget, self.resolver.join_running(&refs)).await;
     }
 }

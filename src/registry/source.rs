@@ -26,19 +26,24 @@ pub fn image_references(object: &Value, out: &mut BTreeSet<String>) {
     }
 }
 
-/// Resolve `references` (concurrently, each bounded by the resolver's timeouts): the facts
-/// found, and the failures by reference.
+/// Resolve `references` (at most the resolver's `max_in_flight` at once, each bounded by its
+/// timeouts): the facts found, and the failures by reference.
 pub async fn resolve_all(
     resolver: &Resolver,
     references: &BTreeSet<String>,
 ) -> (ImageFactsMap, Vec<(String, LookupError)>) {
+    use futures::StreamExt;
     let lookups = references.iter().map(|r| async move {
         let out = resolver.resolve(r).await;
         (r.clone(), out)
     });
+    let results: Vec<_> = futures::stream::iter(lookups)
+        .buffer_unordered(resolver.max_in_flight())
+        .collect()
+        .await;
     let mut facts = ImageFactsMap::new();
     let mut failed = Vec::new();
-    for (r, out) in futures::future::join_all(lookups).await {
+    for (r, out) in results {
         match out {
             Ok(f) => {
                 facts.insert(r, f);
