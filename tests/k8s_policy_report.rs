@@ -3,7 +3,10 @@
 //! the reports land in the cluster and are read back with kubectl (their normalized content
 //! is testdata/policy-report/applied*.json; `WINLINT_BLESS=1` rewrites them), fixing a
 //! workload takes its failure away, a namespace left without workloads loses its report, and
-//! what `--policy-report` prints is what the API server accepts. No scheduler runs: the
+//! what `--policy-report` prints is what the API server accepts. A namespace whose findings
+//! exceed what one object can hold gets its report in parts, and a namespace whose report the
+//! API server refuses (it is being deleted) stops nothing: the others are written, the failure
+//! is in the ClusterPolicyReport, on stderr and in the exit code. No scheduler runs: the
 //! `PodScheduled=False` condition a scheduler would write is set through the status
 //! subresource. Skips without `KUBEBUILDER_ASSETS`, except under `CI=true`.
 
@@ -132,22 +135,7 @@ fn reports(c: &Guard, names: &[(&str, &str)]) -> String {
         "policyreports.v1alpha2.wgpolicyk8s.io",
         "clusterpolicyreports.v1alpha2.wgpolicyk8s.io",
     ] {
-        let list = c
-            .kubectl(
-                &[
-                    "get",
-                    kind,
-                    "-A",
-                    "-l",
-                    "app.kubernetes.io/managed-by=winlint",
-                    "-o",
-                    "json",
-                ],
-                None,
-            )
-            .ok()
-            .json();
-        for mut r in list["items"].as_array().unwrap().clone() {
+        for mut r in managed(c, kind, None) {
             let ns = r["metadata"]["namespace"].as_str().map(str::to_string);
             let name = r["metadata"]["name"].clone();
             let labels = r["metadata"]["labels"].clone();
@@ -328,6 +316,172 @@ fn policy_reports_land_in_the_cluster_and_follow_the_workloads() {
         "testdata/policy-report/applied-after-fix.json",
         &reports(&c, &names),
     );
+
+    one_failure_stops_nothing_and_large_reports_are_split(&c);
+}
+
+/// A Deployment in `ns` whose template has `containers` Windows containers with Linux security
+/// settings: 7 findings each.
+fn noisy(c: &Guard, ns: &str, name: &str, containers: usize) {
+    let containers: Vec<Value> = (0..containers)
+        .map(|i| {
+            json!({"name": format!("c{i}"),
+                "image": "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+                "securityContext": {"privileged": true, "runAsUser": 0,
+                    "readOnlyRootFilesystem": true, "capabilities": {"add": ["NET_ADMIN"]},
+                    "seLinuxOptions": {"level": "s0"}, "allowPrivilegeEscalation": true,
+                    "procMount": "Unmasked"}})
+        })
+        .collect();
+    let labels = json!({"app": name});
+    c.create(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels},
+            "spec": {"nodeSelector": {"kubernetes.io/os": "windows"}, "containers": containers}}}}))
+        .ok();
+}
+
+/// winlint's reports of `kind` in `ns` (all namespaces when `None`).
+fn managed(c: &Guard, kind: &str, ns: Option<&str>) -> Vec<Value> {
+    let scope = match ns {
+        Some(ns) => ["-n", ns],
+        None => ["-A", ""],
+    };
+    let mut args = vec!["get", kind];
+    args.extend(scope.into_iter().filter(|a| !a.is_empty()));
+    args.extend(["-l", "app.kubernetes.io/managed-by=winlint", "-o", "json"]);
+    c.kubectl(&args, None).ok().json()["items"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// winlint's PolicyReports of `ns`, by name.
+fn policy_reports(c: &Guard, ns: &str) -> Vec<Value> {
+    let mut items = managed(c, "policyreports.v1alpha2.wgpolicyk8s.io", Some(ns));
+    items.sort_by_key(|r| r["metadata"]["name"].as_str().unwrap().to_string());
+    items
+}
+
+/// Issue 30: `big` holds more findings than one object may (etcd keeps at most 1.5 MiB): its
+/// report is split; `doomed` is being deleted, so the API server refuses to create its report:
+/// the run goes on, writes the rest and says what failed.
+fn one_failure_stops_nothing_and_large_reports_are_split(c: &Guard) {
+    let kc = path(&c.kubeconfig);
+    let (big, normal, doomed) = (c.unique("big"), c.unique("normal"), c.unique("doomed"));
+    for ns in [&big, &normal, &doomed] {
+        c.create_namespace(ns, &[]);
+    }
+    for i in 0..5 {
+        noisy(c, &big, &format!("noisy{i}"), 100);
+    }
+    deployment(c, &normal, "iis", iis_spec(false));
+    deployment(c, &doomed, "iis", iis_spec(false));
+    // No namespace controller runs: the namespace stays Terminating, its workloads listed.
+    c.kubectl(&["delete", "namespace", &doomed, "--wait=false"], None)
+        .ok();
+    let findings =
+        winlint(&["audit", "-n", &big, "--kubeconfig", kc, "-o", "json"]).json()["findings"]
+            .as_array()
+            .unwrap()
+            .len();
+    assert!(findings >= 3000, "{findings}");
+
+    let out = winlint(&["audit", "-A", "--kubeconfig", kc, "--policy-report=apply"]);
+    out.assert_code(2);
+    let failed = format!("PolicyReport {doomed}/winlint not written (");
+    assert!(out.stderr.contains(&failed), "{out}");
+    assert!(out.stderr.contains("being terminated"), "{out}");
+    assert!(
+        out.stderr
+            .contains(&format!("PolicyReport {normal}/winlint, ")),
+        "{out}"
+    );
+    assert!(
+        out.stdout.contains("WIN103"),
+        "the report is printed: {out}"
+    );
+    // The big namespace: in parts, each well under the limit, every finding once.
+    let parts = policy_reports(c, &big);
+    let names: Vec<&str> = parts
+        .iter()
+        .map(|r| r["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.len() >= 4 && names[0] == "winlint", "{names:?}");
+    assert!(
+        names[1..].iter().all(|n| n.starts_with("winlint-")),
+        "{names:?}"
+    );
+    let (mut results, mut total) = (0, 0);
+    for r in &parts {
+        let bytes = serde_json::to_vec(r).unwrap().len();
+        total += bytes;
+        assert!(
+            bytes < 1024 * 1024,
+            "{} is {bytes} bytes",
+            r["metadata"]["name"]
+        );
+        let n = r["results"].as_array().unwrap().len();
+        let s = &r["summary"];
+        assert_eq!(
+            s["fail"].as_u64().unwrap() + s["warn"].as_u64().unwrap(),
+            n as u64,
+            "{s}"
+        );
+        results += n;
+    }
+    assert_eq!(results, findings);
+    assert!(
+        total > 3 << 19,
+        "{total} bytes fit in one object of etcd's 1.5 MiB"
+    );
+    eprintln!(
+        "{findings} results of {big}: {total} bytes in {} parts",
+        parts.len()
+    );
+    assert_eq!(policy_reports(c, &normal).len(), 1);
+    assert!(policy_reports(c, &doomed).is_empty());
+    // The cluster administrator sees the failure.
+    let cluster = c
+        .get(
+            "clusterpolicyreports.v1alpha2.wgpolicyk8s.io",
+            None,
+            "winlint",
+        )
+        .ok()
+        .json();
+    let errors: Vec<&str> = cluster["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["result"] == "error")
+        .filter_map(|r| r["message"].as_str())
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.starts_with(&failed) && m.contains("fail")),
+        "{cluster:#}"
+    );
+
+    // Fewer findings: the parts no longer needed are deleted.
+    for i in 1..5 {
+        c.delete("deployment", Some(&big), &format!("noisy{i}"))
+            .ok();
+    }
+    let out = winlint(&["audit", "-A", "--kubeconfig", kc, "--policy-report=apply"]);
+    out.assert_code(2);
+    let left: Vec<String> = policy_reports(c, &big)
+        .iter()
+        .map(|r| r["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(left.len() < names.len(), "{left:?}");
+    for gone in &names[left.len()..] {
+        assert!(
+            out.stderr.contains(&format!("PolicyReport {big}/{gone}")),
+            "{gone} not deleted: {out}"
+        );
+    }
 }
 
 fn cluster_or_skip() -> Option<Guard> {

@@ -599,6 +599,18 @@ fn url_mode_keeps_existing_certificates() {
         "{e}"
     );
 
+    // A key that is not the certificate's (one file restored from elsewhere).
+    let key = read("tls.key");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut a = args.clone();
+    a.cert_dir = elsewhere.path().to_path_buf();
+    render(&a).unwrap();
+    std::fs::copy(elsewhere.path().join("tls.key"), dir.path().join("tls.key")).unwrap();
+    let e = render(&args).unwrap_err().to_string();
+    assert!(e.contains("tls.key is not the key of tls.crt"), "{e}");
+    std::fs::write(dir.path().join("tls.key"), key).unwrap();
+    render(&args).unwrap();
+
     // A partial set.
     std::fs::remove_file(dir.path().join("tls.key")).unwrap();
     let e = render(&args).unwrap_err().to_string();

@@ -1,13 +1,15 @@
 //! Does a `caBundle` verify a serving certificate for a name? The API server's check, done with
 //! rustls' WebPKI verifier (the TLS stack `serve` already uses): chain to a root of the bundle,
-//! validity now, `serverAuth` usage, the name in the subject alternative names.
+//! validity now, `serverAuth` usage, the name in the subject alternative names. And does a
+//! private key belong to a certificate ([`key_pairs`]: the public key of the key is the
+//! certificate's), so that a CA key is never used with a CA certificate it did not make.
 
 use std::sync::Arc;
 
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::ServerCertVerifier;
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 
 /// Why a bundle does not verify a certificate (one line).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -48,6 +50,30 @@ pub fn verify(ca_bundle_pem: &[u8], cert_pem: &[u8], name: &str) -> Result<(), M
         .map_err(|e| Mismatch(e.to_string()))
 }
 
+/// Whether the private key `key_pem` belongs to the first certificate of `cert_pem`: its public
+/// key is the certificate's subject public key (rustls' own check of a serving pair).
+pub fn key_pairs(cert_pem: &[u8], key_pem: &[u8]) -> Result<(), Mismatch> {
+    let cert = CertificateDer::pem_slice_iter(cert_pem)
+        .next()
+        .ok_or_else(|| Mismatch("no certificate".into()))?
+        .map_err(|e| Mismatch(format!("certificate is not PEM: {e}")))?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem)
+        .map_err(|e| Mismatch(format!("key is not a PEM private key: {e}")))?;
+    let provider = rustls::crypto::ring::default_provider();
+    let key = provider
+        .key_provider
+        .load_private_key(key)
+        .map_err(|e| Mismatch(format!("key: {e}")))?;
+    rustls::sign::CertifiedKey::new(vec![cert], key)
+        .keys_match()
+        .map_err(|e| match e {
+            rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch) => {
+                Mismatch("the key's public key is not the certificate's".into())
+            }
+            e => Mismatch(e.to_string()),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,5 +96,16 @@ mod tests {
         assert!(verify(ca, cert, "other.ns.svc").is_err());
         assert!(verify(b"", cert, "x").is_err());
         assert!(verify(b"junk", cert, "x").is_err());
+    }
+
+    #[test]
+    fn a_key_pairs_with_its_own_certificate_only() {
+        let a = crate::certs::issue::new_ca(std::time::Duration::from_secs(60)).unwrap();
+        let b = crate::certs::issue::new_ca(std::time::Duration::from_secs(60)).unwrap();
+        assert_eq!(key_pairs(a.cert.as_bytes(), a.key.as_bytes()), Ok(()));
+        let e = key_pairs(b.cert.as_bytes(), a.key.as_bytes()).unwrap_err();
+        assert_eq!(e.0, "the key's public key is not the certificate's");
+        assert!(key_pairs(b"", a.key.as_bytes()).is_err());
+        assert!(key_pairs(a.cert.as_bytes(), b"junk").is_err());
     }
 }

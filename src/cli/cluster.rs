@@ -414,11 +414,23 @@ pub fn audit(args: AuditArgs) -> i32 {
             write_stdout(&crate::source::emit::to_yaml(&reports))
         }
         (Some(PolicyReportMode::Apply), Some(reports)) => {
-            if let Err(line) = apply_reports(&args.cluster, &scope, &reports) {
-                eprintln!("winlint: {line}");
-                return EXIT_USAGE;
+            match apply_reports(&args.cluster, &scope, reports) {
+                Err(line) => {
+                    eprintln!("winlint: {line}");
+                    return EXIT_USAGE;
+                }
+                // Some reports not written: the others were, the report is printed, and the
+                // exit code says it (as for what could not be listed).
+                Ok(failed) if !failed.is_empty() => {
+                    for f in &failed {
+                        eprintln!("winlint: {f}");
+                    }
+                    let written = sink.finish(&counts, &errors, &summary, args.color);
+                    exit_code(written, &errors, &counts, args.fail_on);
+                    return EXIT_USAGE;
+                }
+                Ok(_) => sink.finish(&counts, &errors, &summary, args.color),
             }
-            sink.finish(&counts, &errors, &summary, args.color)
         }
         _ => sink.finish(&counts, &errors, &summary, args.color),
     };
@@ -433,19 +445,27 @@ fn write_stdout(text: &str) -> std::io::Result<()> {
 }
 
 /// `--policy-report=apply`: write `reports` into the cluster, delete winlint's stale ones, and
-/// say so on stderr. A new client: the one that listed lived on the runtime that is gone.
+/// say so on stderr; what failed (one line each: the rest was written) is returned, and with
+/// `-A` named in the ClusterPolicyReport. `Err`: nothing could be written (no connection, no
+/// CRDs). A new client: the one that listed lived on the runtime that is gone.
 fn apply_reports(
     args: &ClusterArgs,
     scope: &Scope,
-    reports: &[serde_json::Value],
-) -> Result<(), String> {
+    reports: Vec<serde_json::Value>,
+) -> Result<Vec<String>, String> {
+    let (cluster_reports, namespaced): (Vec<_>, Vec<_>) = reports
+        .into_iter()
+        .partition(|r| r["kind"] == "ClusterPolicyReport");
     block_on(async {
         let (client, _) = cluster::connect(&args.client_source())
             .await
             .map_err(|e| one_line(&e, POLICY_REPORT_RBAC))?;
-        let done = cluster::policy_report::apply(&client, scope, reports)
-            .await
-            .map_err(|e| one_line(&e, POLICY_REPORT_RBAC))?;
+        let now = policy_report::now_seconds();
+        let done = cluster::policy_report::apply(&client, scope, &namespaced, |failed| {
+            policy_report::with_failures(&cluster_reports, failed, now)
+        })
+        .await
+        .map_err(|e| one_line(&e, POLICY_REPORT_RBAC))?;
         let mut line = format!(
             "winlint: policy reports applied: {}",
             if done.written.is_empty() {
@@ -461,6 +481,10 @@ fn apply_reports(
             ));
         }
         eprintln!("{line}");
-        Ok(())
+        Ok(done
+            .failed
+            .iter()
+            .map(policy_report::failure_line)
+            .collect())
     })?
 }

@@ -11,8 +11,9 @@ use super::ManifestsError;
 pub const FILES: [&str; 3] = ["ca.crt", "tls.crt", "tls.key"];
 
 /// The CA of the certificates in `dir` when they are there and usable for `host`; `None` when
-/// none of the files exists. A partial set, or a certificate its CA does not verify for
-/// `host`, is an error (neither silently kept nor silently replaced).
+/// none of the files exists. A partial set, a certificate its CA does not verify for `host`, or
+/// a key that is not the certificate's, is an error (neither silently kept nor silently
+/// replaced).
 pub fn existing(dir: &Path, host: &str) -> Result<Option<String>, ManifestsError> {
     let problem = |problem: String| ManifestsError::CertDir {
         dir: dir.display().to_string(),
@@ -32,8 +33,10 @@ pub fn existing(dir: &Path, host: &str) -> Result<Option<String>, ManifestsError
     }
     let read =
         |f: &str| std::fs::read_to_string(dir.join(f)).map_err(|e| problem(format!("{f}: {e}")));
-    let (ca, cert) = (read("ca.crt")?, read("tls.crt")?);
+    let (ca, cert, key) = (read("ca.crt")?, read("tls.crt")?, read("tls.key")?);
     crate::certs::verify::verify(ca.as_bytes(), cert.as_bytes(), host)
         .map_err(|e| problem(format!("ca.crt does not verify tls.crt for {host}: {e}")))?;
+    crate::certs::verify::key_pairs(cert.as_bytes(), key.as_bytes())
+        .map_err(|e| problem(format!("tls.key is not the key of tls.crt: {e}")))?;
     Ok(Some(ca))
 }

@@ -4,8 +4,16 @@
 //!
 //! One PolicyReport named [`REPORT_NAME`] per namespace holding audited objects; one
 //! ClusterPolicyReport of the same name for what is not in one namespace (the kinds
-//! `audit -A` could not list). Both carry the label [`MANAGED_BY`], by which
+//! `audit -A` could not list, and with `--policy-report=apply` the reports that could not be
+//! written: [`with_failures`]). Both carry the label [`MANAGED_BY`], by which
 //! `--policy-report=apply` finds its own reports again to delete the stale ones.
+//!
+//! A report holds at most [`PART_BYTES`] of results, measured as serialized while it is built:
+//! a namespace with more is split into parts named `winlint`, `winlint-2`, `winlint-3`, …,
+//! each with the summary of its own results (Policy Reporter adds reports up). The API server
+//! takes at most 3 MiB in one request and etcd stores at most 1.5 MiB in one object: one
+//! namespace with many findings (a tenant's thousands of pods) would otherwise make its report
+//! too large to write at all.
 //!
 //! # Results
 //!
@@ -35,7 +43,12 @@ use serde_json::{Value, json};
 
 use crate::model::{Finding, Severity};
 
+use crate::cluster::policy_report::Failure;
 pub use crate::cluster::policy_report::{API_VERSION, MANAGED_BY, REPORT_NAME};
+
+/// The most bytes of serialized results in one report: a third of etcd's 1.5 MiB object limit,
+/// which leaves room for the metadata, the summary and the API server's own fields.
+pub const PART_BYTES: usize = 512 * 1024;
 /// The `source` of every result.
 pub const SOURCE: &str = "winlint";
 /// The `category` of every result (Policy Reporter groups by it).
@@ -173,22 +186,104 @@ impl PolicyReports {
         }
     }
 
-    /// The reports: a PolicyReport per namespace (by name), then the ClusterPolicyReport when
-    /// it has results.
+    /// The reports: the PolicyReports of each namespace (by name, split into parts of at most
+    /// [`PART_BYTES`] of results), then the ClusterPolicyReport when it has results.
     pub fn finish(self) -> Vec<Value> {
-        let mut out: Vec<Value> = self
-            .namespaces
-            .into_iter()
-            .map(|(ns, results)| report("PolicyReport", Some(&ns), results))
-            .collect();
+        let mut out = Vec::new();
+        for (ns, results) in self.namespaces {
+            out.extend(parts("PolicyReport", Some(&ns), results, PART_BYTES));
+        }
         if !self.cluster.is_empty() {
-            out.push(report("ClusterPolicyReport", None, self.cluster));
+            out.extend(parts("ClusterPolicyReport", None, self.cluster, PART_BYTES));
         }
         out
     }
 }
 
-fn report(kind: &str, namespace: Option<&str>, results: Vec<Value>) -> Value {
+/// The name of part `i` (from 0) of a report.
+fn part_name(i: usize) -> String {
+    match i {
+        0 => REPORT_NAME.to_string(),
+        i => format!("{REPORT_NAME}-{}", i + 1),
+    }
+}
+
+/// `results` as reports of at most `budget` bytes of serialized results each (but one result
+/// larger than that, alone); one report when there are none.
+fn parts(kind: &str, namespace: Option<&str>, results: Vec<Value>, budget: usize) -> Vec<Value> {
+    let mut groups: Vec<Vec<Value>> = vec![Vec::new()];
+    let mut bytes = 0;
+    for r in results {
+        // Its bytes in the array, with the comma.
+        let size = serde_json::to_vec(&r).map_or(0, |v| v.len()) + 1;
+        let current = groups.last_mut().expect("never empty");
+        if !current.is_empty() && bytes + size > budget {
+            groups.push(Vec::new());
+            bytes = 0;
+        }
+        bytes += size;
+        groups.last_mut().expect("never empty").push(r);
+    }
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(i, results)| report(kind, namespace, &part_name(i), results))
+        .collect()
+}
+
+/// `result: count` of a summary, the non-zero ones (`12 fail, 3 warn`).
+fn counted(summary: &Value) -> String {
+    let parts: Vec<String> = ["fail", "warn", "error", "pass", "skip"]
+        .into_iter()
+        .filter_map(|k| match summary[k].as_u64() {
+            Some(n) if n > 0 => Some(format!("{n} {k}")),
+            _ => None,
+        })
+        .collect();
+    if parts.is_empty() {
+        "no results".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// What failed, one line: `PolicyReport ns/winlint-2 not written (812 fail, 3 warn): why`.
+pub fn failure_line(f: &Failure) -> String {
+    match &f.summary {
+        Some(summary) => format!(
+            "{} not written ({}): {}",
+            f.report,
+            counted(summary),
+            f.message
+        ),
+        None => format!("{} not deleted: {}", f.report, f.message),
+    }
+}
+
+/// The ClusterPolicyReport of an `-A` run (`cluster`: the parts [`PolicyReports::finish`]
+/// built, if any) with one `error` result per report that could not be written (its results
+/// counted in the message) or stale report that could not be deleted; in parts as
+/// [`PolicyReports::finish`] makes them, none when there is nothing to say.
+pub fn with_failures(cluster: &[Value], failed: &[Failure], now: i64) -> Vec<Value> {
+    let mut results: Vec<Value> = cluster
+        .iter()
+        .filter_map(|c| c["results"].as_array())
+        .flatten()
+        .cloned()
+        .collect();
+    let stamp = PolicyReports::new(now);
+    for f in failed {
+        let mut r = stamp.result(SOURCE, Some("report"), "error", &failure_line(f));
+        r["properties"] = json!({"report": f.report});
+        results.push(r);
+    }
+    if results.is_empty() {
+        return Vec::new();
+    }
+    parts("ClusterPolicyReport", None, results, PART_BYTES)
+}
+
+fn report(kind: &str, namespace: Option<&str>, name: &str, results: Vec<Value>) -> Value {
     let mut summary = json!({"pass": 0, "fail": 0, "warn": 0, "error": 0, "skip": 0});
     for r in &results {
         if let Some(k) = r["result"].as_str()
@@ -197,7 +292,7 @@ fn report(kind: &str, namespace: Option<&str>, results: Vec<Value>) -> Value {
             summary[k] = (n + 1).into();
         }
     }
-    let mut metadata = json!({"name": REPORT_NAME});
+    let mut metadata = json!({"name": name});
     if let Some(ns) = namespace {
         metadata["namespace"] = ns.into();
     }
@@ -296,5 +391,98 @@ mod tests {
         );
         assert_eq!(out[2]["summary"]["error"], 1);
         assert!(out[2]["metadata"].get("namespace").is_none());
+    }
+
+    #[test]
+    fn a_namespace_with_many_results_is_split_under_the_budget() {
+        let mut reports = PolicyReports::new(1_700_000_000);
+        let win007 = rules::find("WIN007").unwrap().meta;
+        let findings: Vec<Finding> = (0..40)
+            .map(|i| Finding::new(win007, "/spec", format!("finding {i} {}", "x".repeat(100))))
+            .collect();
+        for i in 0..50 {
+            reports.object(&object("big", &format!("d{i}")), &findings, &[], None);
+        }
+        reports.object(&object("small", "d"), &[], &[], None);
+        let all = reports.namespaces["big"].clone();
+        let total: usize = all
+            .iter()
+            .map(|r| serde_json::to_vec(r).unwrap().len() + 1)
+            .sum();
+        let budget = 64 * 1024;
+        let parts = parts("PolicyReport", Some("big"), all.clone(), budget);
+        assert!(
+            parts.len() >= total.div_ceil(budget) && parts.len() > 1,
+            "{total}"
+        );
+        let mut joined = Vec::new();
+        for (i, p) in parts.iter().enumerate() {
+            let name = if i == 0 {
+                "winlint".to_string()
+            } else {
+                format!("winlint-{}", i + 1)
+            };
+            assert_eq!(p["metadata"]["name"], name);
+            assert_eq!(p["metadata"]["namespace"], "big");
+            let results = p["results"].as_array().unwrap();
+            assert!(serde_json::to_vec(results).unwrap().len() <= budget + 1);
+            assert_eq!(p["summary"]["fail"], results.len() as u64);
+            joined.extend(results.iter().cloned());
+        }
+        assert_eq!(joined, all, "every result once, in order");
+        // The real budget: the 2 000 results of 50 objects are split too, "small" is one report.
+        let out = reports.finish();
+        let names: Vec<(&str, &str)> = out
+            .iter()
+            .map(|r| {
+                (
+                    r["metadata"]["namespace"].as_str().unwrap(),
+                    r["metadata"]["name"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(names.last(), Some(&("small", "winlint")));
+        assert!(names.len() > 2, "{names:?}");
+        for r in &out {
+            assert!(serde_json::to_vec(&r["results"]).unwrap().len() <= PART_BYTES + 1);
+        }
+    }
+
+    #[test]
+    fn reports_not_written_are_errors_of_the_cluster_report() {
+        let failed = [
+            Failure {
+                report: "PolicyReport team/winlint".into(),
+                summary: Some(json!({"pass": 0, "fail": 12, "warn": 3, "error": 0, "skip": 0})),
+                message: "namespace team is being terminated".into(),
+            },
+            Failure {
+                report: "PolicyReport old/winlint".into(),
+                summary: None,
+                message: "forbidden".into(),
+            },
+        ];
+        assert!(with_failures(&[], &[], 1).is_empty());
+        let mut reports = PolicyReports::new(1);
+        reports.error(None, "jobs in all namespaces", "forbidden");
+        let listed = reports.finish();
+        let out = with_failures(&listed, &failed, 1);
+        assert_eq!(out.len(), 1);
+        let r = &out[0];
+        assert_eq!(r["kind"], "ClusterPolicyReport");
+        assert_eq!(r["summary"]["error"], 3);
+        assert_eq!(
+            r["results"][1]["message"],
+            "PolicyReport team/winlint not written (12 fail, 3 warn): namespace team is being \
+             terminated"
+        );
+        assert_eq!(
+            r["results"][1]["properties"]["report"],
+            "PolicyReport team/winlint"
+        );
+        assert_eq!(
+            r["results"][2]["message"],
+            "PolicyReport old/winlint not deleted: forbidden"
+        );
     }
 }

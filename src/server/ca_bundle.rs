@@ -20,24 +20,39 @@ use tokio::sync::watch;
 use super::AppState;
 use crate::certs::verify::verify;
 
-/// The last result, for `/readyz`: what does not verify (empty: all good, or not checked).
+/// The last results, for `/readyz`: what does not verify (empty: all good, or not checked),
+/// and what is wrong with the certificate Secret (`cert_controller`; empty: nothing).
 #[derive(Debug, Default)]
 pub struct Status {
     problems: Mutex<Vec<String>>,
+    secret: Mutex<String>,
 }
 
 impl Status {
-    /// `; caBundle of …: …` for `/readyz`, or empty.
+    /// `; the API server cannot verify …` and `; certificates: …` for `/readyz`, or empty.
     pub fn readyz_detail(&self) -> String {
+        let mut out = String::new();
         let p = self.problems.lock().unwrap_or_else(|e| e.into_inner());
-        if p.is_empty() {
-            String::new()
-        } else {
-            format!(
+        if !p.is_empty() {
+            out = format!(
                 "; the API server cannot verify this webhook: {}",
                 p.join("; ")
-            )
+            );
         }
+        let s = self.secret.lock().unwrap_or_else(|e| e.into_inner());
+        if !s.is_empty() {
+            out.push_str(&format!("; certificates: {s}"));
+        }
+        out
+    }
+
+    /// Record the certificate Secret's problem (empty: none); the new one when it changed.
+    pub(super) fn set_secret_problem(&self, problem: String) -> Option<String> {
+        let mut s = self.secret.lock().unwrap_or_else(|e| e.into_inner());
+        (*s != problem).then(|| {
+            s.clone_from(&problem);
+            problem
+        })
     }
 }
 
@@ -78,38 +93,49 @@ pub(super) fn spawn(
     mut shutdown: watch::Receiver<bool>,
 ) {
     tokio::spawn(async move {
-        let mut last: Vec<String> = Vec::new();
         loop {
-            let problems = check(&name, &client, &cert, &state).await;
-            if problems != last {
-                if problems.is_empty() {
-                    tracing::info!(
-                        uid = "",
-                        "the caBundle of {name} verifies the serving certificate again"
-                    );
-                } else {
-                    tracing::error!(
-                        uid = "",
-                        "the caBundle of the webhook configuration {name} does not verify the \
-                         serving certificate: the API server cannot call this webhook and fails \
-                         open or closed per failurePolicy: {}; re-apply the configuration with \
-                         the current CA (or let cert-manager/the certificate controller inject it)",
-                        problems.join("; ")
-                    );
-                }
-                last = problems.clone();
-            }
-            *state
-                .ca_bundle
-                .problems
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = problems;
+            check_now(&name, &client, &cert, &state).await;
             tokio::select! {
                 _ = tokio::time::sleep(every) => {}
                 _ = shutdown.wait_for(|s| *s) => return,
             }
         }
     });
+}
+
+/// One check: the gauges, `/readyz`, and a log line when the result changed. Also run by the
+/// certificate controller after each of its passes.
+pub(super) async fn check_now(
+    name: &str,
+    client: &kube::Client,
+    cert: &std::path::Path,
+    state: &AppState,
+) {
+    let problems = check(name, client, cert, state).await;
+    let mut last = state
+        .ca_bundle
+        .problems
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if problems == *last {
+        return;
+    }
+    if problems.is_empty() {
+        tracing::info!(
+            uid = "",
+            "the caBundle of {name} verifies the serving certificate again"
+        );
+    } else {
+        tracing::error!(
+            uid = "",
+            "the caBundle of the webhook configuration {name} does not verify the serving \
+             certificate: the API server cannot call this webhook and fails open or closed per \
+             failurePolicy: {}; re-apply the configuration with the current CA (or let \
+             cert-manager/the certificate controller inject it)",
+            problems.join("; ")
+        );
+    }
+    *last = problems;
 }
 
 /// The object of a read, if there is one to check.

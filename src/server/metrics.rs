@@ -59,6 +59,10 @@ pub struct Metrics {
     /// 1 when a webhook configuration's caBundle does not verify the serving certificate (the
     /// API server cannot call the webhook and fails open or closed), by configuration.
     pub ca_bundle_mismatch: Family<Vec<(String, String)>, Gauge>,
+    /// 1 while the certificate Secret is broken (`--certificates-secret`).
+    pub certificates_secret_broken: Gauge,
+    /// Passes of the certificate controller by outcome.
+    pub certificate_passes: Family<Vec<(String, String)>, Counter>,
 }
 
 impl Metrics {
@@ -192,6 +196,20 @@ impl Metrics {
             "1 when the webhook configuration's caBundle does not verify the serving certificate",
             ca_bundle_mismatch.clone(),
         );
+        let certificates_secret_broken = Gauge::default();
+        registry.register(
+            "certificates_secret_broken",
+            "1 while the certificate Secret cannot be used to issue a serving certificate \
+             (ca.crt and ca.key do not pair, or one is missing): nothing is re-issued",
+            certificates_secret_broken.clone(),
+        );
+        let certificate_passes = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "certificate_controller_passes",
+            "Passes of the certificate controller by outcome (current, issued, created, broken, \
+             error)",
+            certificate_passes.clone(),
+        );
         Metrics {
             connections,
             connections_evicted,
@@ -202,6 +220,8 @@ impl Metrics {
             would_deny,
             tls_handshake_errors,
             ca_bundle_mismatch,
+            certificates_secret_broken,
+            certificate_passes,
             requests,
             latency,
             findings,

@@ -507,10 +507,17 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
             let client = crate::cluster::client(&args.cluster.client_source())
                 .await
                 .map_err(ServeError::Cluster)?;
-            c.reconcile(&client)
+            let first = c
+                .reconcile(&client)
                 .await
                 .map_err(|e| ServeError::tls("--certificates-secret", e))?;
-            Some((c, client))
+            // A broken Secret leaves the files alone: without files from before, nothing to serve.
+            if let cert_controller::Outcome::Broken(p) = &first
+                && !c.cert_file.exists()
+            {
+                return Err(ServeError::tls("--certificates-secret", p));
+            }
+            Some((c, client, first))
         }
         None => None,
     };
@@ -595,11 +602,13 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
     if let Some(w) = &state.watch {
         follow_facts(&state, w, secs(args.cluster_facts_timeout), &shutdown_rx);
     }
-    if let Some((c, client)) = controller {
+    if let Some((c, client, first)) = controller {
+        cert_controller::record(&state, &Ok(first));
         cert_controller::spawn(
             c,
             client,
             secs(args.certificates_check_interval),
+            state.clone(),
             shutdown_rx.clone(),
         );
     }
