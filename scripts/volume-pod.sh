@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The adversarial pods of issue 30 (item 2): one Windows container (servercore:ltsc2022, pinned
-# by nodeSelector and spec.os) with V emptyDir volumes, M of them mounted in that one container
-# at distinct Windows paths. A valid pod the API server stores; rules that look each mount's
+# by nodeSelector and spec.os) with V emptyDir volumes, the last M of them mounted in that one
+# container (last volume first) at distinct Windows paths. A valid pod the API server stores; rules that look each mount's
 # volume up by a scan, or compare each mount path with every earlier one, are M x V there.
 #
 #   scripts/volume-pod.sh gen V M > pod.yaml   one pod (12000 9000: 0.80 MB; 19200 14400: 1.30 MB)
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 gen() {
   local v=$1 m=$2
   printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: volumes\n  namespace: default\nspec:\n  os:\n    name: windows\n  nodeSelector:\n    kubernetes.io/os: windows\n  containers:\n  - name: c\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n    volumeMounts:\n'
-  awk -v m="$m" 'BEGIN { for (i = 0; i < m; i++) printf "    - name: v%d\n      mountPath: C:\\d\\%d\n", i, i }'
+  awk -v m="$m" -v v="$v" 'BEGIN { for (i = 0; i < m; i++) printf "    - name: v%d\n      mountPath: C:\\d\\%d\n", v - 1 - i, i }'
   printf '  volumes:\n'
   awk -v v="$v" 'BEGIN { for (i = 0; i < v; i++) printf "  - name: v%d\n    emptyDir: {}\n", i }'
 }

@@ -255,10 +255,13 @@ fn items(n: usize, item: impl Fn(usize) -> Value) -> Value {
 
 const APP: &str = "/spec/containers/0";
 
+/// A pod with `n` items of one list.
+type Generator = fn(usize) -> Value;
+
 /// One generator per dimension: a pod with `n` items of one list and everything else as in
 /// [`base`]. The items are varied the way rules care about (findings, fixes, lookalikes), so
 /// that every rule that reads the list has work per item.
-const DIMENSIONS: &[(&str, fn(usize) -> Value)] = &[
+const DIMENSIONS: &[(&str, Generator)] = &[
     ("containers", pod),
     ("initContainers", |n| {
         with(
@@ -575,7 +578,7 @@ fn run_mode(mode: &str, input: &[u8], cfg: &Config, cx: &Context, webhook: &Webh
 
 /// Growth exponents of one (dimension, mode): steps and bytes allocated.
 fn exponents(
-    make: fn(usize) -> Value,
+    make: Generator,
     mode: &str,
     cfg: &Config,
     cx: &Context,
