@@ -150,7 +150,7 @@ enum Spelling {
     Port0443,
     /// The host in upper case (`MCR.MICROSOFT.COM/…`, `DOCKER.IO/library/…`).
     UpperHost,
-    /// The normal form itself (`docker.io/library/nginx:1.25`).
+    /// The normal form's registry and repository (`docker.io/library/nginx:1.25`).
     Full,
     /// Docker Hub's legacy name, `index.docker.io/nginx:1.25`.
     Index,
@@ -207,7 +207,7 @@ fn respell(image: &str, how: Spelling) -> Option<String> {
             r.registry.to_ascii_uppercase(),
             rest(&r, &r.repository)
         ),
-        Spelling::Full => r.canonical(),
+        Spelling::Full => format!("{}/{}", r.registry, rest(&r, &r.repository)),
         Spelling::Index if hub => format!("index.docker.io/{}", rest(&r, &familiar)),
         Spelling::Registry1 if hub => {
             format!("registry-1.docker.io/{}", rest(&r, &r.repository))

@@ -41,17 +41,24 @@ impl ImageRef {
         }
     }
 
-    /// The whole reference in normal form, `registry/repository[:tag][@digest]`
-    /// (`docker.io/library/nginx:1.25`): the key of everything known about an image.
+    /// The image containerd pulls, in normal form: `registry/repository:tag`
+    /// (`docker.io/library/nginx:1.25`), or `registry/repository@digest` when a digest is given,
+    /// whose tag is then not pulled (distribution's `ParseDockerRef`, which containerd's CRI
+    /// pulls by: `busybox:1.36@sha256:…` is `busybox@sha256:…`). The key of what a registry
+    /// says about an image. The tag stays in [`ImageRef::tag`]: the analysis reads it as
+    /// evidence of low confidence ([`ImageInfo::low_confidence`]).
     pub fn canonical(&self) -> String {
         let mut s = format!("{}/{}", self.registry, self.repository);
-        if let Some(t) = &self.tag {
-            s.push(':');
-            s.push_str(t);
-        }
-        if let Some(d) = &self.digest {
-            s.push('@');
-            s.push_str(d);
+        match (&self.digest, &self.tag) {
+            (Some(d), _) => {
+                s.push('@');
+                s.push_str(d);
+            }
+            (None, Some(t)) => {
+                s.push(':');
+                s.push_str(t);
+            }
+            (None, None) => {}
         }
         s
     }
@@ -1002,6 +1009,20 @@ mod tests {
                 &["busybox@DIGEST", "registry-1.docker.io:443/busybox@DIGEST"],
             ),
         ];
+        // A tag beside a digest is not pulled: the same image as the digest alone, for what
+        // the registry says of it; the analysis keeps the tag as evidence of low confidence.
+        for s in [
+            "busybox:1.36@DIGEST",
+            "Docker.io:443/library/busybox:latest@DIGEST",
+        ] {
+            let s = s.replace("DIGEST", DIGEST);
+            assert_eq!(
+                fact_key(&s),
+                format!("docker.io/library/busybox@{DIGEST}"),
+                "{s}"
+            );
+            assert!(analyze(&s).low_confidence, "{s}");
+        }
         for (canonical, spellings) in classes {
             let canonical = canonical.replace("DIGEST", DIGEST);
             for s in *spellings {
