@@ -58,20 +58,23 @@ pub const GMSA_GROUP: &str = "windows.k8s.io";
 /// Image facts known to the front end, by the reference as written in the pod. `get` reads
 /// memory only (the CLI resolved its images before linting; `serve` reads its cache and, on a
 /// miss, queues a lookup with a non-blocking send): a rule never waits for a registry.
+/// `namespace` is the pod's: `serve` answers only with facts the credentials serving that
+/// namespace could read (issue 30); the CLI's facts are its user's, whatever the namespace.
 pub trait ImageFactsSource: Send + Sync + std::fmt::Debug {
-    fn get(&self, reference: &str) -> Option<Arc<ImageFacts>>;
+    fn get(&self, reference: &str, namespace: Option<&str>) -> Option<Arc<ImageFacts>>;
 }
 
 impl ImageFactsSource for super::image_facts::ImageFactsMap {
-    fn get(&self, reference: &str) -> Option<Arc<ImageFacts>> {
+    fn get(&self, reference: &str, _namespace: Option<&str>) -> Option<Arc<ImageFacts>> {
         BTreeMap::get(self, reference).cloned()
     }
 }
 
 impl Context {
-    /// The registry's facts for `reference`, when the front end has them.
-    pub fn image_facts(&self, reference: &str) -> Option<Arc<ImageFacts>> {
-        self.images.as_ref()?.get(reference)
+    /// The registry's facts for `reference` as a pod of `namespace` may read them, when the
+    /// front end has them.
+    pub fn image_facts(&self, reference: &str, namespace: Option<&str>) -> Option<Arc<ImageFacts>> {
+        self.images.as_ref()?.get(reference, namespace)
     }
 
     /// `self` with the GMSACredentialSpecs among `objects` (one CLI input: a file, a chart's or

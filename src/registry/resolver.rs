@@ -4,6 +4,12 @@
 //! after 429/5xx/timeouts, failures that are facts (404, unauthorized, a bad manifest)
 //! remembered for a minute (or until the credentials change), and optionally a directory of facts keyed by digest (the CLI's
 //! cache between runs: a tag costs one HEAD, a digest nothing).
+//!
+//! Every entry in memory (facts, tags, failures, lookups in flight) is kept under its reader's
+//! key ([`Keyring::reader_key`](super::keyring::Keyring::reader_key): the pull secrets that
+//! serve the pod's namespace) as well as its reference or digest ([`scoped`]): a namespace reads
+//! only what a lookup with its own credentials found, never facts another team's secret could
+//! see, and a refusal met by one namespace does not fail another's lookup (issue 30).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -14,6 +20,7 @@ use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 
 use super::client::{LookupError, RegistryClient};
+use super::keyring::Reader;
 use super::metrics::RegistryMetrics;
 use crate::model::image::{self, ImageRef};
 use crate::model::image_facts::ImageFacts;
@@ -107,15 +114,41 @@ impl Resolver {
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The facts of `reference` from memory only: a digest reference, or a tag whose digest is
-    /// fresh. Never waits.
+    /// [`Resolver::peek_for`] the CLI's user (every credential).
     pub fn peek(&self, reference: &str) -> Option<Arc<ImageFacts>> {
+        self.peek_for(reference, &Reader::Anyone)
+    }
+
+    /// [`Resolver::in_flight_for`] the CLI's user.
+    pub fn in_flight(&self, reference: &str) -> bool {
+        self.in_flight_for(reference, &Reader::Anyone)
+    }
+
+    /// [`Resolver::resolve_for`] the CLI's user.
+    pub async fn resolve(&self, reference: &str) -> Result<Arc<ImageFacts>, LookupError> {
+        self.resolve_for(reference, &Reader::Anyone).await
+    }
+
+    /// [`Resolver::queue_for`] the CLI's user.
+    pub fn queue(&self, reference: &str) {
+        self.queue_for(reference, &Reader::Anyone)
+    }
+
+    /// The key of `reader`'s entries (see the module comment).
+    fn reader_key(&self, reader: &Reader) -> String {
+        self.inner.client.credentials().current().reader_key(reader)
+    }
+
+    /// The facts of `reference` for `reader` from memory only: a digest reference, or a tag
+    /// whose digest is fresh. Never waits.
+    pub fn peek_for(&self, reference: &str, reader: &Reader) -> Option<Arc<ImageFacts>> {
         let r = image::parse(reference)?;
+        let rk = self.reader_key(reader);
         let mut st = self.state();
         let digest = match &r.digest {
             Some(d) => d.clone(),
             None => {
-                let (d, at) = st.tags.get(reference)?;
+                let (d, at) = st.tags.get(&scoped(&rk, reference))?;
                 if at.elapsed() > self.inner.settings.tag_ttl {
                     return None;
                 }
@@ -124,34 +157,42 @@ impl Resolver {
         };
         st.tick += 1;
         let tick = st.tick;
-        let e = st.facts.get_mut(&digest)?;
+        let e = st.facts.get_mut(&scoped(&rk, &digest))?;
         e.1 = tick;
         Some(e.0.clone())
     }
 
-    /// Is a lookup of `reference` running?
-    pub fn in_flight(&self, reference: &str) -> bool {
-        self.state().in_flight.contains_key(reference)
+    /// Is a lookup of `reference` for `reader` running?
+    pub fn in_flight_for(&self, reference: &str, reader: &Reader) -> bool {
+        let key = scoped(&self.reader_key(reader), reference);
+        self.state().in_flight.contains_key(&key)
     }
 
-    /// The facts of `reference`: memory, else one lookup shared by everyone asking meanwhile.
-    pub async fn resolve(&self, reference: &str) -> Result<Arc<ImageFacts>, LookupError> {
-        if let Some(f) = self.peek(reference) {
+    /// The facts of `reference` for `reader`: memory, else one lookup shared by everyone
+    /// asking meanwhile with the same credentials.
+    pub async fn resolve_for(
+        &self,
+        reference: &str,
+        reader: &Reader,
+    ) -> Result<Arc<ImageFacts>, LookupError> {
+        if let Some(f) = self.peek_for(reference, reader) {
             self.inner.metrics.cache_hits.inc();
             return Ok(f);
         }
-        self.start(reference).await
+        self.start(reference, reader).await
     }
 
-    /// Start (or join) the lookup of `reference` without waiting for it: `serve`'s answer to a
-    /// miss. Dropped when `max_in_flight` lookups run already (a later request asks again).
-    pub fn queue(&self, reference: &str) {
-        if self.peek(reference).is_some() {
+    /// Start (or join) the lookup of `reference` for `reader` without waiting for it:
+    /// `serve`'s answer to a miss. Dropped when `max_in_flight` lookups run already (a later
+    /// request asks again).
+    pub fn queue_for(&self, reference: &str, reader: &Reader) {
+        if self.peek_for(reference, reader).is_some() {
             return;
         }
         {
+            let key = scoped(&self.reader_key(reader), reference);
             let st = self.state();
-            if st.in_flight.contains_key(reference)
+            if st.in_flight.contains_key(&key)
                 || st.in_flight.len() >= self.inner.settings.max_in_flight
             {
                 return;
@@ -160,36 +201,44 @@ impl Resolver {
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let lookup = self.start(reference);
+        let lookup = self.start(reference, reader);
         rt.spawn(lookup);
     }
 
-    /// The shared lookup of `reference`, created when none runs.
-    fn start(&self, reference: &str) -> Lookup {
+    /// The shared lookup of `reference` for `reader`, created when none runs.
+    fn start(&self, reference: &str, reader: &Reader) -> Lookup {
+        let rk = self.reader_key(reader);
+        let key = scoped(&rk, reference);
         let mut st = self.state();
-        if let Some((e, at, generation)) = st.failed.get(reference)
+        if let Some((e, at, generation)) = st.failed.get(&key)
             && at.elapsed() < self.inner.settings.negative_ttl
             && *generation == self.inner.client.credentials().generation()
         {
             return futures::future::ready(Err(e.clone())).boxed().shared();
         }
-        if let Some(l) = st.in_flight.get(reference) {
+        if let Some(l) = st.in_flight.get(&key) {
             return l.clone();
         }
         let me = self.clone();
-        let owned = reference.to_string();
+        let (owned, reader, k) = (reference.to_string(), reader.clone(), key.clone());
         let lookup = async move {
-            let out = me.lookup(&owned).await;
-            me.state().in_flight.remove(&owned);
+            let out = me.lookup(&owned, &reader, &rk).await;
+            me.state().in_flight.remove(&k);
             out
         }
         .boxed()
         .shared();
-        st.in_flight.insert(reference.to_string(), lookup.clone());
+        st.in_flight.insert(key, lookup.clone());
         lookup
     }
 
-    async fn lookup(&self, reference: &str) -> Result<Arc<ImageFacts>, LookupError> {
+    async fn lookup(
+        &self,
+        reference: &str,
+        reader: &Reader,
+        rk: &str,
+    ) -> Result<Arc<ImageFacts>, LookupError> {
+        let key = scoped(rk, reference);
         let r = image::parse(reference).ok_or(LookupError::Reference)?;
         if let Some(wait) = self.backing_off(&r.registry) {
             return Err(LookupError::Backoff(wait));
@@ -199,7 +248,7 @@ impl Resolver {
         let start = Instant::now();
         let out = tokio::time::timeout(
             self.inner.settings.lookup_timeout,
-            self.fetch(reference, &r),
+            self.fetch(&key, &r, reader, rk),
         )
         .await
         .unwrap_or_else(|_| {
@@ -213,16 +262,14 @@ impl Resolver {
         match &out {
             Ok((facts, from_memory)) => {
                 st.backoff.remove(&r.registry);
-                st.failed.remove(reference);
+                st.failed.remove(&key);
                 if r.digest.is_none() {
-                    st.tags.insert(
-                        reference.to_string(),
-                        (facts.digest.clone(), Instant::now()),
-                    );
+                    st.tags
+                        .insert(key.clone(), (facts.digest.clone(), Instant::now()));
                     bound(&mut st.tags, self.inner.settings.capacity, |(_, at)| *at);
                 }
                 if !from_memory {
-                    self.remember(&mut st, facts.clone());
+                    self.remember(&mut st, rk, facts.clone());
                 }
             }
             Err(e) if e.transient() => {
@@ -238,10 +285,8 @@ impl Resolver {
                     .insert(r.registry.clone(), (n, Instant::now() + delay));
             }
             Err(e) => {
-                st.failed.insert(
-                    reference.to_string(),
-                    (e.clone(), Instant::now(), generation),
-                );
+                st.failed
+                    .insert(key.clone(), (e.clone(), Instant::now(), generation));
                 bound(
                     &mut st.failed,
                     self.inner.settings.capacity,
@@ -262,36 +307,38 @@ impl Resolver {
     /// The requests: a digest reference is fetched once; a tag whose digest was known (a
     /// stale tag entry, or a disk cache) is asked with HEAD first, and costs no GET when the
     /// digest did not move. The flag: the facts came from memory (already counted there).
+    /// `key`: the reference under the reader's key `rk`.
     async fn fetch(
         &self,
-        reference: &str,
+        key: &str,
         r: &ImageRef,
+        reader: &Reader,
+        rk: &str,
     ) -> Result<(Arc<ImageFacts>, bool), LookupError> {
         let client = &self.inner.client;
         if let Some(d) = &r.digest {
-            if let Some(f) = self.known(d) {
+            if let Some(f) = self.known(rk, d) {
                 return Ok(f);
             }
-            return Ok((Arc::new(client.facts(r, None).await?), false));
+            return Ok((Arc::new(client.facts(r, None, reader).await?), false));
         }
-        let seen_before =
-            self.inner.settings.disk.is_some() || self.state().tags.contains_key(reference);
-        if seen_before && let Some(d) = client.head_digest(r).await? {
-            if let Some(f) = self.known(&d) {
+        let seen_before = self.inner.settings.disk.is_some() || self.state().tags.contains_key(key);
+        if seen_before && let Some(d) = client.head_digest(r, reader).await? {
+            if let Some(f) = self.known(rk, &d) {
                 return Ok(f);
             }
-            return Ok((Arc::new(client.facts(r, Some(&d)).await?), false));
+            return Ok((Arc::new(client.facts(r, Some(&d), reader).await?), false));
         }
-        Ok((Arc::new(client.facts(r, None).await?), false))
+        Ok((Arc::new(client.facts(r, None, reader).await?), false))
     }
 
-    /// Facts by digest from memory or the disk cache.
-    fn known(&self, digest: &str) -> Option<(Arc<ImageFacts>, bool)> {
+    /// Facts by digest from the reader's memory or the disk cache (the CLI's: one reader).
+    fn known(&self, rk: &str, digest: &str) -> Option<(Arc<ImageFacts>, bool)> {
         {
             let mut st = self.state();
             st.tick += 1;
             let tick = st.tick;
-            if let Some(e) = st.facts.get_mut(digest) {
+            if let Some(e) = st.facts.get_mut(&scoped(rk, digest)) {
                 e.1 = tick;
                 return Some((e.0.clone(), true));
             }
@@ -303,14 +350,14 @@ impl Resolver {
         Some((f, false))
     }
 
-    fn remember(&self, st: &mut State, facts: Arc<ImageFacts>) {
+    fn remember(&self, st: &mut State, rk: &str, facts: Arc<ImageFacts>) {
         if let Some(dir) = &self.inner.settings.disk {
             // A cache that cannot be written is only slower next time.
             let _ = super::disk::write(dir, &facts);
         }
         st.tick += 1;
         let tick = st.tick;
-        st.facts.insert(facts.digest.clone(), (facts, tick));
+        st.facts.insert(scoped(rk, &facts.digest), (facts, tick));
         bound(&mut st.facts, self.inner.settings.capacity, |(_, t)| *t);
     }
 
@@ -323,6 +370,12 @@ impl Resolver {
     pub fn is_empty(&self) -> bool {
         self.len() == (0, 0)
     }
+}
+
+/// A reference or digest under its reader's key: what every map of [`State`] but the backoff
+/// is keyed by.
+fn scoped(reader_key: &str, reference: &str) -> String {
+    format!("{reader_key}\n{reference}")
 }
 
 /// Drop the least recent entry while `map` is over `cap` (a linear scan: it runs once per

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::client::LookupError;
+use super::keyring::Reader;
 use super::resolver::Resolver;
 use crate::model::context::ImageFactsSource;
 use crate::model::image_facts::{ImageFacts, ImageFactsMap};
@@ -24,14 +25,23 @@ pub fn image_references(object: &Value, out: &mut BTreeSet<String>) {
     }
 }
 
-/// Resolve `references` (concurrently, each bounded by the resolver's timeouts): the facts
-/// found, and the failures by reference.
+/// Resolve `references` for the CLI's user ([`resolve_all_for`] [`Reader::Anyone`]).
 pub async fn resolve_all(
     resolver: &Resolver,
     references: &BTreeSet<String>,
 ) -> (ImageFactsMap, Vec<(String, LookupError)>) {
+    resolve_all_for(resolver, references, &Reader::Anyone).await
+}
+
+/// Resolve `references` for `reader` (concurrently, each bounded by the resolver's timeouts):
+/// the facts found, and the failures by reference.
+pub async fn resolve_all_for(
+    resolver: &Resolver,
+    references: &BTreeSet<String>,
+    reader: &Reader,
+) -> (ImageFactsMap, Vec<(String, LookupError)>) {
     let lookups = references.iter().map(|r| async move {
-        let out = resolver.resolve(r).await;
+        let out = resolver.resolve_for(r, reader).await;
         (r.clone(), out)
     });
     let mut facts = ImageFactsMap::new();
@@ -47,17 +57,25 @@ pub async fn resolve_all(
     (facts, failed)
 }
 
-/// `serve`'s source: the resolver's memory; a miss queues a background lookup.
+/// `serve`'s source: the resolver's memory as the pod's namespace may read it; a miss queues a
+/// background lookup with that namespace's credentials.
 #[derive(Debug, Clone)]
 pub struct Background(pub Resolver);
 
+/// The reader of a pod in `namespace` (`serve`); a pod that names none reads as the namespace
+/// `""`, which only a secret serving every namespace (`*`) serves.
+pub fn reader_of(namespace: Option<&str>) -> Reader {
+    Reader::Namespace(namespace.unwrap_or("").to_string())
+}
+
 impl ImageFactsSource for Background {
-    fn get(&self, reference: &str) -> Option<Arc<ImageFacts>> {
-        let f = self.0.peek(reference);
+    fn get(&self, reference: &str, namespace: Option<&str>) -> Option<Arc<ImageFacts>> {
+        let reader = reader_of(namespace);
+        let f = self.0.peek_for(reference, &reader);
         if f.is_some() {
             self.0.metrics().cache_hits.inc();
         } else {
-            self.0.queue(reference);
+            self.0.queue_for(reference, &reader);
         }
         f
     }
