@@ -288,7 +288,7 @@ impl RegistryClient {
                 (Challenge::Bearer { realm, service, .. }, c) => {
                     let realm_uri = realm_uri(origin, realm)?;
                     if let Some(m) = c
-                        && !may_send_to_realm(r, m, &realm_uri)
+                        && !may_send_to_realm(r, origin, m, &realm_uri)
                     {
                         withheld.push(m.key.to_string());
                         continue;
@@ -407,29 +407,29 @@ fn realm_uri(origin: &Origin, realm: &str) -> Result<hyper::Uri, LookupError> {
     Ok(uri)
 }
 
-/// May the password of `m` go to the token realm `realm` for image `r`? An exact key's, to
-/// any realm (the registry the administrator named chose it); a glob key's, only to the
-/// registry's own host or a host the same glob matches (a tenant may own a host under the
-/// glob, never choose where the password goes from there).
-fn may_send_to_realm(r: &ImageRef, m: &Matched, realm: &hyper::Uri) -> bool {
+/// May the password of `m` go to the token realm `realm` for image `r` (of the registry
+/// `origin`)? An exact key's, to any realm (the registry the administrator named chose it); a
+/// glob key's, only to the registry's own host and port or to a host the same glob matches (a
+/// tenant may own a host under the glob, never choose where the password goes from there).
+fn may_send_to_realm(r: &ImageRef, origin: &Origin, m: &Matched, realm: &hyper::Uri) -> bool {
     if !m.by_glob() {
         return true;
     }
     let Some(host) = realm.host() else {
         return false;
     };
-    let registry_host = r
-        .registry
-        .rsplit_once(':')
-        .map_or(r.registry.as_str(), |(h, p)| {
-            if p.bytes().all(|b| b.is_ascii_digit()) {
-                h
-            } else {
-                r.registry.as_str()
-            }
-        });
+    let default_port = |plain_http: bool| if plain_http { 80 } else { 443 };
+    let realm_port = realm
+        .port_u16()
+        .unwrap_or(default_port(realm.scheme_str() == Some("http")));
+    let (registry_host, registry_port) = match r.registry.rsplit_once(':') {
+        Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) => (h, p.parse().ok()),
+        _ => (r.registry.as_str(), None),
+    };
+    let registry_port = registry_port.unwrap_or(default_port(origin.plain_http));
     let authority = realm.authority().map_or(host, |a| a.as_str());
-    host.eq_ignore_ascii_case(registry_host) || m.key_matches_host(authority)
+    (host.eq_ignore_ascii_case(registry_host) && realm_port == registry_port)
+        || m.key_matches_host(authority)
 }
 
 /// A status that is not success, as an error (429 with its Retry-After).

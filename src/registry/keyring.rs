@@ -273,6 +273,10 @@ impl Keyring {
     /// that serve `reader` (sorted, joined). Two namespaces served by the same secrets share
     /// their facts; a namespace served by none shares only what anyone may read.
     pub fn reader_key(&self, reader: &Reader) -> String {
+        if *reader == Reader::Anyone {
+            // The CLI's one user: kept apart from every namespace's entries.
+            return "*".into();
+        }
         let mut sources: Vec<&str> = self
             .by_key
             .values()
