@@ -377,3 +377,18 @@ async fn a_namespace_never_reads_facts_only_another_namespaces_secret_could_read
         assert!(b.contains(r#""allowed":true"#), "judged by the name: {b}");
     }
 }
+
+/// The two switches of winlint.yaml (and the chart's config.registry), off by default.
+#[test]
+fn the_administrators_switches_parse_and_default_to_closed() {
+    let c = Config::from_yaml(
+        "registry:\n  mode: sync\n  pullSecrets: [a]\n  pullSecretsDefaultNamespaces: ['*']\n  allowGlobKeys: true\n",
+        "t",
+    )
+    .unwrap();
+    assert!(c.policy.registry.allow_glob_keys);
+    assert_eq!(c.policy.registry.pull_secrets_default_namespaces, ["*"]);
+    let c = Config::from_yaml("registry:\n  mode: sync\n", "t").unwrap();
+    assert!(!c.policy.registry.allow_glob_keys);
+    assert!(c.policy.registry.pull_secrets_default_namespaces.is_empty());
+}
