@@ -276,11 +276,11 @@ impl RegistryClient {
         let anonymous = matches!(challenge, Challenge::Bearer { .. }).then_some(None);
         let mut refused = 0;
         let mut withheld = Vec::new();
-        for (i, cred) in creds
+        for (id, cred) in creds
             .iter()
-            .enumerate()
-            .map(|(i, c)| (ids[..].get(i).map(String::as_str), Some(c)))
-            .chain(anonymous.map(|a| (Some(""), a)))
+            .zip(&ids)
+            .map(|(c, id)| (id.as_str(), Some(c)))
+            .chain(anonymous.map(|a| ("", a)))
         {
             let (auth, ttl) = match (&challenge, cred) {
                 (Challenge::Basic, Some(c)) => (c.credential.basic(), Duration::from_secs(3600)),
@@ -321,9 +321,7 @@ impl RegistryClient {
                 continue;
             }
             let mut tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
-            if tokens.0 == generation
-                && let Some(id) = i
-            {
+            if tokens.0 == generation {
                 tokens.1.insert(key(id), (auth, Instant::now() + ttl));
             }
             return Ok(resp);
