@@ -255,10 +255,13 @@ fn items(n: usize, item: impl Fn(usize) -> Value) -> Value {
 
 const APP: &str = "/spec/containers/0";
 
+/// A dimension's name and its generator: `n` items of one list.
+type Dimension = (&'static str, fn(usize) -> Value);
+
 /// One generator per dimension: a pod with `n` items of one list and everything else as in
 /// [`base`]. The items are varied the way rules care about (findings, fixes, lookalikes), so
 /// that every rule that reads the list has work per item.
-const DIMENSIONS: &[(&str, fn(usize) -> Value)] = &[
+const DIMENSIONS: &[Dimension] = &[
     ("containers", pod),
     ("initContainers", |n| {
         with(
