@@ -567,9 +567,11 @@ impl Webhook {
     /// facts know namespaces (the rules look namespace labels up by the object's namespace).
     fn in_namespace<'o>(&self, mut object: Cow<'o, Value>, namespace: &str) -> Cow<'o, Value> {
         let meta = object.get("metadata");
-        // The rules look namespace labels up by it, and `exemptions.namespaces` reads it.
+        // The rules look namespace labels up by it, `exemptions.namespaces` reads it, and the
+        // registry's facts are those the namespace's pull secrets could read.
         let needed = !self.context.namespaces.is_empty()
-            || !self.config.policy.exemptions.namespaces.is_empty();
+            || !self.config.policy.exemptions.namespaces.is_empty()
+            || self.context.images.is_some();
         if namespace.is_empty()
             || !needed
             || meta.is_some_and(|m| !m.is_object() || m.get("namespace").is_some())

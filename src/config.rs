@@ -226,14 +226,23 @@ impl Default for ExemptionPolicy {
     }
 }
 
+/// A namespace pattern of the configuration: an exact name, or a prefix ending in `*` (`*`
+/// alone: every namespace).
+pub fn namespace_matches(pattern: &str, namespace: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => namespace.starts_with(prefix),
+        None => pattern == namespace,
+    }
+}
+
 impl ExemptionPolicy {
     /// Whether `namespace` may use the annotation at all.
     pub fn namespace_allowed(&self, namespace: &str) -> bool {
         self.namespaces.is_empty()
-            || self.namespaces.iter().any(|n| match n.strip_suffix('*') {
-                Some(prefix) => namespace.starts_with(prefix),
-                None => n == namespace,
-            })
+            || self
+                .namespaces
+                .iter()
+                .any(|n| namespace_matches(n, namespace))
     }
     /// Whether the rule `id` may be exempted.
     pub fn rule_allowed(&self, id: &str) -> bool {
@@ -293,6 +302,15 @@ pub struct RegistryFile {
     /// `kubernetes.io/dockercfg`) in winlint's own namespace whose credentials the lookups use,
     /// read by name (`get` on exactly these) and re-read so a rotated secret is picked up.
     pub pull_secrets: Vec<String>,
+    /// The namespaces served by a pull secret without the `winlint.io/namespaces` annotation
+    /// (patterns as `exemptions.namespaces`; `["*"]`: every namespace). Empty (the default):
+    /// such a secret serves no namespace, so no tenant's pod reads what another team's
+    /// credentials can see.
+    pub pull_secrets_default_namespaces: Vec<String>,
+    /// Whether a pull secret's glob keys (`*.azurecr.io`) are used (default: left out and
+    /// logged). With them, a token realm gets the password only over HTTPS and on the
+    /// registry's own host or one the same glob matches.
+    pub allow_glob_keys: bool,
 }
 
 /// The longest `registry.syncBudgetMs` accepted.

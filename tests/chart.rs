@@ -703,6 +703,8 @@ fn helm_template_when_helm_is_available() {
             "networkPolicy.enabled=true",
             "config.registry.mode=background",
             "config.registry.pullSecrets={regcred,acr}",
+            "config.registry.pullSecretsDefaultNamespaces={team-a,build-*}",
+            "config.registry.allowGlobKeys=true",
         ],
     );
     let role = docs
@@ -732,6 +734,11 @@ fn helm_template_when_helm_is_available() {
     );
     let cfg = rendered_config(&docs);
     assert_eq!(cfg.policy.registry.pull_secrets, vec!["regcred", "acr"]);
+    assert_eq!(
+        cfg.policy.registry.pull_secrets_default_namespaces,
+        vec!["team-a", "build-*"]
+    );
+    assert!(cfg.policy.registry.allow_glob_keys);
     let np = docs.iter().find(|d| d["kind"] == "NetworkPolicy").unwrap();
     let egress = np["spec"]["egress"].to_string();
     for port in ["443", "6443", "53"] {

@@ -30,7 +30,7 @@ use winlint::engine;
 use winlint::model::image::{self, ImageRef};
 use winlint::model::workload::is_pod_kind;
 use winlint::model::{Context, Operation};
-use winlint::registry::source::{Background, image_references, resolve_all};
+use winlint::registry::source::{Background, image_references, reader_of, resolve_all};
 use winlint::registry::{Credentials, Keyring, Limits, RegistryClient, RegistryMetrics};
 use winlint::registry::{Resolver, Settings};
 
@@ -545,7 +545,8 @@ async fn every_spelling_is_one_lookup_one_fact_one_label() {
         ..Context::default()
     };
     for s in SERVERCORE_SPELLINGS {
-        assert!(cx.image_facts(s).is_some(), "{s}");
+        // The CLI's facts are its user's, whatever the pod's namespace.
+        assert!(cx.image_facts(s, None).is_some(), "{s}");
     }
     let text = metrics_text(&r);
     assert!(text.contains("registry=\"mcr.microsoft.com\""), "{text}");
@@ -562,18 +563,22 @@ async fn serve_caches_every_spelling_under_one_entry() {
         images: Some(Arc::new(Background(r.clone()))),
         ..Context::default()
     };
+    let ns = Some("team-a");
+    let reader = reader_of(ns);
     assert!(
-        cx.image_facts(SERVERCORE_SPELLINGS[1]).is_none(),
+        cx.image_facts(SERVERCORE_SPELLINGS[1], ns).is_none(),
         "a miss first"
     );
-    // The queued lookup runs in the background: asking for the normal form joins it (one
-    // lookup in flight per reference) or reads what it left.
-    assert!(r.in_flight("mcr.microsoft.com/windows/servercore:ltsc2022") || !r.is_empty());
-    r.resolve("mcr.microsoft.com/windows/servercore:ltsc2022")
+    // The queued lookup runs in the background: asking for the normal form (as the same
+    // namespace) joins it (one lookup in flight per reference and reader) or reads what it left.
+    assert!(
+        r.in_flight_for("mcr.microsoft.com/windows/servercore:ltsc2022", &reader) || !r.is_empty()
+    );
+    r.resolve_for("mcr.microsoft.com/windows/servercore:ltsc2022", &reader)
         .await
         .unwrap();
     for s in SERVERCORE_SPELLINGS {
-        assert!(cx.image_facts(s).is_some(), "{s}");
+        assert!(cx.image_facts(s, ns).is_some(), "{s}");
     }
     assert_eq!(r.metrics().lookup_count(), 1);
     assert_eq!(r.len().1, 1, "one tag entry for every spelling");

@@ -20,7 +20,7 @@ use serde_json::json;
 
 /// A ~5 KB pod: half Windows (an IIS image, no selector: the webhook mutates it), half Linux.
 fn pod(i: usize) -> Pod {
-    let windows = i % 2 == 0;
+    let windows = i.is_multiple_of(2);
     let image = if windows {
         "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"
     } else {

@@ -4,7 +4,9 @@
 //! before it exists the lookup is refused and the pod is judged by its name; once it is created
 //! (serve re-reads it by name) the fact is found and a single-build 17763 image is denied on
 //! ltsc2022 nodes. serve runs as a user whose only right is `get` on that one Secret, as the
-//! chart grants. Skips (and says why) without `KUBEBUILDER_ASSETS` or the registry tools, except
+//! chart grants. The secret serves the namespace its `winlint.io/namespaces` annotation names
+//! (issue 30): a pod of another namespace naming the same image is judged by the name, and its
+//! answer says nothing the secret read. Skips (and says why) without `KUBEBUILDER_ASSETS` or the registry tools, except
 //! under `CI=true`.
 
 mod k8s_support;
@@ -84,12 +86,17 @@ fn a_pull_secret_of_its_namespace_unlocks_the_facts_of_a_private_image() {
         "serve needs no list of Secrets"
     );
 
-    let config = "target:\n  windowsBuilds: [ltsc2022]\nregistry:\n  mode: sync\n  \
-                  syncBudgetMs: 1000\n  pullSecrets: [regcred]\n";
+    // The loopback registry is named in `metricRegistries`, so its failures carry its own
+    // `registry` label (any registry not named is counted as `other`).
+    let config = format!(
+        "target:\n  windowsBuilds: [ltsc2022]\nregistry:\n  mode: sync\n  \
+         syncBudgetMs: 1000\n  pullSecrets: [regcred]\n  metricRegistries: [\"{}\"]\n",
+        reg.host
+    );
     let kc_arg = kc.display().to_string();
     let wh = Webhook::start(
         &c,
-        Some(config),
+        Some(&config),
         &[
             "--kubeconfig",
             &kc_arg,
@@ -105,6 +112,8 @@ fn a_pull_secret_of_its_namespace_unlocks_the_facts_of_a_private_image() {
     );
     let apps = c.unique("apps");
     wh.namespace(&apps, &[]);
+    let others = c.unique("others");
+    wh.namespace(&others, &[]);
 
     // No secret yet: the registry refuses the anonymous lookup; the pod is judged by its name
     // (build unknown: admitted) and the refusal is counted.
@@ -128,7 +137,8 @@ fn a_pull_secret_of_its_namespace_unlocks_the_facts_of_a_private_image() {
     let docker_config = json!({"auths": {(reg.host.clone()): {"auth": auth}}}).to_string();
     c.create(
         &json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
-        "metadata": {"name": "regcred", "namespace": own},
+        "metadata": {"name": "regcred", "namespace": own,
+            "annotations": {"winlint.io/namespaces": apps}},
         "data": {".dockerconfigjson":
             base64::engine::general_purpose::STANDARD.encode(docker_config)}}),
     )
@@ -157,5 +167,15 @@ fn a_pull_secret_of_its_namespace_unlocks_the_facts_of_a_private_image() {
             .contains("registry.pullSecrets: 1 credential(s) from regcred"),
         "{}",
         wh.log_text()
+    );
+
+    // Another team's namespace, which the secret does not serve: the same image is judged by
+    // its name (admitted), and the answer names none of the facts the secret read.
+    let out = c.dry_run_create(&windows_pod("other-team", &others, &image));
+    assert!(out.success, "judged by the name: {}", out.stderr);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        !said.contains("17763") && !said.contains("registry:"),
+        "another namespace read the secret's facts: {said}"
     );
 }

@@ -165,7 +165,8 @@ fn lint(
             &config.target,
             patched.map(|((_, class), t)| (class, t)),
         );
-        let eval = Eval::new(&config.target, context, operation, class, images);
+        let eval = Eval::new(&config.target, context, operation, class, images)
+            .in_namespace(site.namespace);
         // What the patch touched on this site; `None`: every rule runs.
         let touched = since.zip(patched).and_then(|((before, _), ((_, was), t))| {
             let t = touched_since(was, &eval.class, t)?;

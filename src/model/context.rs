@@ -59,25 +59,28 @@ pub const GMSA_GROUP: &str = "windows.k8s.io";
 /// ([`image::fact_key`](super::image::fact_key): `docker.io/library/nginx:1.25` for `nginx:1.25`
 /// and every other spelling of it). `get` reads memory only (the CLI resolved its images before
 /// linting; `serve` reads its cache and, on a miss, queues a lookup with a non-blocking send):
-/// a rule never waits for a registry.
+/// a rule never waits for a registry. `namespace` is the pod's: `serve` answers only with facts
+/// the credentials serving that namespace could read (issue 30); the CLI's facts are its user's,
+/// whatever the namespace.
 pub trait ImageFactsSource: Send + Sync + std::fmt::Debug {
-    fn get(&self, reference: &str) -> Option<Arc<ImageFacts>>;
+    fn get(&self, reference: &str, namespace: Option<&str>) -> Option<Arc<ImageFacts>>;
 }
 
 impl ImageFactsSource for super::image_facts::ImageFactsMap {
-    fn get(&self, reference: &str) -> Option<Arc<ImageFacts>> {
+    fn get(&self, reference: &str, _namespace: Option<&str>) -> Option<Arc<ImageFacts>> {
         BTreeMap::get(self, reference).cloned()
     }
 }
 
 impl Context {
-    /// The registry's facts for `reference`, when the front end has them. Asked by the
-    /// reference's normal form ([`image::fact_key`](super::image::fact_key)): every spelling of
-    /// an image shares its facts, and a source is keyed by normal forms only.
-    pub fn image_facts(&self, reference: &str) -> Option<Arc<ImageFacts>> {
+    /// The registry's facts for `reference` as a pod of `namespace` may read them, when the
+    /// front end has them. Asked by the reference's normal form
+    /// ([`image::fact_key`](super::image::fact_key)): every spelling of an image shares its
+    /// facts, and a source is keyed by normal forms only.
+    pub fn image_facts(&self, reference: &str, namespace: Option<&str>) -> Option<Arc<ImageFacts>> {
         self.images
             .as_ref()?
-            .get(&super::image::fact_key(reference))
+            .get(&super::image::fact_key(reference), namespace)
     }
 
     /// `self` with the GMSACredentialSpecs among `objects` (one CLI input: a file, a chart's or

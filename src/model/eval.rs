@@ -34,6 +34,8 @@ pub struct Eval<'a> {
     blockers: std::cell::OnceCell<Vec<LinuxOnlyField<'a>>>,
     /// Where the pod can run, computed once for the rules that need node facts.
     placement: std::cell::OnceCell<Placement>,
+    /// The pod's namespace ([`Eval::in_namespace`]): whose registry facts it may read.
+    pub namespace: Option<&'a str>,
 }
 
 impl<'a> Eval<'a> {
@@ -53,7 +55,15 @@ impl<'a> Eval<'a> {
             linux_only: std::cell::OnceCell::new(),
             blockers: std::cell::OnceCell::new(),
             placement: std::cell::OnceCell::new(),
+            namespace: None,
         }
+    }
+
+    /// `self` for a pod of `namespace` (the registry's facts it reads are those the
+    /// namespace's credentials could read).
+    pub fn in_namespace(mut self, namespace: Option<&'a str>) -> Self {
+        self.namespace = namespace;
+        self
     }
 
     /// The fields the target's API server rejects once `spec.os.name: windows` is set

@@ -61,7 +61,10 @@ pub fn effective_user(
         });
     }
     let reference = c.image()?;
-    if let Some(user) = context.image_facts(reference).and_then(|f| f.user.clone()) {
+    if let Some(user) = context
+        .image_facts(reference, site.namespace)
+        .and_then(|f| f.user.clone())
+    {
         return Some(EffectiveUser {
             name: user,
             source: UserSource::Registry,

@@ -42,6 +42,10 @@ pub const EXEMPT_NAMESPACE_LABEL: &str = "winlint.io/ignore";
 pub const ENFORCEMENT_NAMESPACE_LABEL: &str = "winlint.io/enforcement";
 /// The audit annotation of the webhook's mutation (M7): what it changed.
 pub const MUTATED_ANNOTATION: &str = "winlint.io/mutated";
+/// Annotation of a pull secret in winlint's namespace (`registry.pullSecrets`): the namespaces
+/// whose pods its credentials serve, comma-separated (exact names, a prefix ending in `*`, `*`
+/// for every namespace).
+pub const PULL_SECRET_NAMESPACES_ANNOTATION: &str = "winlint.io/namespaces";
 /// Namespace label by which a namespace declares its pods Windows by default; pods probably
 /// Windows are then mutated (the webhook learns it from the path `/mutate/windows-namespace`).
 pub const DEFAULT_OS_LABEL: &str = "winlint.io/default-os";

@@ -1,7 +1,16 @@
 //! One image lookup against the distribution API (`/v2/NAME/manifests/REF`, `/v2/NAME/blobs/D`):
 //! the manifest (a list gives the platforms), the config blob of a single manifest, and the
 //! auth dance a `401` starts (Basic from the keyring, or a Bearer token from the challenge's
-//! realm, cached per repository until it expires).
+//! realm, cached per repository and credential until it expires).
+//!
+//! Whose credentials (issue 30): a lookup is for a [`Reader`] (the CLI's user, or the pods of a
+//! namespace) and tries only the credentials that serve it. Where they may go: the Basic
+//! credential to the registry itself; to a token realm only over HTTPS (plain HTTP only between
+//! loopback hosts, as in tests) and at an address the registry's class allows (`http.rs`); and
+//! a credential matched by a glob key (`*.azurecr.io`) only to a realm on the registry's own
+//! host or one the same glob matches. An exact key's password goes to the realm the registry
+//! names, whatever its host, as the kubelet and containerd send it (Docker Hub's realm is
+//! auth.docker.io for registry-1.docker.io): the administrator named that registry.
 //!
 //! Hand-written on hyper (see `http.rs`) rather than `oci-client`: the lookup needs four
 //! requests and a challenge parser, and the crate would add reqwest and oci-spec to a graph
@@ -15,8 +24,8 @@ use hyper::header::{self, HeaderName};
 use hyper::{Method, StatusCode};
 
 use super::auth::{Challenge, parse_challenge};
-use super::http::{Http, HttpError, Limits, Response};
-use super::keyring::{Credential, Credentials};
+use super::http::{Http, HttpError, Limits, Origin, Response};
+use super::keyring::{Credential, Credentials, Matched, Reader};
 use crate::model::image::ImageRef;
 use crate::model::image_facts::{
     ImageFacts, MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, Manifest, ParseError, parse_image_config,
@@ -61,6 +70,8 @@ impl LookupError {
     /// asking about anyone else's.
     pub fn transient(&self) -> bool {
         match self {
+            // A refused redirect or realm (`HttpError::Refused`) is the registry's answer,
+            // not its health: not transient.
             LookupError::Http(HttpError::Transport(_) | HttpError::Timeout(..))
             | LookupError::Throttled { .. } => true,
             LookupError::Status { status, .. } => *status >= 500,
@@ -69,8 +80,15 @@ impl LookupError {
     }
 }
 
-/// (registry, repository) → (Authorization value, valid until).
-type Tokens = HashMap<(String, String), (String, Instant)>;
+/// (registry, repository, credential: [`credential_id`], `""` anonymous) → (Authorization
+/// value, valid until). Keyed by credential: a token one namespace's secret got is never sent
+/// for another namespace's lookup.
+type Tokens = HashMap<(String, String, String), (String, Instant)>;
+
+/// What tells a credential apart in the token cache: its source, key and user.
+fn credential_id(m: &Matched) -> String {
+    format!("{}\0{}\0{}", m.scope.source, m.key, m.credential.username)
+}
 
 /// The distribution API client: HTTP, credentials and the Bearer tokens it was given.
 #[derive(Debug)]
@@ -122,8 +140,15 @@ impl RegistryClient {
 
     /// The digest a tag points at, by `HEAD` (free on Docker Hub, where a GET counts as a pull).
     /// `None` when the registry does not send `Docker-Content-Digest`.
-    pub async fn head_digest(&self, r: &ImageRef) -> Result<Option<String>, LookupError> {
-        let resp = self.manifest(r, Method::HEAD, reference_of(r)).await?;
+    pub async fn head_digest(
+        &self,
+        r: &ImageRef,
+        reader: &Reader,
+    ) -> Result<Option<String>, LookupError> {
+        let origin = self.origin(r).await?;
+        let resp = self
+            .manifest(r, &origin, reader, Method::HEAD, reference_of(r))
+            .await?;
         Ok(resp
             .header(HeaderName::from_static("docker-content-digest"))
             .filter(|d| d.starts_with("sha256:"))
@@ -136,10 +161,14 @@ impl RegistryClient {
         &self,
         r: &ImageRef,
         by_digest: Option<&str>,
+        reader: &Reader,
     ) -> Result<ImageFacts, LookupError> {
         let want = by_digest.or(r.digest.as_deref());
         let reference = want.unwrap_or_else(|| reference_of(r));
-        let resp = self.manifest(r, Method::GET, reference).await?;
+        let origin = self.origin(r).await?;
+        let resp = self
+            .manifest(r, &origin, reader, Method::GET, reference)
+            .await?;
         let digest = sha256(&resp.body);
         if let Some(asked) = want
             && asked != digest
@@ -159,9 +188,8 @@ impl RegistryClient {
                 user: None,
             }),
             Manifest::Single { config, .. } => {
-                let path = format!("/v2/{}/blobs/{config}", r.repository);
                 let blob = self
-                    .get(r, Method::GET, &path, None, MAX_CONFIG_BYTES)
+                    .get(r, &origin, reader, Method::GET, Object::Config(&config))
                     .await?;
                 check(&blob, "the config blob")?;
                 if sha256(&blob.body) != config {
@@ -181,40 +209,62 @@ impl RegistryClient {
         }
     }
 
+    /// The registry's [`Origin`]: what every URL of the lookup is checked against.
+    async fn origin(&self, r: &ImageRef) -> Result<Origin, LookupError> {
+        Ok(self.http.origin(&self.url(r, "/v2/")).await?)
+    }
+
     async fn manifest(
         &self,
         r: &ImageRef,
+        origin: &Origin,
+        reader: &Reader,
         method: Method,
         reference: &str,
     ) -> Result<Response, LookupError> {
-        let path = format!("/v2/{}/manifests/{reference}", r.repository);
         let resp = self
-            .get(r, method, &path, Some(ACCEPT), MAX_MANIFEST_BYTES)
+            .get(r, origin, reader, method, Object::Manifest(reference))
             .await?;
         check(&resp, "the manifest")?;
         Ok(resp)
     }
 
-    /// A request with the repository's credentials: the cached token first; on `401`, the
-    /// challenge's scheme with every credential the keyring matches to the image, most
-    /// specific first (the kubelet tries them in turn), then, for a token realm, an anonymous
-    /// token (a public repository on a registry whose credentials were refused). A body over
-    /// `cap` bytes (or the client's own cap, if lower) is cut there: `HttpError::TooLarge`.
+    /// A request with the repository's credentials that serve `reader`: a cached token of one
+    /// of them (or an anonymous one) first; on `401`, the challenge's scheme with every such
+    /// credential the keyring matches to the image, most specific first (the kubelet tries
+    /// them in turn), then, for a token realm, an anonymous token (a public repository on a
+    /// registry whose credentials were refused). A body over the object's cap (or the
+    /// client's own cap, if lower) is cut there: `HttpError::TooLarge`.
     async fn get(
         &self,
         r: &ImageRef,
+        origin: &Origin,
+        reader: &Reader,
         method: Method,
-        path: &str,
-        accept: Option<&str>,
-        cap: usize,
+        object: Object<'_>,
     ) -> Result<Response, LookupError> {
+        let (path, accept, cap) = match object {
+            Object::Manifest(reference) => (
+                format!("/v2/{}/manifests/{reference}", r.repository),
+                Some(ACCEPT),
+                MAX_MANIFEST_BYTES,
+            ),
+            Object::Config(digest) => (
+                format!("/v2/{}/blobs/{digest}", r.repository),
+                None,
+                MAX_CONFIG_BYTES,
+            ),
+        };
         let mut http = self.http.clone();
         http.limits.max_body = http.limits.max_body.min(cap);
-        let url = self.url(r, path);
+        let url = self.url(r, &path);
         let headers: Vec<(HeaderName, String)> = accept
             .map(|a| vec![(header::ACCEPT, a.to_string())])
             .unwrap_or_default();
-        let key = (r.registry.clone(), r.repository.clone());
+        let keyring = self.credentials.current();
+        let creds = keyring.lookup_for(&format!("{}/{}", r.registry, r.repository), reader);
+        let ids: Vec<String> = creds.iter().map(credential_id).collect();
+        let key = |id: &str| (r.registry.clone(), r.repository.clone(), id.to_string());
         let generation = self.credentials.generation();
         let cached = {
             let mut tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
@@ -222,14 +272,15 @@ impl RegistryClient {
             if tokens.0 != generation {
                 *tokens = (generation, HashMap::new());
             }
-            tokens
-                .1
-                .get(&key)
-                .filter(|(_, until)| *until > Instant::now())
+            let now = Instant::now();
+            ids.iter()
+                .map(String::as_str)
+                .chain([""])
+                .find_map(|id| tokens.1.get(&key(id)).filter(|(_, until)| *until > now))
                 .map(|(t, _)| t.clone())
         };
         let resp = http
-            .request(method.clone(), &url, &headers, cached.as_deref())
+            .request(origin, method.clone(), &url, &headers, cached.as_deref())
             .await?;
         if resp.status != StatusCode::UNAUTHORIZED {
             return Ok(resp);
@@ -238,16 +289,36 @@ impl RegistryClient {
             .header(header::WWW_AUTHENTICATE)
             .and_then(parse_challenge)
             .ok_or_else(|| LookupError::Auth("401 without a challenge winlint reads".into()))?;
-        let keyring = self.credentials.current();
-        let creds = keyring.lookup(&format!("{}/{}", r.registry, r.repository));
         let anonymous = matches!(challenge, Challenge::Bearer { .. }).then_some(None);
         let mut refused = 0;
-        for cred in creds.iter().copied().map(Some).chain(anonymous) {
+        let mut withheld = Vec::new();
+        for (id, cred) in creds
+            .iter()
+            .zip(&ids)
+            .map(|(c, id)| (id.as_str(), Some(c)))
+            .chain(anonymous.map(|a| ("", a)))
+        {
             let (auth, ttl) = match (&challenge, cred) {
-                (Challenge::Basic, Some(c)) => (c.basic(), Duration::from_secs(3600)),
+                (Challenge::Basic, Some(c)) => (c.credential.basic(), Duration::from_secs(3600)),
                 (Challenge::Basic, None) => continue,
                 (Challenge::Bearer { realm, service, .. }, c) => {
-                    match self.token(r, realm, service.as_deref(), c).await {
+                    let realm_uri = realm_uri(origin, realm)?;
+                    if let Some(m) = c
+                        && !may_send_to_realm(r, origin, m, &realm_uri)
+                    {
+                        withheld.push(m.key.to_string());
+                        continue;
+                    }
+                    match self
+                        .token(
+                            r,
+                            origin,
+                            &realm_uri,
+                            service.as_deref(),
+                            c.map(|m| m.credential),
+                        )
+                        .await
+                    {
                         Ok((token, ttl)) => (format!("Bearer {token}"), ttl),
                         Err(LookupError::Auth(_)) => {
                             refused += 1;
@@ -258,7 +329,7 @@ impl RegistryClient {
                 }
             };
             let resp = http
-                .request(method.clone(), &url, &headers, Some(&auth))
+                .request(origin, method.clone(), &url, &headers, Some(&auth))
                 .await?;
             if resp.status == StatusCode::UNAUTHORIZED {
                 refused += 1;
@@ -266,14 +337,28 @@ impl RegistryClient {
             }
             let mut tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
             if tokens.0 == generation {
-                tokens.1.insert(key, (auth, Instant::now() + ttl));
+                tokens.1.insert(key(id), (auth, Instant::now() + ttl));
             }
             return Ok(resp);
         }
-        Err(LookupError::Auth(if creds.is_empty() {
-            format!("{} asks for credentials; none match the image", r.registry)
+        let withheld = if withheld.is_empty() {
+            String::new()
         } else {
-            format!("{} refused the credentials ({refused} tried)", r.registry)
+            format!(
+                "; the credentials of glob key(s) {} were not sent to a token realm on another host",
+                withheld.join(", ")
+            )
+        };
+        Err(LookupError::Auth(if creds.is_empty() {
+            format!(
+                "{} asks for credentials; none match the image{withheld}",
+                r.registry
+            )
+        } else {
+            format!(
+                "{} refused the credentials ({refused} tried){withheld}",
+                r.registry
+            )
         }))
     }
 
@@ -282,7 +367,8 @@ impl RegistryClient {
     async fn token(
         &self,
         r: &ImageRef,
-        realm: &str,
+        origin: &Origin,
+        realm: &hyper::Uri,
         service: Option<&str>,
         cred: Option<&Credential>,
     ) -> Result<(String, Duration), LookupError> {
@@ -294,13 +380,14 @@ impl RegistryClient {
             q.append_pair("scope", &format!("repository:{}:pull", r.repository));
             q.finish()
         };
+        let realm = realm.to_string();
         let sep = if realm.contains('?') { '&' } else { '?' };
         let url = format!("{realm}{sep}{query}");
         let basic = cred.map(Credential::basic);
         let mut http = self.http.clone();
         http.limits.max_body = http.limits.max_body.min(MAX_TOKEN_BYTES);
         let resp = http
-            .request(Method::GET, &url, &[], basic.as_deref())
+            .request(origin, Method::GET, &url, &[], basic.as_deref())
             .await?;
         check(&resp, "the token endpoint")?;
         let answer: TokenAnswer = serde_json::from_slice(&resp.body)
@@ -316,6 +403,14 @@ impl RegistryClient {
     }
 }
 
+/// What a lookup fetches from a repository: a manifest by tag or digest, or a config blob by
+/// digest (each with its `Accept` and its size cap).
+#[derive(Debug, Clone, Copy)]
+enum Object<'a> {
+    Manifest(&'a str),
+    Config(&'a str),
+}
+
 /// The most bytes of a token answer read (Docker Hub's and ACR's tokens are a few KiB).
 const MAX_TOKEN_BYTES: usize = 64 << 10;
 
@@ -329,6 +424,45 @@ struct TokenAnswer {
     /// A number (not always an integer in the wild); read as whole seconds when it is one.
     #[serde(default)]
     expires_in: Option<serde_json::Number>,
+}
+
+/// The realm of a Bearer challenge as a URL the lookup may go to ([`Origin::check`]: HTTPS,
+/// an address the registry's class allows), else why not.
+fn realm_uri(origin: &Origin, realm: &str) -> Result<hyper::Uri, LookupError> {
+    let uri: hyper::Uri = realm
+        .parse()
+        .ok()
+        .filter(|u: &hyper::Uri| u.host().is_some())
+        .ok_or_else(|| LookupError::Auth(format!("the token realm {realm:?} is not a URL")))?;
+    origin
+        .check(&uri, "the token realm")
+        .map_err(|e| LookupError::Auth(e.to_string()))?;
+    Ok(uri)
+}
+
+/// May the password of `m` go to the token realm `realm` for image `r` (of the registry
+/// `origin`)? An exact key's, to any realm (the registry the administrator named chose it); a
+/// glob key's, only to the registry's own host and port or to a host the same glob matches (a
+/// tenant may own a host under the glob, never choose where the password goes from there).
+fn may_send_to_realm(r: &ImageRef, origin: &Origin, m: &Matched, realm: &hyper::Uri) -> bool {
+    if !m.by_glob() {
+        return true;
+    }
+    let Some(host) = realm.host() else {
+        return false;
+    };
+    let default_port = |plain_http: bool| if plain_http { 80 } else { 443 };
+    let realm_port = realm
+        .port_u16()
+        .unwrap_or(default_port(realm.scheme_str() == Some("http")));
+    let (registry_host, registry_port) = match r.registry.rsplit_once(':') {
+        Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) => (h, p.parse().ok()),
+        _ => (r.registry.as_str(), None),
+    };
+    let registry_port = registry_port.unwrap_or(default_port(origin.plain_http));
+    let authority = realm.authority().map_or(host, |a| a.as_str());
+    (host.eq_ignore_ascii_case(registry_host) && realm_port == registry_port)
+        || m.key_matches_host(authority)
 }
 
 /// A status that is not success, as an error (429 with its Retry-After).

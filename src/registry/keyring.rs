@@ -24,6 +24,11 @@
 //! without `auths` (`kubernetes.io/dockercfg`'s `.dockercfg`). `auth` wins over
 //! `username`/`password`, as in the kubelet's `DockerConfigEntry.UnmarshalJSON`. A
 //! credential helper (`credsStore`, `credHelpers`) is a program: never run, only reported.
+//!
+//! Whom a credential serves (issue 30): `serve` holds the pull secrets of many teams, so each
+//! credential carries its [`Scope`] (the Secret it came from and the namespaces whose pods it
+//! may serve) and a lookup for a pod uses only the credentials that serve the pod's namespace
+//! ([`Keyring::lookup_for`]). The CLI's docker config serves its one user: every reader.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -56,11 +61,73 @@ impl Credential {
     }
 }
 
+/// Where a credential came from and whose lookups it serves.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// The Secret's name (`serve`); empty for the CLI's docker config.
+    pub source: String,
+    /// The namespaces whose pods it serves (exact names, a prefix ending in `*`, `*` for all);
+    /// `None`: every reader (the CLI's docker config).
+    pub namespaces: Option<Vec<String>>,
+}
+
+impl Scope {
+    /// Does this credential serve `reader`?
+    pub fn serves(&self, reader: &Reader) -> bool {
+        match (&self.namespaces, reader) {
+            (None, _) | (_, Reader::Anyone) => true,
+            (Some(patterns), Reader::Namespace(ns)) => patterns
+                .iter()
+                .any(|p| crate::config::namespace_matches(p, ns)),
+        }
+    }
+}
+
+/// Who a lookup is for: the CLI's user (every credential), or the pods of a namespace
+/// (`serve`: the credentials whose [`Scope`] lists it).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Reader {
+    Anyone,
+    Namespace(String),
+}
+
+/// A credential a lookup may use for an image, with the key it matched by (a glob key
+/// limits where its password may go: `client.rs`).
+#[derive(Debug, Clone, Copy)]
+pub struct Matched<'a> {
+    pub credential: &'a Credential,
+    /// The normalised key (`host[:port][/path]`).
+    pub key: &'a str,
+    pub scope: &'a Scope,
+}
+
+impl Matched<'_> {
+    /// Whether its key's host has glob patterns (`*.azurecr.io`).
+    pub fn by_glob(&self) -> bool {
+        is_glob_key(self.key)
+    }
+
+    /// Whether `host` (`name[:port]`) is one the key's host matches (the same glob, label by
+    /// label; the port as the kubelet compares it).
+    pub fn key_matches_host(&self, host: &str) -> bool {
+        let key_host = self.key.split('/').next().unwrap_or("");
+        urls_match(key_host, host)
+    }
+}
+
+/// Whether a key's host has glob characters (`*`, `?`, `[`, `\`).
+pub fn is_glob_key(key: &str) -> bool {
+    key.split('/')
+        .next()
+        .unwrap_or("")
+        .contains(['*', '?', '[', '\\'])
+}
+
 /// Credentials by key (`host[:port][/path]`, host labels may be globs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Keyring {
     /// Iterated in reverse: the kubelet's reverse-sorted index.
-    by_key: BTreeMap<String, Vec<Credential>>,
+    by_key: BTreeMap<String, Vec<(Credential, Arc<Scope>)>>,
     /// The credential helpers named (never run): for a note to the user.
     pub helpers: Vec<String>,
 }
@@ -108,6 +175,19 @@ impl Keyring {
 
     /// Add the entries of a docker config in `format` (a Secret's type says which).
     pub fn add_config(&mut self, text: &[u8], format: Format) -> Result<(), String> {
+        self.add_scoped(text, format, &Arc::new(Scope::default()), true)
+            .map(|_| ())
+    }
+
+    /// Add the entries of a docker config in `format`, each serving `scope`; glob keys only
+    /// with `globs` (else they are left out and returned, for a note to the administrator).
+    pub fn add_scoped(
+        &mut self,
+        text: &[u8],
+        format: Format,
+        scope: &Arc<Scope>,
+        globs: bool,
+    ) -> Result<Vec<String>, String> {
         let v: Value = serde_json::from_slice(text).map_err(|e| e.to_string())?;
         let obj = v.as_object().ok_or("not a JSON object")?;
         if let Some(s) = obj.get("credsStore").and_then(Value::as_str) {
@@ -124,41 +204,101 @@ impl Keyring {
         let auths = match (format, obj.get("auths")) {
             (Format::Legacy, _) => obj,
             (_, Some(a)) => a.as_object().ok_or("`auths` is not an object")?,
-            (Format::Auths, None) => return Ok(()),
+            (Format::Auths, None) => return Ok(Vec::new()),
             (Format::Either, None) => {
                 if obj.contains_key("credsStore") || obj.contains_key("credHelpers") {
-                    return Ok(());
+                    return Ok(Vec::new());
                 }
                 obj
             }
         };
+        let mut left_out = Vec::new();
         for (key, entry) in auths {
             if let (Some(k), Some(c)) = (normalize_key(key), credential_of(entry)?) {
-                self.by_key.entry(k).or_default().push(c);
+                if !globs && is_glob_key(&k) {
+                    left_out.push(k);
+                    continue;
+                }
+                self.by_key.entry(k).or_default().push((c, scope.clone()));
             }
         }
-        Ok(())
+        Ok(left_out)
     }
 
     /// Every credential for the image `registry/repository`, most specific key first (see the
     /// module comment); empty: pull anonymously.
     pub fn lookup(&self, image: &str) -> Vec<&Credential> {
-        let mut out: Vec<&Credential> = self
+        self.lookup_for(image, &Reader::Anyone)
+            .into_iter()
+            .map(|m| m.credential)
+            .collect()
+    }
+
+    /// The credentials for the image `registry/repository` that serve `reader`, most specific
+    /// key first. A credential that does not serve the reader is not there at all: the kubelet's
+    /// Docker Hub fallback applies when none that serves it matched.
+    pub fn lookup_for(&self, image: &str, reader: &Reader) -> Vec<Matched<'_>> {
+        fn entries<'k>(
+            out: &mut Vec<Matched<'k>>,
+            (k, c): (&'k String, &'k Vec<(Credential, Arc<Scope>)>),
+            reader: &Reader,
+        ) {
+            for (credential, scope) in c.iter().filter(|(_, s)| s.serves(reader)) {
+                out.push(Matched {
+                    credential,
+                    key: k.as_str(),
+                    scope: scope.as_ref(),
+                });
+            }
+        }
+        let mut out = Vec::new();
+        for e in self
             .by_key
             .iter()
             .rev()
             .filter(|(k, _)| urls_match(k, image))
-            .flat_map(|(_, c)| c)
-            .collect();
-        if out.is_empty() && is_default_registry_match(image) {
-            out.extend(self.by_key.get(DOCKER_HUB_KEY).into_iter().flatten());
+        {
+            entries(&mut out, e, reader);
+        }
+        if out.is_empty()
+            && is_default_registry_match(image)
+            && let Some(e) = self.by_key.get_key_value(DOCKER_HUB_KEY)
+        {
+            entries(&mut out, e, reader);
         }
         out
     }
 
+    /// What tells apart the readers a lookup may be shared by: the sources of the credentials
+    /// that serve `reader` (sorted, joined). Two namespaces served by the same secrets share
+    /// their facts; a namespace served by none shares only what anyone may read.
+    pub fn reader_key(&self, reader: &Reader) -> String {
+        if *reader == Reader::Anyone {
+            // The CLI's one user: kept apart from every namespace's entries.
+            return "*".into();
+        }
+        let mut sources: Vec<&str> = self
+            .by_key
+            .values()
+            .flatten()
+            .filter(|(_, s)| s.serves(reader))
+            .map(|(_, s)| s.source.as_str())
+            .collect();
+        sources.sort_unstable();
+        sources.dedup();
+        sources
+            .iter()
+            .map(|s| format!("{s:?}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     pub fn insert(&mut self, key: &str, c: Credential) {
         if let Some(k) = normalize_key(key) {
-            self.by_key.entry(k).or_default().push(c);
+            self.by_key
+                .entry(k)
+                .or_default()
+                .push((c, Arc::new(Scope::default())));
         }
     }
 

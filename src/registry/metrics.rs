@@ -168,6 +168,7 @@ fn reason(e: &LookupError) -> &'static str {
         LookupError::Http(super::http::HttpError::Timeout(..)) => "timeout",
         LookupError::Http(super::http::HttpError::TooLarge(_)) => "too_large",
         LookupError::Http(super::http::HttpError::Redirects(_)) => "redirects",
+        LookupError::Http(super::http::HttpError::Refused(_)) => "refused",
         LookupError::Http(_) => "transport",
         LookupError::Throttled { .. } => "throttled",
         LookupError::Status { .. } => "status",

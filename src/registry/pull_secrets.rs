@@ -18,7 +18,8 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use tokio::sync::watch;
 
-use super::keyring::{Credentials, Format, Keyring};
+use super::keyring::{Credentials, Format, Keyring, Scope};
+use crate::model::labels::PULL_SECRET_NAMESPACES_ANNOTATION;
 
 /// Where the secrets are and how often they are read.
 #[derive(Debug, Clone)]
@@ -26,6 +27,16 @@ pub struct PullSecrets {
     pub namespace: String,
     pub names: Vec<String>,
     pub interval: Duration,
+    pub policy: SecretPolicy,
+}
+
+/// What the administrator allows of a secret (`registry.pullSecretsDefaultNamespaces`,
+/// `registry.allowGlobKeys`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SecretPolicy {
+    /// The namespaces a secret without the annotation serves (default: none).
+    pub default_namespaces: Vec<String>,
+    pub allow_glob_keys: bool,
 }
 
 /// The namespace file of a pod's ServiceAccount.
@@ -40,8 +51,32 @@ pub fn own_namespace(flag: Option<&str>) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// The credentials of `secret` added to `ring`, or why there are none.
-pub fn add_secret(ring: &mut Keyring, secret: &Secret) -> Result<(), String> {
+/// The namespaces a secret serves: its annotation's list, else the configured default.
+pub fn served_namespaces(secret: &Secret, policy: &SecretPolicy) -> Vec<String> {
+    match secret
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(PULL_SECRET_NAMESPACES_ANNOTATION))
+    {
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .collect(),
+        None => policy.default_namespaces.clone(),
+    }
+}
+
+/// The credentials of `secret` added to `ring`, each serving the namespaces the secret
+/// serves, or why there are none; `Ok`: notes for the administrator (glob keys left out, a
+/// secret that serves no namespace).
+pub fn add_secret(
+    ring: &mut Keyring,
+    secret: &Secret,
+    policy: &SecretPolicy,
+) -> Result<Vec<String>, String> {
     let (key, format) = match secret.type_.as_deref() {
         Some("kubernetes.io/dockerconfigjson") => (".dockerconfigjson", Format::Auths),
         Some("kubernetes.io/dockercfg") => (".dockercfg", Format::Legacy),
@@ -58,8 +93,27 @@ pub fn add_secret(ring: &mut Keyring, secret: &Secret) -> Result<(), String> {
         .and_then(|d| d.get(key))
         .filter(|b| !b.0.is_empty())
         .ok_or_else(|| format!("no {key} key"))?;
-    ring.add_config(&data.0, format)
-        .map_err(|e| format!("{key}: {e}"))
+    let namespaces = served_namespaces(secret, policy);
+    let mut notes = Vec::new();
+    if namespaces.is_empty() {
+        notes.push(format!(
+            "serves no namespace: annotate it {PULL_SECRET_NAMESPACES_ANNOTATION}=\"team-a,team-b\" \
+             (or set registry.pullSecretsDefaultNamespaces)"
+        ));
+    }
+    let scope = std::sync::Arc::new(Scope {
+        source: secret.metadata.name.clone().unwrap_or_default(),
+        namespaces: Some(namespaces),
+    });
+    let left_out = ring
+        .add_scoped(&data.0, format, &scope, policy.allow_glob_keys)
+        .map_err(|e| format!("{key}: {e}"))?;
+    for k in left_out {
+        notes.push(format!(
+            "key {k:?} left out: glob keys are used only with registry.allowGlobKeys"
+        ));
+    }
+    Ok(notes)
 }
 
 /// Reads the secrets and remembers what each gave, so that a failed reading (the API server
@@ -90,8 +144,9 @@ impl Reader {
             match api.get_opt(name).await {
                 Ok(Some(s)) => {
                     let mut part = Keyring::default();
-                    match add_secret(&mut part, &s) {
-                        Ok(()) => {
+                    match add_secret(&mut part, &s, &self.p.policy) {
+                        Ok(notes) => {
+                            problems.extend(notes.into_iter().map(|n| format!("{what}: {n}")));
                             self.last_good.insert(name.clone(), part);
                         }
                         Err(e) => {
@@ -185,9 +240,25 @@ mod tests {
         }
     }
 
+    /// What the chart's old default did: every namespace, glob keys on.
+    fn open() -> SecretPolicy {
+        SecretPolicy {
+            default_namespaces: vec!["*".into()],
+            allow_glob_keys: true,
+        }
+    }
+
+    fn annotated(mut s: Secret, name: &str, namespaces: Option<&str>) -> Secret {
+        s.metadata.name = Some(name.into());
+        s.metadata.annotations = namespaces
+            .map(|n| [(PULL_SECRET_NAMESPACES_ANNOTATION.to_string(), n.to_string())].into());
+        s
+    }
+
     #[test]
     fn both_secret_types_and_what_is_refused() {
         let mut ring = Keyring::default();
+        let open = &open();
         add_secret(
             &mut ring,
             &secret(
@@ -195,6 +266,7 @@ mod tests {
                 ".dockerconfigjson",
                 r#"{"auths": {"*.azurecr.io": {"username": "a", "password": "1"}}}"#,
             ),
+            open,
         )
         .unwrap();
         add_secret(
@@ -204,24 +276,25 @@ mod tests {
                 ".dockercfg",
                 r#"{"https://index.docker.io/v1/": {"auth": "dTpw"}}"#,
             ),
+            open,
         )
         .unwrap();
         assert_eq!(ring.lookup("contoso.azurecr.io/web")[0].username, "a");
         assert_eq!(ring.lookup("docker.io/library/nginx")[0].username, "u");
         let opaque = secret("Opaque", ".dockerconfigjson", "{}");
         assert!(
-            add_secret(&mut ring, &opaque)
+            add_secret(&mut ring, &opaque, open)
                 .unwrap_err()
                 .contains("Opaque")
         );
         let empty = secret("kubernetes.io/dockerconfigjson", ".dockercfg", "{}");
         assert!(
-            add_secret(&mut ring, &empty)
+            add_secret(&mut ring, &empty, open)
                 .unwrap_err()
                 .contains("no .dockerconfigjson")
         );
         let bad = secret("kubernetes.io/dockerconfigjson", ".dockerconfigjson", "[");
-        assert!(add_secret(&mut ring, &bad).is_err());
+        assert!(add_secret(&mut ring, &bad, open).is_err());
         assert_eq!(ring.len(), 2);
     }
 
@@ -237,6 +310,7 @@ mod tests {
             namespace: "wl".into(),
             names: vec!["regcred".into(), "never-read".into()],
             interval: Duration::from_secs(30),
+            policy: open(),
         });
         let mut part = Keyring::default();
         add_secret(
@@ -246,6 +320,7 @@ mod tests {
                 ".dockerconfigjson",
                 r#"{"auths": {"r.example": {"username": "a", "password": "1"}}}"#,
             ),
+            &open(),
         )
         .unwrap();
         reader.last_good.insert("regcred".into(), part);
@@ -257,6 +332,64 @@ mod tests {
             "{problems:?}"
         );
         assert!(!problems[1].contains("kept"), "{problems:?}");
+    }
+
+    /// Issue 30: a secret serves the namespaces its annotation lists (exact, prefix*), else
+    /// the configured default, which is none; a glob key is left out unless allowed, and
+    /// both are said to the administrator.
+    #[test]
+    fn secrets_serve_the_namespaces_they_list_and_globs_need_the_flag() {
+        use super::super::keyring::Reader;
+        let json = r#"{"auths": {"r.example": {"username": "a", "password": "1"},
+                                 "*.azurecr.io": {"username": "g", "password": "2"}}}"#;
+        let s = |name, ns| {
+            annotated(
+                secret("kubernetes.io/dockerconfigjson", ".dockerconfigjson", json),
+                name,
+                ns,
+            )
+        };
+        let strict = SecretPolicy::default();
+        let mut ring = Keyring::default();
+        let notes = add_secret(&mut ring, &s("team-a", Some("team-a, build-*")), &strict).unwrap();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("*.azurecr.io") && notes[0].contains("allowGlobKeys"));
+        let notes = add_secret(&mut ring, &s("nobody", None), &strict).unwrap();
+        assert!(notes[0].contains("serves no namespace"), "{notes:?}");
+        let users = |ns: &str, image: &str| -> Vec<String> {
+            ring.lookup_for(image, &Reader::Namespace(ns.into()))
+                .iter()
+                .map(|m| format!("{}:{}", m.scope.source, m.credential.username))
+                .collect()
+        };
+        assert_eq!(users("team-a", "r.example/app"), ["team-a:a"]);
+        assert_eq!(users("build-7", "r.example/app"), ["team-a:a"]);
+        assert!(users("team-b", "r.example/app").is_empty());
+        assert!(
+            users("team-a", "x.azurecr.io/app").is_empty(),
+            "no glob key"
+        );
+        assert_ne!(
+            ring.reader_key(&Reader::Namespace("team-a".into())),
+            ring.reader_key(&Reader::Namespace("team-b".into()))
+        );
+        assert_eq!(
+            ring.reader_key(&Reader::Namespace("team-a".into())),
+            ring.reader_key(&Reader::Namespace("build-1".into())),
+            "namespaces served by the same secrets share their facts"
+        );
+
+        // The administrator's explicit defaults: every namespace, glob keys on.
+        let mut ring = Keyring::default();
+        assert!(
+            add_secret(&mut ring, &s("all", None), &open())
+                .unwrap()
+                .is_empty()
+        );
+        let m = ring.lookup_for("x.azurecr.io/app", &Reader::Namespace("any".into()));
+        assert_eq!(m.len(), 1);
+        assert!(m[0].by_glob() && m[0].key_matches_host("y.azurecr.io"));
+        assert!(!m[0].key_matches_host("evil.example"));
     }
 
     #[test]

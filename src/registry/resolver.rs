@@ -8,6 +8,16 @@
 //!
 //! Every map is bounded (`Settings::capacity` entries) and backoff entries expire: the pod
 //! author names the registry, so nothing here may grow with the number of names seen.
+//!
+//! References arrive in normal form (`model::image::fact_key`, done by the callers): every
+//! spelling of an image is one key. Every entry in memory but the backoff (facts, tags,
+//! failures, lookups in flight) is kept under its reader's key
+//! ([`Keyring::reader_key`](super::keyring::Keyring::reader_key): the pull secrets that serve
+//! the pod's namespace) as well as its reference or digest ([`scoped`]): a namespace reads only
+//! what a lookup with its own credentials found, never facts another team's secret could see,
+//! and a refusal met by one namespace does not fail another's lookup (issue 30). The backoff
+//! is per repository whoever asks: a transport failure says the registry is unwell, not what a
+//! credential may read.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -18,6 +28,7 @@ use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 
 use super::client::{LookupError, RegistryClient};
+use super::keyring::Reader;
 use super::metrics::RegistryMetrics;
 use crate::model::image::{self, ImageRef};
 use crate::model::image_facts::ImageFacts;
@@ -57,17 +68,18 @@ type Lookup = Shared<BoxFuture<'static, Result<Arc<ImageFacts>, LookupError>>>;
 
 #[derive(Default)]
 struct State {
-    /// digest → (facts, last use).
+    /// [`scoped`] digest → (facts, last use).
     facts: HashMap<String, (Arc<ImageFacts>, u64)>,
-    /// reference → (digest, when learnt).
+    /// [`scoped`] reference → (digest, when learnt).
     tags: HashMap<String, (String, Instant)>,
-    /// reference → (error, when, the credentials' generation it was met under: a refusal
+    /// [`scoped`] reference → (error, when, the credentials' generation it was met under: a refusal
     /// is forgotten when a pull secret changes).
     failed: HashMap<String, (LookupError, Instant, u64)>,
     /// `registry/repository` → (failures in a row, no request before). Per repository: a
     /// tenant's repository that fails leaves the rest of a shared registry alone. Pruned
     /// (see [`BACKOFF_MEMORY`]) and bounded.
     backoff: HashMap<String, (u32, Instant)>,
+    /// [`scoped`] reference → its running lookup.
     in_flight: HashMap<String, Lookup>,
     tick: u64,
 }
@@ -113,15 +125,26 @@ impl Resolver {
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The facts of `reference` from memory only: a digest reference, or a tag whose digest is
-    /// fresh. Never waits.
-    pub fn peek(&self, reference: &str) -> Option<Arc<ImageFacts>> {
+    /// [`Resolver::resolve_for`] the CLI's user (every credential).
+    pub async fn resolve(&self, reference: &str) -> Result<Arc<ImageFacts>, LookupError> {
+        self.resolve_for(reference, &Reader::Anyone).await
+    }
+
+    /// The key of `reader`'s entries (see the module comment).
+    fn reader_key(&self, reader: &Reader) -> String {
+        self.inner.client.credentials().current().reader_key(reader)
+    }
+
+    /// The facts of `reference` for `reader` from memory only: a digest reference, or a tag
+    /// whose digest is fresh. Never waits.
+    pub fn peek_for(&self, reference: &str, reader: &Reader) -> Option<Arc<ImageFacts>> {
         let r = image::parse(reference)?;
+        let rk = self.reader_key(reader);
         let mut st = self.state();
         let digest = match &r.digest {
             Some(d) => d.clone(),
             None => {
-                let (d, at) = st.tags.get(reference)?;
+                let (d, at) = st.tags.get(&scoped(&rk, reference))?;
                 if at.elapsed() > self.inner.settings.tag_ttl {
                     return None;
                 }
@@ -130,77 +153,97 @@ impl Resolver {
         };
         st.tick += 1;
         let tick = st.tick;
-        let e = st.facts.get_mut(&digest)?;
+        let e = st.facts.get_mut(&scoped(&rk, &digest))?;
         e.1 = tick;
         Some(e.0.clone())
     }
 
-    /// Is a lookup of `reference` running?
-    pub fn in_flight(&self, reference: &str) -> bool {
-        self.state().in_flight.contains_key(reference)
+    /// Is a lookup of `reference` for `reader` running?
+    pub fn in_flight_for(&self, reference: &str, reader: &Reader) -> bool {
+        let key = scoped(&self.reader_key(reader), reference);
+        self.state().in_flight.contains_key(&key)
     }
 
-    /// The facts of `reference`: memory, else one lookup shared by everyone asking meanwhile.
-    pub async fn resolve(&self, reference: &str) -> Result<Arc<ImageFacts>, LookupError> {
-        if let Some(f) = self.peek(reference) {
+    /// The facts of `reference` for `reader`: memory, else one lookup shared by everyone
+    /// asking meanwhile with the same credentials.
+    pub async fn resolve_for(
+        &self,
+        reference: &str,
+        reader: &Reader,
+    ) -> Result<Arc<ImageFacts>, LookupError> {
+        if let Some(f) = self.peek_for(reference, reader) {
             self.inner.metrics.cache_hits.inc();
             return Ok(f);
         }
-        self.start(reference).await
+        self.start(reference, reader).await
     }
 
-    /// Start (or join) the lookup of `reference` without waiting for it: `serve`'s answer to a
-    /// miss. Dropped when `max_in_flight` lookups run already (a later request asks again);
-    /// the count and the insert are under one lock, so concurrent requests cannot overshoot.
-    pub fn queue(&self, reference: &str) {
-        if self.peek(reference).is_some() {
+    /// Start (or join) the lookup of `reference` for `reader` without waiting for it:
+    /// `serve`'s answer to a miss. Dropped when `max_in_flight` lookups run already (a later
+    /// request asks again); the count and the insert are under one lock, so concurrent
+    /// requests cannot overshoot.
+    pub fn queue_for(&self, reference: &str, reader: &Reader) {
+        if self.peek_for(reference, reader).is_some() {
             return;
         }
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        if let Some(lookup) = self.start_within(reference, Some(self.max_in_flight())) {
+        if let Some(lookup) = self.start_within(reference, reader, Some(self.max_in_flight())) {
             rt.spawn(lookup);
         }
     }
 
-    /// The shared lookup of `reference`, created when none runs.
-    fn start(&self, reference: &str) -> Lookup {
-        self.start_within(reference, None)
+    /// The shared lookup of `reference` for `reader`, created when none runs.
+    fn start(&self, reference: &str, reader: &Reader) -> Lookup {
+        self.start_within(reference, reader, None)
             .expect("an unbounded start always gives a lookup")
     }
 
-    /// The shared lookup of `reference` (a remembered failure, the running one, or a new one);
-    /// with `limit`, `None` instead of a new lookup when that many run, and `None` for one
-    /// running already (its starter polls it).
-    fn start_within(&self, reference: &str, limit: Option<usize>) -> Option<Lookup> {
+    /// The shared lookup of `reference` for `reader` (a remembered failure, the running one,
+    /// or a new one); with `limit`, `None` instead of a new lookup when that many run, and
+    /// `None` for one running already (its starter polls it).
+    fn start_within(
+        &self,
+        reference: &str,
+        reader: &Reader,
+        limit: Option<usize>,
+    ) -> Option<Lookup> {
+        let rk = self.reader_key(reader);
+        let key = scoped(&rk, reference);
         let mut st = self.state();
-        if let Some((e, at, generation)) = st.failed.get(reference)
+        if let Some((e, at, generation)) = st.failed.get(&key)
             && at.elapsed() < self.inner.settings.negative_ttl
             && *generation == self.inner.client.credentials().generation()
         {
             return Some(futures::future::ready(Err(e.clone())).boxed().shared());
         }
-        if let Some(l) = st.in_flight.get(reference) {
+        if let Some(l) = st.in_flight.get(&key) {
             return limit.is_none().then(|| l.clone());
         }
         if limit.is_some_and(|n| st.in_flight.len() >= n) {
             return None;
         }
         let me = self.clone();
-        let owned = reference.to_string();
+        let (owned, reader, k) = (reference.to_string(), reader.clone(), key.clone());
         let lookup = async move {
-            let out = me.lookup(&owned).await;
-            me.state().in_flight.remove(&owned);
+            let out = me.lookup(&owned, &reader, &rk).await;
+            me.state().in_flight.remove(&k);
             out
         }
         .boxed()
         .shared();
-        st.in_flight.insert(reference.to_string(), lookup.clone());
+        st.in_flight.insert(key, lookup.clone());
         Some(lookup)
     }
 
-    async fn lookup(&self, reference: &str) -> Result<Arc<ImageFacts>, LookupError> {
+    async fn lookup(
+        &self,
+        reference: &str,
+        reader: &Reader,
+        rk: &str,
+    ) -> Result<Arc<ImageFacts>, LookupError> {
+        let key = scoped(rk, reference);
         let r = image::parse(reference).ok_or(LookupError::Reference)?;
         let repo = backoff_key(&r);
         if let Some(wait) = self.backing_off(&repo) {
@@ -211,7 +254,7 @@ impl Resolver {
         let start = Instant::now();
         let out = tokio::time::timeout(
             self.inner.settings.lookup_timeout,
-            self.fetch(reference, &r),
+            self.fetch(&key, &r, reader, rk),
         )
         .await
         .unwrap_or_else(|_| {
@@ -225,16 +268,14 @@ impl Resolver {
         match &out {
             Ok((facts, from_memory)) => {
                 st.backoff.remove(&repo);
-                st.failed.remove(reference);
+                st.failed.remove(&key);
                 if r.digest.is_none() {
-                    st.tags.insert(
-                        reference.to_string(),
-                        (facts.digest.clone(), Instant::now()),
-                    );
+                    st.tags
+                        .insert(key.clone(), (facts.digest.clone(), Instant::now()));
                     bound(&mut st.tags, self.inner.settings.capacity, |(_, at)| *at);
                 }
                 if !from_memory {
-                    self.remember(&mut st, facts.clone());
+                    self.remember(&mut st, rk, facts.clone());
                 }
             }
             Err(e) if e.transient() => {
@@ -250,10 +291,8 @@ impl Resolver {
                 prune_backoff(&mut st.backoff, self.inner.settings.capacity);
             }
             Err(e) => {
-                st.failed.insert(
-                    reference.to_string(),
-                    (e.clone(), Instant::now(), generation),
-                );
+                st.failed
+                    .insert(key, (e.clone(), Instant::now(), generation));
                 bound(
                     &mut st.failed,
                     self.inner.settings.capacity,
@@ -282,14 +321,20 @@ impl Resolver {
         self.inner.settings.max_in_flight.max(1)
     }
 
-    /// Wait for the running lookups of `references` (started by [`Resolver::queue`]); never
-    /// starts one, so `serve`'s sync mode stays within `max_in_flight`.
-    pub async fn join_running<'a>(&self, references: impl IntoIterator<Item = &'a String>) {
+    /// Wait for the running lookups of `references` for `reader` (started by
+    /// [`Resolver::queue_for`]); never starts one, so `serve`'s sync mode stays within
+    /// `max_in_flight`.
+    pub async fn join_running_for(
+        &self,
+        references: &std::collections::BTreeSet<String>,
+        reader: &Reader,
+    ) {
+        let rk = self.reader_key(reader);
         let running: Vec<Lookup> = {
             let st = self.state();
             references
-                .into_iter()
-                .filter_map(|r| st.in_flight.get(r).cloned())
+                .iter()
+                .filter_map(|r| st.in_flight.get(&scoped(&rk, r)).cloned())
                 .collect()
         };
         futures::future::join_all(running).await;
@@ -298,36 +343,38 @@ impl Resolver {
     /// The requests: a digest reference is fetched once; a tag whose digest was known (a
     /// stale tag entry, or a disk cache) is asked with HEAD first, and costs no GET when the
     /// digest did not move. The flag: the facts came from memory (already counted there).
+    /// `key`: the reference under the reader's key `rk`.
     async fn fetch(
         &self,
-        reference: &str,
+        key: &str,
         r: &ImageRef,
+        reader: &Reader,
+        rk: &str,
     ) -> Result<(Arc<ImageFacts>, bool), LookupError> {
         let client = &self.inner.client;
         if let Some(d) = &r.digest {
-            if let Some(f) = self.known(d) {
+            if let Some(f) = self.known(rk, d) {
                 return Ok(f);
             }
-            return Ok((Arc::new(client.facts(r, None).await?), false));
+            return Ok((Arc::new(client.facts(r, None, reader).await?), false));
         }
-        let seen_before =
-            self.inner.settings.disk.is_some() || self.state().tags.contains_key(reference);
-        if seen_before && let Some(d) = client.head_digest(r).await? {
-            if let Some(f) = self.known(&d) {
+        let seen_before = self.inner.settings.disk.is_some() || self.state().tags.contains_key(key);
+        if seen_before && let Some(d) = client.head_digest(r, reader).await? {
+            if let Some(f) = self.known(rk, &d) {
                 return Ok(f);
             }
-            return Ok((Arc::new(client.facts(r, Some(&d)).await?), false));
+            return Ok((Arc::new(client.facts(r, Some(&d), reader).await?), false));
         }
-        Ok((Arc::new(client.facts(r, None).await?), false))
+        Ok((Arc::new(client.facts(r, None, reader).await?), false))
     }
 
-    /// Facts by digest from memory or the disk cache.
-    fn known(&self, digest: &str) -> Option<(Arc<ImageFacts>, bool)> {
+    /// Facts by digest from the reader's memory or the disk cache (the CLI's: one reader).
+    fn known(&self, rk: &str, digest: &str) -> Option<(Arc<ImageFacts>, bool)> {
         {
             let mut st = self.state();
             st.tick += 1;
             let tick = st.tick;
-            if let Some(e) = st.facts.get_mut(digest) {
+            if let Some(e) = st.facts.get_mut(&scoped(rk, digest)) {
                 e.1 = tick;
                 return Some((e.0.clone(), true));
             }
@@ -339,14 +386,14 @@ impl Resolver {
         Some((f, false))
     }
 
-    fn remember(&self, st: &mut State, facts: Arc<ImageFacts>) {
+    fn remember(&self, st: &mut State, rk: &str, facts: Arc<ImageFacts>) {
         if let Some(dir) = &self.inner.settings.disk {
             // A cache that cannot be written is only slower next time.
             let _ = super::disk::write(dir, &facts);
         }
         st.tick += 1;
         let tick = st.tick;
-        st.facts.insert(facts.digest.clone(), (facts, tick));
+        st.facts.insert(scoped(rk, &facts.digest), (facts, tick));
         bound(&mut st.facts, self.inner.settings.capacity, |(_, t)| *t);
     }
 
@@ -359,6 +406,12 @@ impl Resolver {
     pub fn is_empty(&self) -> bool {
         self.len() == (0, 0)
     }
+}
+
+/// A reference or digest under its reader's key: what every map of [`State`] but the backoff
+/// is keyed by.
+fn scoped(reader_key: &str, reference: &str) -> String {
+    format!("{reader_key}\n{reference}")
 }
 
 /// How long a repository's failure count outlives its backoff: a repository failing again

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::source::{Background, image_references};
+use super::source::{Background, image_references, reader_of};
 use super::{Credentials, Limits, RegistryClient, RegistryMetrics, Resolver, Settings};
 use crate::config::{RegistryFile, RegistryMode};
 use crate::model::context::ImageFactsSource;
@@ -85,14 +85,21 @@ impl ServeImages {
         if let Some(o) = review.pointer("/request/object") {
             image_references(o, &mut refs);
         }
-        refs.retain(|r| self.resolver.peek(r).is_none());
+        // The namespace the evaluation reads the facts as: the object's, else the request's
+        // (`Webhook::in_namespace` fills the one from the other).
+        let namespace = ["/request/object/metadata/namespace", "/request/namespace"]
+            .iter()
+            .find_map(|p| review.pointer(p).and_then(Value::as_str));
+        let reader = reader_of(namespace);
+        refs.retain(|r| self.resolver.peek_for(r, &reader).is_none());
         if refs.is_empty() {
             return;
         }
         for r in &refs {
             // Started detached, so a lookup the budget cuts off still fills the cache.
-            self.resolver.queue(r);
+            self.resolver.queue_for(r, &reader);
         }
-        let _ = tokio::time::timeout(self.budget, self.resolver.join_running(&refs)).await;
+        let _ =
+            tokio::time::timeout(self.budget, self.resolver.join_running_for(&refs, &reader)).await;
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::client::LookupError;
+use super::keyring::Reader;
 use super::resolver::Resolver;
 use crate::model::context::ImageFactsSource;
 use crate::model::image::fact_key;
@@ -26,8 +27,9 @@ pub fn image_references(object: &Value, out: &mut BTreeSet<String>) {
     }
 }
 
-/// Resolve `references` (at most the resolver's `max_in_flight` at once, each bounded by its
-/// timeouts): the facts found, and the failures by reference.
+/// Resolve `references` for the CLI's user ([`Reader::Anyone`]: every credential), at most the
+/// resolver's `max_in_flight` at once, each bounded by its timeouts: the facts found, and the
+/// failures by reference. (`serve` resolves per namespace through [`Resolver::queue_for`].)
 pub async fn resolve_all(
     resolver: &Resolver,
     references: &BTreeSet<String>,
@@ -54,17 +56,25 @@ pub async fn resolve_all(
     (facts, failed)
 }
 
-/// `serve`'s source: the resolver's memory; a miss queues a background lookup.
+/// `serve`'s source: the resolver's memory as the pod's namespace may read it; a miss queues a
+/// background lookup with that namespace's credentials.
 #[derive(Debug, Clone)]
 pub struct Background(pub Resolver);
 
+/// The reader of a pod in `namespace` (`serve`); a pod that names none reads as the namespace
+/// `""`, which only a secret serving every namespace (`*`) serves.
+pub fn reader_of(namespace: Option<&str>) -> Reader {
+    Reader::Namespace(namespace.unwrap_or("").to_string())
+}
+
 impl ImageFactsSource for Background {
-    fn get(&self, reference: &str) -> Option<Arc<ImageFacts>> {
-        let f = self.0.peek(reference);
+    fn get(&self, reference: &str, namespace: Option<&str>) -> Option<Arc<ImageFacts>> {
+        let reader = reader_of(namespace);
+        let f = self.0.peek_for(reference, &reader);
         if f.is_some() {
             self.0.metrics().cache_hits.inc();
         } else {
-            self.0.queue(reference);
+            self.0.queue_for(reference, &reader);
         }
         f
     }

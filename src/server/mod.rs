@@ -277,6 +277,14 @@ async fn start_pull_secrets(
     let p = PullSecrets {
         namespace,
         names: config.policy.registry.pull_secrets.clone(),
+        policy: pull_secrets::SecretPolicy {
+            default_namespaces: config
+                .policy
+                .registry
+                .pull_secrets_default_namespaces
+                .clone(),
+            allow_glob_keys: config.policy.registry.allow_glob_keys,
+        },
         // A reading is a GET per secret: never faster than twice a second, at least daily.
         interval: {
             let i = args.pull_secrets_interval;

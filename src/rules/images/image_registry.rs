@@ -12,7 +12,7 @@ use crate::model::{ContainerRef, Eval};
 
 /// The registry's facts for a container's image, if looked up.
 pub fn facts(eval: &Eval, c: &ContainerRef) -> Option<Arc<ImageFacts>> {
-    eval.context.image_facts(c.image()?)
+    eval.context.image_facts(c.image()?, eval.namespace)
 }
 
 /// How winlint knows a container's image is Linux-only ([`linux_only`]).
