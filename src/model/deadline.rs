@@ -4,7 +4,9 @@
 //!
 //! The deadline is a thread-local set around one evaluation by [`within`]; the engine calls
 //! [`check`] between pod sites, rules and fix passes, and the pod-site iterators call [`tick`]
-//! per container (a rule that is slow on a huge pod stops inside, not after it). Past the deadline, `check` unwinds with
+//! per container and per item of every list (`workload::each`/`items`: mounts, env vars,
+//! volumes, tolerations …; a rule that is slow on one container's huge list stops inside it,
+//! not after it). Past the deadline, `check` unwinds with
 //! the [`Exceeded`] payload (through `resume_unwind`: no panic message) back to `within`,
 //! which returns `Err(Exceeded)`. Without a deadline (the CLI) `check` does nothing. The
 //! evaluation is pure (no locks or I/O held across a check), so unwinding out of it leaves

@@ -1,6 +1,7 @@
 //! A count of the elementary steps of an evaluation on this thread: every JSON pointer looked up
-//! ([`super::workload::lookup`]) and every container visited ([`super::PodSite::containers`]),
-//! the two things every rule does per container. It exists for the growth tests
+//! ([`super::workload::lookup`]), every container visited ([`super::PodSite::containers`]) and
+//! every item of a pod's lists visited ([`super::workload::each`]): what rules do per container
+//! and per item. It exists for the growth tests
 //! (`tests/prop_growth.rs`): a rule or fixer that walks all containers once per container shows
 //! up as quadratic growth of this count, which a test can assert without timing anything. A
 //! thread-local cell costs one add per step and no contention between the webhook's threads.
