@@ -380,3 +380,40 @@ fn symlink_loops_in_a_directory_end_and_the_rest_is_linted() {
     // pod.yaml once, however many ways the walk reaches it.
     assert_eq!(findings(&r).len(), 1, "{}", brief(&r));
 }
+
+/// Denser than the loader's budget (issue 30, src/source/budget.rs): a JSON pod with one
+/// `[0,0,…]` field and a YAML pod of `[],[],…` are each one clean error naming the file, the
+/// line and the problem, within a small address space (60 MB of them peaked at 15.3 and 7.5 GB;
+/// tests/load_memory.rs counts the peak, scripts/dense-inputs.sh measures the CLI).
+#[test]
+fn dense_inputs_are_refused_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("dense.json");
+    std::fs::write(
+        &json,
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"d"}},"spec":{{"containers":[{{"name":"c","image":"mcr.microsoft.com/windows/servercore:ltsc2022","args":[{}0]}}]}}}}"#,
+            "0,".repeat(1 << 20)
+        ),
+    )
+    .unwrap();
+    let yaml = dir.path().join("dense.yaml");
+    std::fs::write(
+        &yaml,
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: d\nspec:\n  containers:\n  - name: c\n    image: mcr.microsoft.com/windows/servercore:ltsc2022\n    args: [{}[]]\n",
+            "[],".repeat(700_000)
+        ),
+    )
+    .unwrap();
+    for (path, line) in [(&json, 1), (&yaml, 9)] {
+        let out = lint_bounded(path, SMALL_MIB);
+        let e = assert_input_error(&out, path.to_str().unwrap(), line..=line);
+        let message = e["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("too dense to load: more than")
+                && message.contains("one per 4 bytes"),
+            "{message}"
+        );
+    }
+}

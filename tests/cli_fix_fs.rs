@@ -1,6 +1,7 @@
-//! `--fix` and the file system (src/cli/write.rs): owner, group, hard links and mode kept; a
-//! read-only file, a symlink out of the tree and a file changed meanwhile refused, each with its
-//! reason in the report; CR-only line endings kept.
+//! `--fix` and the file system (src/cli/write.rs): owner, group and mode kept; a read-only
+//! file, a symlink out of the tree, a hard-linked file (unless asked: then its links are kept)
+//! and a file changed meanwhile refused, each with its reason in the report; CR-only line
+//! endings kept.
 //!
 //! CI runs as root, where EACCES never happens: the read-only refusal is by mode, and the cases
 //! that need another user run winlint through `setpriv` as nobody (skipped with a message when
@@ -42,24 +43,43 @@ fn fixed_text() -> String {
     t
 }
 
+/// A file with another hard link is not written (issue 30): its other name may lie outside
+/// the tree (`ln /etc/x repo/x.yaml`), and a fix would change it there too, or, replacing the
+/// file, split the two silently. `--fix-follow-symlinks` writes it in place, one file still.
 #[test]
-fn a_hard_link_stays_one_file() {
+fn a_hard_link_is_refused_unless_asked_then_stays_one_file() {
     let dir = tempfile::tempdir().unwrap();
-    let a = copy(dir.path(), "a.yaml");
-    let b = dir.path().join("b.yaml");
-    std::fs::hard_link(&a, &b).unwrap();
+    std::fs::create_dir(dir.path().join("tree")).unwrap();
+    std::fs::create_dir(dir.path().join("elsewhere")).unwrap();
+    let outside = copy(&dir.path().join("elsewhere"), "b.yaml");
+    let a = dir.path().join("tree/a.yaml");
+    std::fs::hard_link(&outside, &a).unwrap();
     let ino = std::fs::metadata(&a).unwrap().ino();
-    fix(&[s(&a)]).assert_clean_exit();
+    let tree = dir.path().join("tree");
+    // Walking the tree, and naming the file: both leave it, and say which file and why.
+    for arg in [&tree, &a] {
+        let out = fix(&[s(arg)]);
+        out.assert_code(2);
+        assert!(
+            out.stdout
+                .contains(&format!("{} has 2 hard links", a.display()))
+                && out.stdout.contains("--fix-follow-symlinks"),
+            "{out}"
+        );
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), fixture(FIXABLE));
+        assert_eq!(std::fs::metadata(&a).unwrap().ino(), ino);
+    }
+    fix(&["--fix-follow-symlinks", s(&a)]).assert_clean_exit();
     let (ma, mb) = (
         std::fs::metadata(&a).unwrap(),
-        std::fs::metadata(&b).unwrap(),
+        std::fs::metadata(&outside).unwrap(),
     );
     assert_eq!(
         (ma.ino(), mb.ino(), ma.nlink()),
         (ino, ino, 2),
         "the link is kept"
     );
-    assert_eq!(std::fs::read_to_string(&b).unwrap(), fixed_text());
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), fixed_text());
 }
 
 #[test]

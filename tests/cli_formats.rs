@@ -179,3 +179,56 @@ fn github_escapes_file_names() {
         "{first}"
     );
 }
+
+/// A manifest's line breaks, carriage returns and terminal escapes never reach a text report
+/// raw (issue 30): a name can neither forge a report line (in GitHub Actions a workflow command,
+/// `::error …`) nor drive the terminal. One hostile pod, every text format.
+#[test]
+fn control_characters_from_a_manifest_are_escaped_in_every_text_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("evil.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: \"web\\n::error file=x.yaml::forged\\r\\e[2J\\u009b31m\"\n  namespace: \"ns\\n::add-mask::x\"\nspec:\n  containers:\n  - name: \"c\\nd\"\n    image: \"mcr.microsoft.com/windows/servercore:ltsc2022\"\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    for format in [
+        &["-o", "text"][..],
+        &["-o", "github"],
+        &["-o", "text", "--layout", "grouped"],
+    ] {
+        let out = Run::new(format).arg(p).run();
+        assert!(out.code() == 1 || out.code() == 2, "{format:?}: {out}");
+        assert!(
+            out.stdout.contains("forged"),
+            "{format:?}: no finding names the pod\n{out}"
+        );
+        for (i, line) in out.stdout.lines().enumerate() {
+            assert!(
+                !line.chars().any(|c| c.is_control()),
+                "{format:?}: line {i} holds a raw control character: {line:?}"
+            );
+            // Only the report's own commands start a line (a finding, an error, not a forgery).
+            if format[1] == "github" && line.starts_with("::") {
+                assert!(
+                    line.starts_with("::error file=")
+                        || line.starts_with("::warning file=")
+                        || line.starts_with("::notice file="),
+                    "{line}"
+                );
+            } else {
+                assert!(!line.starts_with("::"), "{format:?}: forged line {line:?}");
+            }
+        }
+        let shown = match format[1] {
+            "github" => r"web%0A::error file=x.yaml::forged%0D\u{1b}[2J\u{9b}31m",
+            _ => r"web\n::error file=x.yaml::forged\r\u{1b}[2J\u{9b}31m",
+        };
+        assert!(
+            out.stdout.contains(shown),
+            "{format:?}: not {shown}\n{}",
+            out.stdout
+        );
+    }
+}

@@ -165,3 +165,68 @@ fn a_local_kustomization_builds_offline() {
         "proxy=http://127.0.0.1:9 git=file\n"
     );
 }
+
+/// A path is a path (issue 30): a resource `http://127.0.0.1:18081/pod.yaml` is fetched by
+/// kustomize even when the local directory `http:/127.0.0.1:18081/pod.yaml` exists (`//` is `/`
+/// on the disk), so it is remote; and the kustomization's own directory, named like a URL, is
+/// given to the tool as an absolute path, never as something kustomize could read as a URL.
+#[test]
+fn a_local_path_that_looks_like_a_url_is_neither_fetched_nor_passed_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("k");
+    let lookalike = k.join("http:/127.0.0.1:18081/pod.yaml");
+    std::fs::create_dir_all(&lookalike).unwrap();
+    std::fs::write(lookalike.join("p.yaml"), fixture(POD)).unwrap();
+    std::fs::write(
+        k.join("kustomization.yaml"),
+        "resources:\n- http://127.0.0.1:18081/pod.yaml\n",
+    )
+    .unwrap();
+    let log = dir.path().join("ran.txt");
+    let kustomize = script(
+        dir.path(),
+        "kustomize",
+        &format!(
+            "echo \"$@\" >> {}\ncat {}",
+            log.display(),
+            lookalike.join("p.yaml").display()
+        ),
+    );
+    let out = Run::new(&["--kustomize", kustomize.to_str().unwrap(), "k"])
+        .cwd(dir.path())
+        .run();
+    out.assert_code(2);
+    assert!(
+        out.stdout.contains("http://127.0.0.1:18081/pod.yaml")
+            && out.stdout.contains("--allow-remote"),
+        "{out}"
+    );
+    assert!(!log.exists(), "the tool ran");
+
+    // A kustomization in a directory named like a URL, named relatively: built from its
+    // absolute path.
+    let other = dir.path().join("o");
+    let lookalike = other.join("http:/127.0.0.1:18081/pod.yaml");
+    std::fs::create_dir_all(&lookalike).unwrap();
+    std::fs::write(
+        lookalike.join("kustomization.yaml"),
+        "resources: [p.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(lookalike.join("p.yaml"), fixture(POD)).unwrap();
+    let out = Run::new(&[
+        "--kustomize",
+        kustomize.to_str().unwrap(),
+        "http:/127.0.0.1:18081/pod.yaml",
+    ])
+    .cwd(&other)
+    .run();
+    out.assert_code(1);
+    let ran = std::fs::read_to_string(&log).unwrap();
+    let dir_arg = ran.split_whitespace().last().unwrap();
+    assert!(dir_arg.starts_with('/'), "{ran}");
+    assert!(
+        dir_arg.ends_with("/o/http:/127.0.0.1:18081/pod.yaml"),
+        "{ran}"
+    );
+}

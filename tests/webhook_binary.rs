@@ -292,3 +292,66 @@ async fn serve_without_any_cluster_configuration_uses_the_configured_facts() {
         "{text}"
     );
 }
+
+/// `winlint serve` under an open-file limit (issue 30): the soft limit is raised to the hard
+/// one at start, and the connection cap stays below it (limit less the reserve), logged; at a
+/// soft limit of 1 024, common for containers, the default cap of 1 024 was never reached and
+/// new connections starved.
+#[test]
+fn the_open_file_limit_is_raised_and_the_connection_cap_kept_below_it() {
+    use std::os::unix::process::CommandExt;
+    let c = certs();
+    let start = |soft: u64, hard: u64| {
+        let mut cmd = serve_command(&c);
+        cmd.args(["--cluster-facts", "off"]);
+        // SAFETY: only setrlimit, async-signal-safe, between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let lim = libc::rlimit {
+                    rlim_cur: soft,
+                    rlim_max: hard,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut r = running(cmd.spawn().expect("winlint serve starts"));
+        let mut said = None;
+        for _ in 0..50 {
+            let Some(line) = r.next_line() else { break };
+            if line.contains("open-file limit") {
+                said = Some(line.clone());
+            }
+            if line.contains("listening") {
+                break;
+            }
+        }
+        let limits = std::fs::read_to_string(format!("/proc/{}/limits", r.child.id())).unwrap();
+        let files = limits
+            .lines()
+            .find(|l| l.starts_with("Max open files"))
+            .unwrap()
+            .split_whitespace()
+            .skip(3)
+            .take(2)
+            .map(|n| n.parse::<u64>().unwrap())
+            .collect::<Vec<_>>();
+        (
+            said.unwrap_or_else(|| panic!("no open-file limit logged: {:?}", r.log)),
+            files,
+        )
+    };
+    // Soft 512 under hard 2 048: raised, and the default cap fits.
+    let (said, files) = start(512, 2048);
+    assert_eq!(files, [2048, 2048]);
+    assert!(said.contains("up to 1024 connections"), "{said}");
+    // Hard 1 024: the cap goes below it, and the log says so.
+    let (said, files) = start(1024, 1024);
+    assert_eq!(files, [1024, 1024]);
+    assert!(
+        said.contains("--max-connections 1024 lowered to 768"),
+        "{said}"
+    );
+}

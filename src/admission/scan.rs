@@ -16,33 +16,158 @@ pub const MIN_BYTES_PER_VALUE: usize = 6;
 const VALUE_ALLOWANCE: usize = 4096;
 
 /// Whether `body` has at most `body.len() / MIN_BYTES_PER_VALUE + 4096` values, counted as
-/// the `{`, `[`, `,` and `:` outside strings (an upper bound of values and keys). Stops
-/// counting at the budget; one pass, no allocation.
+/// the `{`, `[`, `,` and `:` outside strings (an upper bound of values and keys), leaving out
+/// `request.object.metadata.managedFields` and `request.oldObject.metadata.managedFields`:
+/// the parse keeps nothing of them (`admission::parse_review`), and they are the densest part
+/// of a real object (`{".":{},"f:name":{},"f:value":{}}` per env var: a pod with 5 000 short env
+/// vars was denied for them). Stops counting at the budget; one pass, no allocation.
 pub fn within_value_budget(body: &[u8]) -> bool {
     let budget = body.len() / MIN_BYTES_PER_VALUE + VALUE_ALLOWANCE;
-    let (mut n, mut in_string, mut escaped) = (0usize, false, false);
+    let mut n = 0usize;
+    let mut scan = Scan::default();
     for &b in body {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-        } else {
-            match b {
-                b'"' => in_string = true,
-                b'{' | b'[' | b',' | b':' => {
-                    n += 1;
-                    if n > budget {
-                        return false;
-                    }
-                }
-                _ => {}
+        if scan.counts(b) {
+            n += 1;
+            if n > budget {
+                return false;
             }
         }
     }
     true
+}
+
+/// What the value after a key of an object on the way to `managedFields` is.
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    #[default]
+    Plain,
+    /// The next object on the way (`request`, `object`/`oldObject`, `metadata`).
+    Deeper,
+    /// `managedFields`: not counted.
+    Skip,
+}
+
+/// The state of [`within_value_budget`]'s scan: strings, and where it is on the way from the
+/// review to a `metadata.managedFields` (the objects the parse skips it in, as
+/// `admission::At` does).
+#[derive(Default)]
+struct Scan {
+    in_string: bool,
+    escaped: bool,
+    /// Objects open on the way: the review (1), `request` (2), `object` or `oldObject` (3),
+    /// `metadata` (4).
+    path: u8,
+    /// Containers open off the way, inside the innermost object on it.
+    off: usize,
+    /// The next string of the innermost object on the way is a key.
+    key_next: bool,
+    /// The string being read is that key.
+    reading_key: bool,
+    /// Its bytes (up to 16; an escape or more makes it no key on the way, and so counted).
+    key: [u8; 16],
+    key_len: usize,
+    next: Next,
+    /// Inside a skipped value: its open containers.
+    skipping: Option<usize>,
+}
+
+impl Scan {
+    /// Take the next byte; whether it counts as a value.
+    fn counts(&mut self, b: u8) -> bool {
+        if self.in_string {
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+                self.key_len = usize::MAX;
+            } else if b == b'"' {
+                self.in_string = false;
+                if std::mem::take(&mut self.reading_key) {
+                    self.next = self.member();
+                }
+            } else if self.reading_key && self.key_len < self.key.len() {
+                self.key[self.key_len] = b;
+                self.key_len += 1;
+            } else {
+                self.key_len = usize::MAX;
+            }
+            return false;
+        }
+        if let Some(depth) = self.skipping {
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.skipping = Some(depth + 1),
+                b'}' | b']' if depth > 0 => self.skipping = Some(depth - 1),
+                // The end of the skipped value: this byte is the object's again.
+                b',' | b'}' if depth == 0 => self.skipping = None,
+                _ => {}
+            }
+            if self.skipping.is_some() {
+                return false;
+            }
+        }
+        let on_way = self.off == 0 && self.path > 0;
+        match b {
+            b'"' => {
+                self.in_string = true;
+                if on_way && std::mem::take(&mut self.key_next) {
+                    self.reading_key = true;
+                    self.key_len = 0;
+                }
+                false
+            }
+            b'{' => {
+                if self.off == 0 && (self.path == 0 || self.next == Next::Deeper) {
+                    self.path += 1;
+                    self.key_next = true;
+                    self.next = Next::Plain;
+                } else {
+                    self.off += 1;
+                }
+                true
+            }
+            b'[' => {
+                self.off += 1;
+                true
+            }
+            b'}' | b']' => {
+                if self.off > 0 {
+                    self.off -= 1;
+                } else {
+                    self.path = self.path.saturating_sub(1);
+                    self.next = Next::Plain;
+                }
+                false
+            }
+            b',' => {
+                if on_way {
+                    self.key_next = true;
+                    self.next = Next::Plain;
+                }
+                true
+            }
+            b':' => {
+                if on_way && self.next == Next::Skip {
+                    self.skipping = Some(0);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// What the member whose key was just read leads to.
+    fn member(&self) -> Next {
+        let key = match self.key.get(..self.key_len) {
+            Some(k) => k,
+            None => return Next::Plain,
+        };
+        match (self.path, key) {
+            (1, b"request") | (2, b"object" | b"oldObject") | (3, b"metadata") => Next::Deeper,
+            (4, b"managedFields") => Next::Skip,
+            _ => Next::Plain,
+        }
+    }
 }
 
 /// The `apiVersion` and `request.uid` of a review, from the first 64 KiB of its text (the API
@@ -97,6 +222,66 @@ mod tests {
         // The same count of values as long strings is fine; commas inside strings do not count.
         let s = format!(r#"{{"x":"{}"}}"#, ",".repeat(200_000));
         assert!(within_value_budget(s.as_bytes()));
+    }
+
+    /// A review of a pod with `n` env vars named `E0`…, its managedFields at `mf_at`
+    /// (`metadata` or elsewhere in the object).
+    fn env_review(n: usize, mf_at: &str) -> Vec<u8> {
+        let env: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"name":"E{i}","value":"1"}}"#))
+            .collect();
+        let fields: Vec<String> = (0..n)
+            .map(|i| {
+                format!(r#""k:{{\"name\":\"E{i}\"}}":{{".":{{}},"f:name":{{}},"f:value":{{}}}}"#)
+            })
+            .collect();
+        let mf = format!(
+            r#""managedFields":[{{"manager":"kubectl","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{{"f:spec":{{"f:containers":{{"k:{{\"name\":\"c\"}}":{{"f:env":{{{}}}}}}}}}}}}}]"#,
+            fields.join(",")
+        );
+        let (meta_mf, other_mf) = match mf_at {
+            "metadata" => (format!(",{mf}"), String::new()),
+            _ => (String::new(), format!(",{mf}")),
+        };
+        let object = format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p","namespace":"n"{meta_mf}}},"spec":{{"containers":[{{"name":"c","image":"mcr.microsoft.com/windows/servercore:ltsc2022","env":[{}]}}]}}{other_mf}}}"#,
+            env.join(",")
+        );
+        format!(
+            r#"{{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{{"uid":"u","operation":"UPDATE","object":{object},"oldObject":{object}}}}}"#
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn managed_fields_of_the_objects_do_not_count() {
+        let body = env_review(5_000, "metadata");
+        serde_json::from_slice::<serde_json::Value>(&body).expect("valid JSON");
+        assert!(within_value_budget(&body));
+        // The same fields anywhere else are parsed, and so counted: over the budget.
+        assert!(!within_value_budget(&env_review(5_000, "object")));
+        // A managedFields that is not the metadata's of object or oldObject counts.
+        let padded = |key: &str| {
+            let dense = format!("[{}0]", "0,".repeat(100_000));
+            format!(r#"{{"request":{{"object":{{"metadata":{{}},"{key}":{dense}}}}}}}"#)
+        };
+        assert!(!within_value_budget(padded("managedFields").as_bytes()));
+        let escaped = format!(
+            r#"{{"request":{{"object":{{"metadata":{{"managedFi\u0065lds":[{}0]}}}}}}}}"#,
+            "0,".repeat(100_000)
+        );
+        assert!(!within_value_budget(escaped.as_bytes()));
+        let skipped = format!(
+            r#"{{"request":{{"object":{{"metadata":{{"managedFields":[{}0],"x":1}}}}}}}}"#,
+            "0,".repeat(100_000)
+        );
+        assert!(within_value_budget(skipped.as_bytes()));
+        // The count goes on after the skipped value.
+        let after = format!(
+            r#"{{"request":{{"object":{{"metadata":{{"managedFields":[0],"x":[{}0]}}}}}}}}"#,
+            "0,".repeat(100_000)
+        );
+        assert!(!within_value_budget(after.as_bytes()));
     }
 
     #[test]

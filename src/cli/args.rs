@@ -265,7 +265,8 @@ pub(super) struct LintArgs {
         value_parser = clap::value_parser!(u64).range(1..))]
     pub(super) max_input_bytes: u64,
     /// --fix may write a file that a symlink leads to outside the directory it was found in (or
-    /// outside a named file's directory).
+    /// outside a named file's directory), and a file with more than one hard link (in place:
+    /// every name of it changes).
     #[arg(long)]
     pub(super) fix_follow_symlinks: bool,
     #[command(flatten)]

@@ -4,6 +4,9 @@
 //! * it is a regular file inside the tree it was named in (the directory given on the command
 //!   line, or a named file's own directory), unless `--fix-follow-symlinks` allows a symlink to
 //!   lead out of it: a link to `/etc/…` in a repository is not the repository's to rewrite;
+//! * it has one link, unless `--fix-follow-symlinks` allows more: a hard link's other names may
+//!   lie anywhere on the file system (`ln /etc/x repo/x.yaml`), and a fix written through one
+//!   name would change them all, while replacing the file would silently split them;
 //! * it is writable by its mode: a file without any write bit is refused, also for root (who
 //!   could write it anyway; the mode says the owner does not want it changed);
 //! * it holds exactly the bytes that were linted: anything written to it meanwhile (an append
@@ -14,8 +17,9 @@
 //! bytes, the mode, the owner and group, is synced, the content check is made once more, and it is
 //! renamed over the file (a crash or Ctrl-C leaves the old file or the new, never half of one; see
 //! `crate::process`); a directory where no temporary file can be made fails the fix. Extended
-//! attributes and ACLs are not carried over. Any other file (hard links, another owner whose
-//! file we may write) is rewritten in place through the descriptor that made the content check:
+//! attributes and ACLs are not carried over. Any other file (hard links under
+//! `--fix-follow-symlinks`, another owner whose file we may write) is rewritten in place through
+//! the descriptor that made the content check:
 //! its inode, links, owner, mode, attributes stay; a crash in the middle of that write can leave
 //! it partly written, which is the price of keeping the links. Between the last check and the
 //! rename (or the write) another process can still write: that window is microseconds, not the
@@ -68,6 +72,16 @@ pub fn write_fix(place: &Place, original: &[u8], fixed: &[u8]) -> Result<(), Ref
                 target.display()
             )));
         }
+    }
+    if meta.nlink() > 1 && !place.follow_symlinks {
+        return Err(Refused(format!(
+            "{} has {} hard links: a fix would change the file under its other names too, \
+             which may lie outside {}; not written (--fix-follow-symlinks writes it in place, \
+             keeping the links)",
+            place.path.display(),
+            meta.nlink(),
+            shown(place.tree)
+        )));
     }
     let mode = meta.permissions().mode() & 0o7777;
     if mode & 0o222 == 0 {

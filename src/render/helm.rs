@@ -60,7 +60,7 @@ pub(super) fn render(
     let name = chart_name(dir);
     let mut base = vec![
         "template".to_string(),
-        dir.display().to_string(),
+        tool::local_arg(dir),
         "--kube-version".into(),
         kube_version.to_string(),
     ];

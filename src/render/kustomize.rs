@@ -81,7 +81,10 @@ pub(super) fn render(
         }
     }
     let mut args = t.args.clone();
-    args.push(dir.display().to_string());
+    // A path is a path: kustomize reads `http:/h:1/x` or `github.com/o/r` as a URL or a
+    // repository before it looks at the disk, and a name starting with `-` as an option. An
+    // absolute path is none of those.
+    args.push(tool::local_arg(dir));
     match tool::run(&t.program, &args, None, render_args.limits()) {
         Ok(r) if r.success => out.push(Output {
             name: dir.display().to_string(),
@@ -135,6 +138,12 @@ fn collect(file: &Path, u: &mut Uses, seen: &mut BTreeSet<PathBuf>) {
         if r.contains('\n') {
             continue;
         }
+        // What kustomize fetches over HTTP(S) whatever is on the disk: `http://h:1/x.yaml`
+        // names the local directory `http:/h:1/x.yaml` too (`//` is `/`), and is fetched.
+        if fetched_whatever_the_disk(&r) {
+            u.remote.push(r);
+            continue;
+        }
         let p = dir.join(&r);
         let Ok(c) = std::fs::canonicalize(&p) else {
             if is_remote(&r) {
@@ -151,6 +160,20 @@ fn collect(file: &Path, u: &mut Uses, seen: &mut BTreeSet<PathBuf>) {
             u.files.insert(c);
         }
     }
+}
+
+/// Whether kustomize fetches the reference `r` over the network before it looks for a local
+/// file of that name: its `IsRemoteFile` is Go's `url.Parse` finding the scheme `http` or
+/// `https` (in any case: `http:/x` too), and a reference with `://` or `git@` is a repository.
+fn fetched_whatever_the_disk(r: &str) -> bool {
+    let scheme = r.split_once(':').map(|(s, _)| s).filter(|s| {
+        s.starts_with(|c: char| c.is_ascii_alphabetic())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    scheme.is_some_and(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"))
+        || r.contains("://")
+        || r.starts_with("git@")
 }
 
 /// Whether a reference that is no local path is one kustomize fetches: a URL
@@ -363,6 +386,26 @@ mod tests {
         }
         for r in ["../base", "d.yaml", "./x/y.yaml", "overlays/win"] {
             assert!(!is_remote(r), "{r}");
+        }
+        // Fetched even when a local file of that name exists.
+        for r in [
+            "http://127.0.0.1:18081/pod.yaml",
+            "http:/127.0.0.1:18081/pod.yaml",
+            "HTTPS:x",
+            "ssh://git@example.com/repo",
+            "git@github.com:org/repo.git",
+        ] {
+            assert!(fetched_whatever_the_disk(r), "{r}");
+        }
+        for r in [
+            "../base",
+            "d.yaml",
+            "c:/x",
+            "http.yaml",
+            "./http:/x",
+            "1http:/x",
+        ] {
+            assert!(!fetched_whatever_the_disk(r), "{r}");
         }
     }
 

@@ -195,9 +195,30 @@ pub fn run(
     })
 }
 
+/// A local directory as an argument of a rendering tool: absolute (`./` before a relative one
+/// when the working directory cannot be read). A path is a path: kustomize reads `http:/h:1/x`
+/// or `github.com/o/r` as a URL or a repository before it looks at the disk, helm `oci:/x` as
+/// a registry, and both a name starting with `-` as an option.
+pub(super) fn local_arg(dir: &Path) -> String {
+    match std::path::absolute(dir) {
+        Ok(abs) => abs.display().to_string(),
+        Err(_) if dir.is_relative() => format!("./{}", dir.display()),
+        Err(_) => dir.display().to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_local_directory_is_an_absolute_path() {
+        let arg = local_arg(Path::new("http:/127.0.0.1:18081"));
+        assert!(arg.starts_with('/'), "{arg}");
+        assert!(arg.ends_with("/http:/127.0.0.1:18081"), "{arg}");
+        assert!(local_arg(Path::new("-k")).starts_with('/'));
+        assert_eq!(local_arg(Path::new("/k/overlay")), "/k/overlay");
+    }
 
     fn sh(script: &str, limits: Limits) -> Result<Ran, String> {
         run(

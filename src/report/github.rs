@@ -9,13 +9,16 @@
 //!
 //! Escaping as GitHub's own toolkit does (`@actions/core`, `command.ts`): in the message `%`,
 //! CR and LF become `%25`, `%0D`, `%0A`; in a property value also `:` and `,` become `%3A` and
-//! `%2C`.
+//! `%2C`. Every other control character from the input is written as an escape ([`printable`]:
+//! `\u{1b}`, `\t`), so a manifest can neither start a line of its own (`::error …`,
+//! `::add-mask::`) nor drive the log's terminal; the summary line, written as plain log text, is
+//! printable whole (its line breaks as `\n`).
 
 use std::io::Write;
 
 use super::ci::ci_path;
 use crate::model::Severity;
-use crate::report::{Counts, FixState, InputError, Located, Summary, summary_line};
+use crate::report::{Counts, FixState, InputError, Located, Summary, printable, summary_line};
 
 pub struct GithubReport<W: Write> {
     out: W,
@@ -37,13 +40,13 @@ fn escape_property(s: &str) -> String {
 fn command(name: &str, props: &[(&str, String)], message: &str) -> String {
     let props: Vec<String> = props
         .iter()
-        .map(|(k, v)| format!("{k}={}", escape_property(v)))
+        .map(|(k, v)| format!("{k}={}", printable(&escape_property(v))))
         .collect();
     let sep = if props.is_empty() { "" } else { " " };
     format!(
         "::{name}{sep}{}::{}\n",
         props.join(","),
-        escape_data(message)
+        printable(&escape_data(message))
     )
 }
 
@@ -155,5 +158,10 @@ mod tests {
             "::error file=a%2Cb%3Ac%25.yaml,title=x%0Ay::50%25 done%0D%0Anext: a,b\n"
         );
         assert_eq!(command("notice", &[], "m"), "::notice::m\n");
+        // Other control characters are escapes, never raw bytes.
+        assert_eq!(
+            command("error", &[("title", "t\x1b[2J".into())], "a\x1b]0;x\x07\tb"),
+            "::error title=t\\u{1b}[2J::a\\u{1b}]0;x\\u{7}\\tb\n"
+        );
     }
 }

@@ -22,7 +22,7 @@ use std::io::Write;
 use anstyle::{AnsiColor, Style};
 use unicode_width::UnicodeWidthStr;
 
-use super::{FixState, Located};
+use super::{FixState, Located, printable};
 use crate::model::{Fix, FixSafety};
 
 /// Where the message and the fix start.
@@ -52,9 +52,9 @@ pub fn write_finding(
     let (line, pointer) = if l.rendered.is_none() && l.cluster_namespace.is_none() {
         (format!("{}:{}  ", l.line, l.column), None)
     } else if l.pointer.is_empty() {
-        (String::new(), Some("/"))
+        (String::new(), Some("/".into()))
     } else {
-        (String::new(), Some(l.pointer.as_str()))
+        (String::new(), Some(printable(&l.pointer)))
     };
     writeln!(
         out,
@@ -67,13 +67,20 @@ pub fn write_finding(
         let dim = Style::new().dimmed();
         writeln!(out, "{:INDENT$}{dim}at {p}{dim:#}", "")?;
     }
-    wrap(out, "", 0, l.finding.message.split_whitespace(), width)?;
+    wrap(
+        out,
+        "",
+        0,
+        printable(&l.finding.message).split_whitespace(),
+        width,
+    )?;
     if let Some(fix) = &l.finding.fix {
-        let tag = fix_tag(l, fix);
+        let tag = printable(&fix_tag(l, fix)).into_owned();
+        let description = printable(&fix.description);
         let green = Style::new().fg_color(Some(AnsiColor::Green.into())).bold();
         // A short tag stays whole, as one word; a long why is filled like the rest.
         let whole = tag.width() <= width.saturating_sub(INDENT + 5);
-        let mut words: Vec<&str> = fix.description.split_whitespace().collect();
+        let mut words: Vec<&str> = description.split_whitespace().collect();
         match whole {
             true if !tag.is_empty() => words.push(&tag),
             _ => words.extend(tag.split_whitespace()),
@@ -106,11 +113,12 @@ pub(super) fn fix_tag(l: &Located, fix: &Fix) -> String {
 /// The header line of a finding's object: the file and the object (and how it was rendered);
 /// in the cluster, the object alone (its place is its name).
 pub(super) fn group_header(l: &Located) -> String {
-    match (&l.rendered, &l.cluster_namespace) {
+    let header = match (&l.rendered, &l.cluster_namespace) {
         (Some(how), _) => format!("{}: {} ({how})", l.file, l.object_name()),
         (None, Some(_)) => l.object_name(),
         (None, None) => format!("{}: {}", l.file, l.object_name()),
-    }
+    };
+    printable(&header).into_owned()
 }
 
 /// The words of a text filled into lines of at most `width` columns, indented by [`INDENT`]; the first starts

@@ -65,6 +65,31 @@ impl Located {
     }
 }
 
+/// `s` with its control characters written as escapes (`\n`, `\r`, `\t`, `\u{1b}`): what a
+/// text report prints of a manifest, a file name or a tool's message. A manifest's strings may
+/// hold line breaks, carriage returns and terminal escapes; printed raw they would forge lines of
+/// the report (in GitHub Actions, `::error …` workflow commands) or drive the terminal.
+/// Every C0 and C1 control and DEL is escaped; other text is kept as it is.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    use std::fmt::Write as _;
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// `namespace/Kind/name`, or `Kind/name` without a namespace: the one form the linter and
 /// `winlint audit` print (kube-linter prints `namespace/name Kind`; this one reads as a path and
 /// is what `kubectl get` takes as `Kind/name` once the namespace is cut off).
@@ -198,6 +223,19 @@ fn plural(n: usize, word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn printable_escapes_every_control_character() {
+        use super::printable;
+        assert!(matches!(
+            printable("ns/Pod/web: C:\\Windows é"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            printable("a\nb\r\tc\x1b[31md\u{9b}e\x7f\0"),
+            "a\\nb\\r\\tc\\u{1b}[31md\\u{9b}e\\u{7f}\\u{0}"
+        );
+    }
+
     use super::*;
     use crate::rules;
     use serde_json::{Value, json};

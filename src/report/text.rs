@@ -5,7 +5,9 @@ use std::io::Write;
 
 use anstyle::{AnsiColor, Style};
 
-use super::{Counts, FixState, InputError, Located, Summary, TextLayout, ViewArgs, plural};
+use super::{
+    Counts, FixState, InputError, Located, Summary, TextLayout, ViewArgs, plural, printable,
+};
 use crate::model::Severity;
 
 /// The text report, built as the findings arrive (in report order): the input errors, then the
@@ -66,24 +68,20 @@ impl TextReport {
         let bold = Style::new().bold();
         let sev = l.finding.severity;
         let st = severity_style(sev);
+        // What comes from the input (names, messages quoting its values) is printable only.
+        let file = printable(&l.file);
+        let object = l.object_name();
+        let object = printable(&object);
         match (&l.rendered, &l.cluster_namespace) {
             // No line: the place is the template and the object in it.
-            (Some(how), _) => write!(
-                out,
-                "{bold}{}: {} ({how}):{bold:#}",
-                l.file,
-                l.object_name()
-            )?,
+            (Some(how), _) => write!(out, "{bold}{file}: {object} ({}):{bold:#}", printable(how))?,
             // An object in the cluster: `ns/Kind/name: /pointer:` (the place is its name).
-            (None, Some(_)) => write!(out, "{bold}{}: {}:{bold:#}", l.file, l.pointer)?,
+            (None, Some(_)) => write!(out, "{bold}{file}: {}:{bold:#}", printable(&l.pointer))?,
             // A line of a file, and the object it is in.
             (None, None) => write!(
                 out,
-                "{bold}{}:{}:{}:{bold:#} {}:",
-                l.file,
-                l.line,
-                l.column,
-                l.object_name()
+                "{bold}{file}:{}:{}:{bold:#} {object}:",
+                l.line, l.column,
             )?,
         }
         write!(
@@ -92,13 +90,13 @@ impl TextReport {
             sev.as_str(),
             l.finding.rule.id,
             l.finding.rule.name,
-            l.finding.message
+            printable(&l.finding.message)
         )?;
         let tag = match (l.fix, &l.not_fixed) {
             (FixState::None, _) => None,
             (FixState::Fixable, _) => Some("fixable".into()),
             (FixState::NotFixed, None) => Some("not fixed".into()),
-            (FixState::NotFixed, Some(why)) => Some(format!("not fixed: {why}")),
+            (FixState::NotFixed, Some(why)) => Some(format!("not fixed: {}", printable(why))),
         };
         if let Some(tag) = tag {
             let dim = Style::new().dimmed();
@@ -139,15 +137,16 @@ fn text_head(errors: &[InputError], out: &mut dyn Write) -> std::io::Result<()> 
     let bold = Style::new().bold();
     for e in errors {
         let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
+        let file = printable(&e.file);
         let place = match (e.line, e.column) {
-            (0, _) => e.file.clone(),
-            (l, 0) => format!("{}:{l}", e.file),
-            (l, c) => format!("{}:{l}:{c}", e.file),
+            (0, _) => file.into_owned(),
+            (l, 0) => format!("{file}:{l}"),
+            (l, c) => format!("{file}:{l}:{c}"),
         };
         writeln!(
             out,
             "{bold}{place}:{bold:#} {red}error{red:#} {}",
-            e.message
+            printable(&e.message)
         )?;
     }
     Ok(())
@@ -166,7 +165,8 @@ fn text_tail(
     writeln!(out, "{bold}{}{bold:#}", summary_line(c, errors, summary))
 }
 
-/// The summary line of the text report (also the last line of `-o github`).
+/// The summary line of the text report (also the last line of `-o github`), printable
+/// ([`printable`]: it quotes `winlint.io/ignore` reasons, the configuration's path, the cluster).
 pub fn summary_line(c: &Counts, errors: &[InputError], summary: &Summary) -> String {
     let counts = format!(
         "{}, {}, {}",
@@ -234,7 +234,7 @@ pub fn summary_line(c: &Counts, errors: &[InputError], summary: &Summary) -> Str
             cl.facts.join(", ")
         ));
     }
-    line
+    printable(&line).into_owned()
 }
 
 /// `styled` without its SGR sequences (`ESC [ digits/; m`, what the reports write), when that is

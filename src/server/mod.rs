@@ -647,7 +647,7 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
             idle: secs(args.idle_timeout),
             delay: Duration::from_secs_f64(args.shutdown_delay.max(0.0)),
             drain: secs(args.shutdown_timeout),
-            max_connections: args.max_connections,
+            max_connections: transport::connection_cap(args.max_connections),
         },
     ));
     let metrics_task = metrics_listener.map(|l| {

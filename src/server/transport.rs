@@ -81,6 +81,77 @@ impl Drop for Registered {
     }
 }
 
+/// Descriptors kept for everything but client connections: the listeners, the metrics
+/// scrapes, the Kubernetes API (watches, pull secrets, certificates), registry lookups, files
+/// (certificate reloads, the disk cache), the log.
+pub(super) const FD_RESERVE: u64 = 256;
+
+/// The connection cap under the open-file limit: the soft `RLIMIT_NOFILE` is first raised to
+/// the hard one (a container's soft limit is often 1 024, the default cap: connections past
+/// the limit failed in `accept` and new clients starved while the cap was never reached), then
+/// the cap is `configured` or the limit less [`FD_RESERVE`], whichever is lower. Both facts are
+/// logged.
+pub(super) fn connection_cap(configured: usize) -> usize {
+    let (soft, hard) = match raise_nofile() {
+        Ok(limits) => limits,
+        Err(e) => {
+            tracing::warn!(uid = "", "the open-file limit could not be read: {e}");
+            return configured;
+        }
+    };
+    let cap = cap_under(configured, soft);
+    if cap < configured {
+        tracing::warn!(
+            uid = "",
+            "--max-connections {configured} lowered to {cap}: the open-file limit is {soft} \
+             (hard limit {hard}), {FD_RESERVE} kept for files, the API server and registries"
+        );
+    } else {
+        tracing::info!(
+            uid = "",
+            "open-file limit {soft} (hard {hard}): up to {cap} connections"
+        );
+    }
+    cap
+}
+
+/// `configured`, or `soft` less [`FD_RESERVE`] when that is lower (at least 1).
+pub(super) fn cap_under(configured: usize, soft: u64) -> usize {
+    let room = usize::try_from(soft.saturating_sub(FD_RESERVE)).unwrap_or(usize::MAX);
+    configured.min(room.max(1))
+}
+
+/// Raise the soft `RLIMIT_NOFILE` to the hard limit; the limits after.
+fn raise_nofile() -> std::io::Result<(u64, u64)> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if lim.rlim_cur < lim.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: lim.rlim_max,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct it is given.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            lim = raised;
+        } else {
+            tracing::warn!(
+                uid = "",
+                "the open-file limit could not be raised from {} to {}: {}",
+                lim.rlim_cur,
+                lim.rlim_max,
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+    Ok((lim.rlim_cur, lim.rlim_max))
+}
+
 pub(super) struct Timeouts {
     pub(super) handshake: Duration,
     pub(super) header: Duration,
@@ -424,5 +495,18 @@ impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for GuardedIo<S> {
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
         std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_connection_cap_stays_under_the_open_file_limit() {
+        assert_eq!(cap_under(1024, 1024), 1024 - FD_RESERVE as usize);
+        assert_eq!(cap_under(1024, 1 << 20), 1024);
+        assert_eq!(cap_under(1024, 100), 1);
+        assert_eq!(cap_under(50, 4096), 50);
     }
 }

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Span, Tag};
 use serde_json::{Map, Value};
 
+use super::budget::Budget;
 use super::scalar::{key_string, resolve_scalar};
 use super::text::{
     block_scalar_span, col_of, find_dash_before, quoted_end, slot_after_key, trim_back,
@@ -206,6 +207,10 @@ pub(super) struct Loader<'a> {
     relaxed: Option<&'a kubectl::Relaxed>,
     /// The parser's error, in the parsed text's positions.
     pub(super) scan_error: Option<ScanError>,
+    /// What the text may still cost ([`super::budget`]).
+    budget: Budget,
+    /// Where the node being recorded starts, for an error of the budget.
+    at: Marker,
 }
 
 impl<'a> Loader<'a> {
@@ -237,6 +242,8 @@ impl<'a> Loader<'a> {
             range_start: 0,
             relaxed,
             scan_error: None,
+            budget: Budget::new(full.len()),
+            at: Marker::new(0, 1, 0),
         }
     }
 
@@ -276,6 +283,16 @@ impl<'a> Loader<'a> {
         while let Some(ev) = parser.next_event() {
             let (ev, span) = ev.map_err(|e| self.scan_err(e))?;
             let span = Span::new(self.unshift(span.start), self.unshift(span.end));
+            if matches!(
+                ev,
+                Event::Scalar(..)
+                    | Event::Alias(_)
+                    | Event::MappingStart(..)
+                    | Event::SequenceStart(..)
+            ) {
+                self.budget.node(span.start)?;
+                self.at = span.start;
+            }
             match ev {
                 Event::StreamStart | Event::Nothing => {}
                 Event::StreamEnd => break,
@@ -732,11 +749,13 @@ impl<'a> Loader<'a> {
     }
 
     /// Record `info` at the current pointer, then pop the pointer back to `base`.
-    fn record(&mut self, info: Option<NodeInfo>, base: usize) {
+    fn record(&mut self, info: Option<NodeInfo>, base: usize) -> Result<(), LoadError> {
         if let Some(info) = info.filter(|_| self.with_map) {
+            self.budget.pointer(self.ptr.len(), self.at)?;
             self.map.push(&self.ptr, info);
         }
         self.ptr.truncate(base);
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -763,8 +782,7 @@ impl<'a> Loader<'a> {
         }
         let Some(parent) = self.stack.last_mut() else {
             self.root = Some(value);
-            self.record(info, ctx.ptr_base);
-            return Ok(());
+            return self.record(info, ctx.ptr_base);
         };
         parent.len += 1;
         parent.last_end = parent.last_end.max(end);
@@ -772,8 +790,7 @@ impl<'a> Loader<'a> {
         parent.depth = parent.depth.max(depth + 1);
         if !parent.is_map {
             parent.seq.push(value);
-            self.record(info, ctx.ptr_base);
-            return Ok(());
+            return self.record(info, ctx.ptr_base);
         }
         let key = parent.pending.take().expect("value follows a key");
         if key.merge {
@@ -803,8 +820,7 @@ impl<'a> Loader<'a> {
         match parent.map.entry(key.name) {
             serde_json::map::Entry::Vacant(e) => {
                 e.insert(value);
-                self.record(info, ctx.ptr_base);
-                Ok(())
+                self.record(info, ctx.ptr_base)
             }
             serde_json::map::Entry::Occupied(e) => {
                 let name = e.key().clone();

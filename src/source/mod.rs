@@ -12,7 +12,8 @@
 //!
 //! Limits, each a [`LoadError`] rather than a crash: nesting deeper than [`MAX_DEPTH`], more than
 //! [`MAX_ALIAS_NODES`] nodes produced by alias expansion in one document (billion laughs),
-//! duplicate keys, non-scalar keys, control characters.
+//! more nodes or longer pointers than the text's length affords ([`budget`]: memory bounded by
+//! the input), duplicate keys, non-scalar keys, control characters.
 //!
 //! Nodes produced by an alias (`*x`) or merged in by a merge key (`<<`) have no source map entry
 //! of their own: [`SourceMap::locate`] points at the alias or at the mapping that merges them.
@@ -24,6 +25,7 @@
 //! [`loader`], scalar resolution [`scalar`], the byte-level text helpers the editor shares
 //! [`text`].
 
+mod budget;
 pub mod emit;
 pub mod kubectl;
 mod loader;
@@ -37,6 +39,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
+pub use budget::{MAX_POINTER_BYTES_PER_BYTE, MIN_BYTES_PER_NODE};
 use loader::Loader;
 pub use scalar::resolve_plain;
 pub(crate) use text::{col_of, line_start};
@@ -309,6 +312,8 @@ fn load_with(
 ) -> Result<Vec<Document>, LoadError> {
     check_chars(text)?;
     let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    // A text too dense for its length is refused before anything is built (source::budget).
+    budget::precount(&text[bom..], text.len(), with_map)?;
     // Parse the text; on an error kubectl would not make, parse a relaxed copy (source::kubectl).
     let mut relaxed: Option<kubectl::Relaxed> = None;
     let mut loader = loop {
