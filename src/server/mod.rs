@@ -134,8 +134,9 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub request_timeout: f64,
     /// Read-rate floor of a request body, bytes per second on average, counted from its first
-    /// byte after a grace second; slower bodies are cut (a body must also be complete in time
-    /// to be evaluated within the request's budget).
+    /// byte after a grace second; slower bodies are cut while more than half of
+    /// --max-inflight-bytes is taken (a body must also be complete in time to be evaluated
+    /// within the request's budget).
     #[arg(long, default_value_t = 64 * 1024, value_name = "BYTES_PER_SECOND")]
     pub min_body_rate: u64,
     /// Open connections at most; at the cap the longest-idle connection is closed for a new
