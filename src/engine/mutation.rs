@@ -20,13 +20,17 @@ use super::{ObjectReport, lint_object};
 use crate::config::{Config, HyperV, LinuxGuard, MutationPolicy};
 use crate::model::classify::{Os, Source, Strength};
 use crate::model::image;
-use crate::model::labels::{HYPERV_ANNOTATION, MUTATED_ANNOTATION, OS_LABEL};
+use crate::model::labels::{
+    BETA_ARCH_LABEL, BETA_OS_LABEL, HYPERV_ANNOTATION, MUTATED_ANNOTATION, OS_LABEL, OS_LABELS,
+};
 use crate::model::meta::Recorded;
 use crate::model::placement::{self, Placement};
-use crate::model::pod::host_process_requests;
+use crate::model::pod::{host_process_requests, linux_only_fields};
 use crate::model::windows::{self, Build, Isolation};
 use crate::model::workload::{self, Lookup, PodSite};
 use crate::model::{Context, Operation, Severity, Target, escape, ops};
+use crate::rules::env::common::is_strict_env_name;
+use crate::rules::scheduling::win005_missing_windows_build_selector::has_build_pin;
 
 /// The pods a mutation step is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +54,9 @@ pub struct Step {
     /// Its operations against the object as the fixes and earlier steps left it (none: nothing
     /// to do for this pod), knowing the target and the context (RuntimeClasses).
     pub ops: fn(&PodSite, &Target, &Context) -> Vec<PatchOperation>,
+    /// Whether a pod shows what the step writes: an entry of `winlint.io/mutated` naming the
+    /// step is kept only while it does ([`shows`]).
+    pub shows: fn(&PodSite, &Target) -> bool,
 }
 
 /// The steps, in the order they run.
@@ -60,6 +67,7 @@ pub const STEPS: &[Step] = &[
         pods: StepPods::Windows,
         enabled: |p| p.hyperv == HyperV::On,
         ops: hyperv_runtime_class,
+        shows: |site, target| shows(Recorded::RuntimeClassName, site, target),
     },
     Step {
         name: "runtimeClassName",
@@ -67,6 +75,7 @@ pub const STEPS: &[Step] = &[
         pods: StepPods::Windows,
         enabled: |p| p.hyperv == HyperV::Auto,
         ops: hyperv_where_needed,
+        shows: |site, target| shows(Recorded::RuntimeClassName, site, target),
     },
     Step {
         name: "isolation",
@@ -74,6 +83,7 @@ pub const STEPS: &[Step] = &[
         pods: StepPods::Windows,
         enabled: |p| p.hyperv == HyperV::On,
         ops: hyperv_annotation,
+        shows: |site, _| site.annotation(HYPERV_ANNOTATION) == Some("hyperv"),
     },
     Step {
         name: "osLabel",
@@ -81,6 +91,7 @@ pub const STEPS: &[Step] = &[
         pods: StepPods::Windows,
         enabled: |p| p.pod_os_label,
         ops: pod_os_label,
+        shows: |site, _| site.label(OS_LABEL) == Some("windows"),
     },
     Step {
         name: "linuxGuard",
@@ -88,6 +99,7 @@ pub const STEPS: &[Step] = &[
         pods: StepPods::UnknownOs,
         enabled: |p| p.linux_guard == LinuxGuard::On,
         ops: linux_guard,
+        shows: |site, target| shows(Recorded::LinuxGuard, site, target),
     },
 ];
 
@@ -275,7 +287,7 @@ pub fn mutate(object: &mut Value, config: &Config) -> Mutated {
 pub fn mutate_with(object: &mut Value, config: &Config, context: &Context) -> Mutated {
     let mut m = plan(object, config, context);
     if m.patch.is_empty() {
-        disown(object, &mut m.patch);
+        disown(object, &config.target, &mut m.patch);
     }
     m
 }
@@ -326,7 +338,7 @@ pub fn mutate_linted(
         StepPods::UnknownOs
     } else {
         if !m.patch.is_empty() {
-            record(object, &m.changed, &mut m.patch);
+            record(object, &config.target, &m.changed, &mut m.patch);
         }
         return m;
     };
@@ -389,7 +401,7 @@ pub fn mutate_linted(
         m.after = None;
     }
     if !m.patch.is_empty() {
-        record(object, &m.changed, &mut m.patch);
+        record(object, &config.target, &m.changed, &mut m.patch);
     }
     m
 }
@@ -413,18 +425,83 @@ fn pin_linux(object: &mut Value, report: &ObjectReport, m: &mut Mutated) {
     }
 }
 
-/// Whether `name` is one winlint records in `winlint.io/mutated` (a rule's fix or a step).
-fn recorded_name(name: &str) -> bool {
-    STEPS.iter().any(|s| s.name == name)
-        || crate::rules::all()
+/// Whether the pod shows what the mutation recorded as `r` writes. `winlint.io/mutated` is a
+/// record of what winlint did, and the webhook cannot tell an entry of its own earlier
+/// invocation (reinvocation) from one the pod's author wrote (issue 30: a user's `linuxGuard`
+/// on a pod with no Linux pin was kept). So an entry is kept only while the pod shows the
+/// mutation's effect: an addition is present (`linuxGuard`: the `kubernetes.io/os: linux`
+/// selector), a correction leaves nothing to correct (`envNames`: every name valid). A record
+/// that matches the pod is then at worst a true description of it; one the pod contradicts
+/// goes. A replaced image is any image, so `image` cannot be checked and stays.
+fn shows(r: Recorded, site: &PodSite, target: &Target) -> bool {
+    let some = |rel: &str| site.get(rel).is_some_and(|v| v.as_str() != Some(""));
+    match r {
+        Recorded::BetaOsLabel => [BETA_OS_LABEL, BETA_ARCH_LABEL]
             .iter()
-            .any(|r| r.meta.fix.is_some() && r.meta.mutation.name().unwrap_or(r.meta.name) == name)
+            .all(|l| site.node_selector(l).is_none()),
+        Recorded::EmptyDirMedium => site
+            .volumes()
+            .all(|(_, v)| v.pointer("/emptyDir/medium").and_then(Value::as_str) != Some("Memory")),
+        Recorded::EnvNames => site.containers().all(|c| {
+            workload::items(c.value, "env").all(|e| {
+                e.get("name")
+                    .and_then(Value::as_str)
+                    .is_none_or(is_strict_env_name)
+            })
+        }),
+        Recorded::HostNetwork => site.get("/hostNetwork").and_then(Value::as_bool) == Some(true),
+        Recorded::Image => true,
+        Recorded::LinuxGuard => site.node_selector(OS_LABEL) == Some("linux"),
+        Recorded::LinuxOnlyFields => !linux_only_fields(site, target).iter().any(|f| f.rejected),
+        Recorded::MountPropagation => site.containers().all(|c| {
+            workload::items(c.value, "volumeMounts").all(|m| {
+                m.get("mountPropagation")
+                    .and_then(Value::as_str)
+                    .is_none_or(|p| p == "None")
+            })
+        }),
+        Recorded::NodeSelector => OS_LABELS
+            .iter()
+            .any(|l| site.node_selector(l) == Some("windows")),
+        Recorded::Os => site.str("/os/name") == Some("windows"),
+        Recorded::RunAsUserName => {
+            some("/securityContext/windowsOptions/runAsUserName")
+                || site.containers().any(|c| {
+                    c.value
+                        .pointer("/securityContext/windowsOptions/runAsUserName")
+                        .is_some_and(|v| v.as_str() != Some(""))
+                })
+        }
+        Recorded::RuntimeClassName => some("/runtimeClassName"),
+        Recorded::Tolerations => site
+            .get("/tolerations")
+            .and_then(Value::as_array)
+            .is_some_and(|t| !t.is_empty()),
+        Recorded::WindowsBuild => has_build_pin(site),
+    }
+}
+
+/// Whether the entry `name` of `winlint.io/mutated` is one winlint could have written for
+/// the pod as it is: the name of a rule's fix or of a step, whose effect the pod shows.
+fn own_entry(name: &str, site: &PodSite, target: &Target) -> bool {
+    let step = STEPS
+        .iter()
+        .any(|s| s.name == name && (s.shows)(site, target));
+    step || crate::rules::all().iter().any(|r| {
+        r.meta.fix.is_some()
+            && r.meta.mutation.name().unwrap_or(r.meta.name) == name
+            && r.meta
+                .mutation
+                .recorded_as
+                .is_none_or(|rec| shows(rec, site, target))
+    })
 }
 
 /// The entries of `winlint.io/mutated` winlint could have written (issue 15: a value set by
-/// the pod's author was kept as if winlint had mutated the pod). Entries from an earlier
-/// invocation of this webhook (reinvocation) are names of its mutations and stay.
-fn own_entries(object: &Value) -> Option<(Vec<String>, bool)> {
+/// the pod's author was kept as if winlint had mutated the pod): names of its mutations whose
+/// effect the pod shows ([`shows`]); an earlier invocation's record (reinvocation) stays.
+/// `None` when the object has no such annotation; the flag says whether anything was dropped.
+fn own_entries(object: &Value, target: &Target) -> Option<(Vec<String>, bool)> {
     let value = object
         .get("metadata")?
         .get("annotations")?
@@ -436,15 +513,23 @@ fn own_entries(object: &Value) -> Option<(Vec<String>, bool)> {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect();
-    let kept: Vec<String> = all.iter().filter(|n| recorded_name(n)).cloned().collect();
+    let sites = workload::pod_sites(object);
+    let kept: Vec<String> = match sites.first() {
+        Some(site) => all
+            .iter()
+            .filter(|n| own_entry(n, site, target))
+            .cloned()
+            .collect(),
+        None => Vec::new(),
+    };
     let changed = kept.len() != all.len() || !value.is_string();
     Some((kept, changed))
 }
 
 /// A call that changes nothing still owns the annotation: what winlint could not have
 /// written is taken out (the annotation is removed when nothing is left).
-fn disown(object: &mut Value, patch: &mut Vec<PatchOperation>) {
-    let Some((kept, true)) = own_entries(object) else {
+fn disown(object: &mut Value, target: &Target, patch: &mut Vec<PatchOperation>) {
+    let Some((kept, true)) = own_entries(object, target) else {
         return;
     };
     let ptr = format!("/metadata/annotations/{}", escape(MUTATED_ANNOTATION));
@@ -466,8 +551,15 @@ fn apply(object: &mut Value, step_ops: &[PatchOperation], patch: &mut Vec<PatchO
 }
 
 /// M7: the audit annotation, merged with what an earlier invocation recorded.
-fn record(object: &mut Value, changed: &[String], patch: &mut Vec<PatchOperation>) {
-    let mut all: Vec<String> = own_entries(object).map(|(k, _)| k).unwrap_or_default();
+fn record(
+    object: &mut Value,
+    target: &Target,
+    changed: &[String],
+    patch: &mut Vec<PatchOperation>,
+) {
+    let mut all: Vec<String> = own_entries(object, target)
+        .map(|(k, _)| k)
+        .unwrap_or_default();
     for c in changed {
         if !all.contains(c) {
             all.push(c.clone());
@@ -517,7 +609,9 @@ mod tests {
             "spec": {"nodeSelector": {"kubernetes.io/os": "linux"},
                      "containers": [{"name": "c", "image": "nginx"}]}});
         let m = mutate(&mut linux, &Config::default());
-        assert_eq!(ann(&linux), "nodeSelector", "{:?}", m.patch);
+        // winlint's `nodeSelector` entry is a `kubernetes.io/os: windows` selector; this pod
+        // contradicts it, so the entry is the author's and goes with the rest.
+        assert_eq!(ann(&linux), Value::Null, "{:?}", m.patch);
         let mut forged = json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "l", "annotations": {MUTATED_ANNOTATION: "approved"}},
             "spec": {"nodeSelector": {"kubernetes.io/os": "linux"},
@@ -528,6 +622,57 @@ mod tests {
         let first = ann(&pod);
         mutate(&mut pod, &Config::default());
         assert_eq!(ann(&pod), first);
+    }
+
+    /// An entry stays only while the pod shows what that mutation writes (issue 30: a
+    /// user-written `linuxGuard` on a pod with no Linux pin was kept as winlint's record).
+    #[test]
+    fn a_recorded_mutation_stays_only_while_the_pod_shows_it() {
+        let ann = |o: &Value| o["metadata"]["annotations"][MUTATED_ANNOTATION].clone();
+        let pod = |annotation: &str, spec: Value| {
+            json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "p", "annotations": {MUTATED_ANNOTATION: annotation}},
+                "spec": spec})
+        };
+        // Forged: no Linux pin, no Windows selector, no toleration, no spec.os.
+        let mut forged = pod(
+            "linuxGuard,nodeSelector,tolerations,os,runtimeClassName,osLabel",
+            json!({"containers": [{"name": "c", "image": "example.com/app:1"}]}),
+        );
+        let m = mutate(&mut forged, &Config::default());
+        assert_eq!(ann(&forged), Value::Null, "{:?}", m.patch);
+        // The same entries on a pod that shows each effect: a true record, kept (this is
+        // what a reinvocation sees).
+        let effects = json!({
+            "os": {"name": "windows"},
+            "nodeSelector": {"kubernetes.io/os": "windows"},
+            "tolerations": [{"key": "os", "value": "windows", "effect": "NoSchedule"}],
+            "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022"}]});
+        let mut shown = pod("nodeSelector,tolerations,os", effects.clone());
+        mutate(&mut shown, &Config::default());
+        assert_eq!(ann(&shown), "nodeSelector,tolerations,os");
+        // A Linux pin recorded by the guard, the pin still there: kept; the pin gone: dropped.
+        let linux = |selector: Value| {
+            pod(
+                "linuxGuard",
+                json!({"nodeSelector": selector, "containers": [{"name": "c", "image": "nginx"}]}),
+            )
+        };
+        let mut pinned = linux(json!({"kubernetes.io/os": "linux"}));
+        mutate(&mut pinned, &Config::default());
+        assert_eq!(ann(&pinned), "linuxGuard");
+        let mut unpinned = linux(json!({"disk": "ssd"}));
+        mutate(&mut unpinned, &Config::default());
+        assert_eq!(ann(&unpinned), Value::Null);
+        // A correction: `envNames` stays only when no name is left to correct.
+        let env = |name: &str| {
+            let mut spec = effects.clone();
+            spec["containers"][0]["env"] = json!([{"name": name, "value": "1"}]);
+            pod("nodeSelector,tolerations,os,envNames", spec)
+        };
+        let mut fixed = env("Logging__Level");
+        mutate(&mut fixed, &Config::default());
+        assert_eq!(ann(&fixed), "nodeSelector,tolerations,os,envNames");
     }
 
     /// `mutation.linuxGuard`: `auto` (the default) pins a pod to Linux exactly when WIN011
