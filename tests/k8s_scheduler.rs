@@ -484,6 +484,20 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
         "generic (nodes)",
         "WIN005",
     ),
+    // WIN005 does not read the build selector a RuntimeClass merges in (h26-placement's
+    // "build label selectors").
+    (
+        "testdata/rules/WIN001/pinned-by-runtimeclass-build/input.yaml",
+        "Pod/iis",
+        "aks (configured)",
+        "WIN005",
+    ),
+    (
+        "testdata/rules/WIN001/pinned-by-runtimeclass-build/input.yaml",
+        "Pod/iis",
+        "generic (configured)",
+        "WIN005",
+    ),
 ];
 
 /// ALLOW-LIST, fixed by h26-small: WIN007 says "it will stay Pending" of Windows pods with no
