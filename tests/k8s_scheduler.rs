@@ -52,6 +52,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Node as ApiNode, Pod};
+use k8s_support::daemon_tolerations;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
@@ -1162,25 +1163,6 @@ fn corpus_files() -> Vec<PathBuf> {
     }
     out.sort();
     out
-}
-
-/// The DaemonSet controller's own tolerations (`pkg/controller/daemon/util`
-/// `AddOrUpdateDaemonPodTolerations`, Kubernetes 1.32).
-fn daemon_tolerations(spec: &Value) -> Vec<Value> {
-    let mut t = vec![
-        ("node.kubernetes.io/not-ready", "NoExecute"),
-        ("node.kubernetes.io/unreachable", "NoExecute"),
-        ("node.kubernetes.io/disk-pressure", "NoSchedule"),
-        ("node.kubernetes.io/memory-pressure", "NoSchedule"),
-        ("node.kubernetes.io/pid-pressure", "NoSchedule"),
-        ("node.kubernetes.io/unschedulable", "NoSchedule"),
-    ];
-    if spec["hostNetwork"] == true {
-        t.push(("node.kubernetes.io/network-unavailable", "NoSchedule"));
-    }
-    t.into_iter()
-        .map(|(k, e)| json!({"key": k, "operator": "Exists", "effect": e}))
-        .collect()
 }
 
 /// What of a pod spec decides which node takes it (see the module documentation); `None` for
