@@ -29,7 +29,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use k8s_support::{
-    Cluster, Node, Webhook, cluster, eventually, wait_windows_nodes, windows_builds,
+    Cluster, Node, Webhook, cluster, daemon_tolerations, eventually, wait_windows_nodes,
+    windows_builds,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -263,25 +264,6 @@ fn label_expr_matches(labels: &BTreeMap<String, String>, e: &Value) -> bool {
         }
         _ => false,
     }
-}
-
-/// The DaemonSet controller's own tolerations (pkg/controller/daemon/util
-/// `AddOrUpdateDaemonPodTolerations`, Kubernetes 1.32).
-fn daemon_tolerations(spec: &Value) -> Vec<Value> {
-    let mut t = vec![
-        ("node.kubernetes.io/not-ready", "NoExecute"),
-        ("node.kubernetes.io/unreachable", "NoExecute"),
-        ("node.kubernetes.io/disk-pressure", "NoSchedule"),
-        ("node.kubernetes.io/memory-pressure", "NoSchedule"),
-        ("node.kubernetes.io/pid-pressure", "NoSchedule"),
-        ("node.kubernetes.io/unschedulable", "NoSchedule"),
-    ];
-    if spec["hostNetwork"] == true {
-        t.push(("node.kubernetes.io/network-unavailable", "NoSchedule"));
-    }
-    t.into_iter()
-        .map(|(k, e)| json!({"key": k, "operator": "Exists", "effect": e}))
-        .collect()
 }
 
 /// Whether a pod of `spec` fits `node` by the predicates the DaemonSet controller and the

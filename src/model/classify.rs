@@ -239,8 +239,15 @@ pub fn has_os_pin(site: &PodSite, cx: &Context, os: Os) -> bool {
     if affinity_os(site.spec) == Some((os, true)) {
         return true;
     }
-    // `NotIn [windows]` in every term keeps a pod on Linux nodes (in a two-OS cluster).
-    if os == Os::Linux && affinity_not_in(site.spec, "windows") {
+    // `NotIn [windows]` in every term keeps a pod on Linux nodes, `NotIn [linux]` on Windows
+    // nodes (in a two-OS cluster: the kubelet labels every node with its OS; the real
+    // scheduler, tests/k8s_scheduler.rs, binds a `NotIn [linux]` pod on Windows nodes only).
+    let other = match os {
+        Os::Linux => Some("windows"),
+        Os::Windows => Some("linux"),
+        _ => None,
+    };
+    if other.is_some_and(|o| affinity_not_in(site.spec, o)) {
         return true;
     }
     runtime_class_os(site, cx) == Some(os)

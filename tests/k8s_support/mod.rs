@@ -703,6 +703,25 @@ impl Cluster {
     }
 }
 
+/// The DaemonSet controller's own tolerations (pkg/controller/daemon/util
+/// `AddOrUpdateDaemonPodTolerations`, Kubernetes 1.32).
+pub fn daemon_tolerations(spec: &Value) -> Vec<Value> {
+    let mut t = vec![
+        ("node.kubernetes.io/not-ready", "NoExecute"),
+        ("node.kubernetes.io/unreachable", "NoExecute"),
+        ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+        ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+        ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+        ("node.kubernetes.io/unschedulable", "NoSchedule"),
+    ];
+    if spec["hostNetwork"] == true {
+        t.push(("node.kubernetes.io/network-unavailable", "NoSchedule"));
+    }
+    t.into_iter()
+        .map(|(k, e)| json!({"key": k, "operator": "Exists", "effect": e}))
+        .collect()
+}
+
 /// A Node as the tests create it.
 #[derive(Debug, Clone, Default)]
 pub struct Node {

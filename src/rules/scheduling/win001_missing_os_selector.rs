@@ -1,7 +1,10 @@
 //! WIN001 `missing-os-selector`.
 
+use serde_json::Value;
+
 use crate::model::Eval;
 use crate::model::classify::{self, Os};
+use crate::model::context::Context;
 use crate::model::labels::{OS_LABELS, WINDOWS_ONLY_NODE_LABELS};
 use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::schedule;
@@ -91,10 +94,10 @@ pub(crate) fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     {
         // (A value in the wrong case pins the pod to no node at all: WIN010.)
         return Vec::new();
-    } else if let Some((label, value)) = windows_only_selector(site) {
+    } else if let Some(by) = windows_only_selector(site, eval.context) {
         severity = Severity::Warning;
         format!(
-            "the pod is kept on Windows nodes only by nodeSelector {label}: {value}, a label only Windows nodes carry; add nodeSelector {key}: windows as well, which every Kubernetes node has and every tool reads"
+            "the pod is kept on Windows nodes only by {by}, a label only Windows nodes carry; add nodeSelector {key}: windows as well, which every Kubernetes node has and every tool reads"
         )
     } else {
         format!(
@@ -145,12 +148,61 @@ fn named_node_not_windows(site: &PodSite, eval: &Eval, node: &str) -> Vec<Findin
     )]
 }
 
-/// A `nodeSelector` entry on a label only Windows nodes carry ([`WINDOWS_ONLY_NODE_LABELS`]).
-pub(crate) fn windows_only_selector<'a>(site: &PodSite<'a>) -> Option<(&'static str, &'a str)> {
-    WINDOWS_ONLY_NODE_LABELS.iter().find_map(|(label, prefix)| {
+/// What keeps the pod on Windows nodes by a label only Windows nodes carry
+/// ([`WINDOWS_ONLY_NODE_LABELS`]), for the message: its own nodeSelector, the nodeSelector its
+/// RuntimeClass merges in (the RuntimeClass admission plugin), or a required node affinity
+/// whose every term (terms are ORed) requires such a label (`In` values of the label's Windows
+/// prefix, or `Exists` for a label only Windows nodes have at all). The real scheduler binds
+/// such a pod on Windows nodes only (tests/k8s_scheduler.rs).
+pub(crate) fn windows_only_selector(site: &PodSite, cx: &Context) -> Option<String> {
+    let own = WINDOWS_ONLY_NODE_LABELS.iter().find_map(|(label, prefix)| {
         site.node_selector(label)
             .filter(|v| v.starts_with(prefix))
-            .map(|v| (*label, v))
+            .map(|v| format!("nodeSelector {label}: {v}"))
+    });
+    own.or_else(|| {
+        let name = site.str("/runtimeClassName")?;
+        let rc = cx.runtime_classes.get(name)?;
+        WINDOWS_ONLY_NODE_LABELS.iter().find_map(|(label, prefix)| {
+            rc.node_selector
+                .get(*label)
+                .filter(|v| v.starts_with(prefix))
+                .map(|v| format!("the nodeSelector {label}: {v} of RuntimeClass {name:?}"))
+        })
+    })
+    .or_else(|| {
+        let terms = site
+            .get("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")?
+            .as_array()?;
+        let windows_only = |e: &Value| -> Option<String> {
+            let key = e.get("key")?.as_str()?;
+            let (label, prefix) = WINDOWS_ONLY_NODE_LABELS.iter().find(|(l, _)| *l == key)?;
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            match e.get("operator")?.as_str()? {
+                "In" if !values.is_empty() && values.iter().all(|v| v.starts_with(prefix)) => {
+                    Some(format!("{label} In [{}]", values.join(", ")))
+                }
+                "Exists" if prefix.is_empty() => Some(format!("{label} Exists")),
+                _ => None,
+            }
+        };
+        let per_term: Vec<String> = terms
+            .iter()
+            .map(|t| {
+                t.get("matchExpressions")?
+                    .as_array()?
+                    .iter()
+                    .find_map(windows_only)
+            })
+            .collect::<Option<_>>()?;
+        let first = per_term.first()?;
+        Some(format!("the required node affinity ({first})"))
     })
 }
 
@@ -244,5 +296,68 @@ mod tests {
             ],
         );
         assert!(only(&pod, &c, "WIN001").is_empty());
+    }
+
+    /// Kept on Windows nodes by a Windows-only label in every required affinity term or in its
+    /// RuntimeClass, or kept off Linux by `NotIn [linux]`: never "may land on Linux" (the real
+    /// kube-scheduler binds such pods on Windows nodes only, tests/k8s_scheduler.rs).
+    #[test]
+    fn win001_windows_only_labels_in_affinity_runtime_class_and_not_in_linux() {
+        let term = |e: Value| {
+            json!({"requiredDuringSchedulingIgnoredDuringExecution":
+            {"nodeSelectorTerms": [{"matchExpressions": [e]}]}})
+        };
+        let base = unset(winok(), "/spec/nodeSelector");
+        let build_in = set(
+            base.clone(),
+            "/spec/affinity",
+            json!({"nodeAffinity": term(json!({"key": "node.kubernetes.io/windows-build",
+                "operator": "In", "values": ["10.0.20348"]}))}),
+        );
+        let f = only(&build_in, &cfg(), "WIN001");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning, "{}", f[0].message);
+        assert!(
+            f[0].message.contains(
+                "required node affinity (node.kubernetes.io/windows-build In [10.0.20348])"
+            ),
+            "{}",
+            f[0].message
+        );
+        let not_in = set(
+            base.clone(),
+            "/spec/affinity",
+            json!({"nodeAffinity": term(json!({"key": "kubernetes.io/os",
+                "operator": "NotIn", "values": ["linux"]}))}),
+        );
+        assert!(only(&not_in, &cfg(), "WIN001").is_empty());
+        // One term without a Windows-only label: terms are ORed, the pod may land on Linux.
+        let mut ored = build_in.clone();
+        ored["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}));
+        assert_eq!(only(&ored, &cfg(), "WIN001")[0].severity, Severity::Error);
+        let mut cx = crate::model::Context::default();
+        cx.add(
+            &json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+            "metadata": {"name": "ws2022"}, "handler": "runhcs-wcow-process",
+            "scheduling": {"nodeSelector": {"node.kubernetes.io/windows-build": "10.0.20348"}}}),
+        );
+        let rc = set(base, "/spec/runtimeClassName", json!("ws2022"));
+        let r = crate::engine::lint_object(&rc, &cfg(), &cx, crate::model::Operation::Lint);
+        let f: Vec<_> = r
+            .findings
+            .iter()
+            .filter(|f| f.rule.id == "WIN001")
+            .collect();
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning, "{}", f[0].message);
+        assert!(
+            f[0].message.contains("of RuntimeClass \"ws2022\""),
+            "{}",
+            f[0].message
+        );
     }
 }

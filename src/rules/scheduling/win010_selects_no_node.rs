@@ -177,18 +177,41 @@ pub(crate) fn selects_no_node(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             format!("nodeSelector {}", missing.join(", "))
         };
         let daemon = is_daemonset(site);
+        // Nodes that are not Windows may take it: then it is not Pending but lands where a
+        // Windows pod cannot run (the real scheduler binds it there: tests/k8s_scheduler.rs).
+        let others = p.other_fitting();
+        let outcome = match others.first() {
+            Some(g) => {
+                let m: usize = others.iter().map(|g| g.count()).sum();
+                format!(
+                    "{} only on {m} node{} that {} not Windows ({}), where its Windows containers cannot run",
+                    if daemon {
+                        "the DaemonSet creates pods"
+                    } else {
+                        "the scheduler can place it"
+                    },
+                    if m == 1 { "" } else { "s" },
+                    if m == 1 { "is" } else { "are" },
+                    g.describe(),
+                )
+            }
+            None => format!("{} until such a node joins", unplaced(site)),
+        };
         out.push(
             Finding::new(
                 &WIN010,
                 selector_ptr(site),
                 format!(
-                    "{what} match{} none of the cluster's {n} Windows node{}; {} until such a node joins",
+                    "{what} match{} none of the cluster's {n} Windows node{}; {outcome}",
                     if missing.len() > 1 { "" } else { "es" },
                     if n == 1 { "" } else { "s" },
-                    unplaced(site),
                 ),
             )
-            .severity(if daemon { Severity::Info } else { Severity::Warning }),
+            .severity(if daemon {
+                Severity::Info
+            } else {
+                Severity::Warning
+            }),
         );
     }
     out
@@ -284,5 +307,41 @@ mod tests {
             f[0].message
         );
         assert!(ids(&winok(), &c).is_empty(), "{:?}", ids(&winok(), &c));
+    }
+
+    /// A selector that picks Linux nodes only: the pod is not Pending, the scheduler binds it
+    /// on a Linux node (as the real kube-scheduler does, tests/k8s_scheduler.rs).
+    #[test]
+    fn win010_selector_matching_only_linux_nodes_says_where_it_lands() {
+        let mut l = linux();
+        l.labels.insert("agentpool".into(), "nodepool1".into());
+        let c = observed(
+            cfg(),
+            vec![
+                group(
+                    "w",
+                    "windows",
+                    "10.0.20348",
+                    &[],
+                    &[("agentpool", "win")],
+                    2,
+                ),
+                l,
+            ],
+        );
+        let mut pod = set(winok(), "/spec/nodeSelector/agentpool", json!("nodepool1"));
+        pod["spec"]["nodeSelector"]
+            .as_object_mut()
+            .unwrap()
+            .remove("kubernetes.io/os");
+        let f = only(&pod, &c, "WIN010");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message
+                .contains("the scheduler can place it only on 3 nodes that are not Windows (linux")
+                && !f[0].message.contains("Pending"),
+            "{}",
+            f[0].message
+        );
     }
 }
