@@ -358,6 +358,10 @@ pub struct ConfigFile {
     pub webhook: WebhookFile,
     pub exemptions: ExemptionsFile,
     pub registry: RegistryFile,
+    /// What is inside the user's own images (issue 26): `match` (a glob on the reference's
+    /// normal form), `os`, `builds`, `user`, `shells`, `tools`; read before winlint's table of
+    /// known images, so that offline CI judges them as the registry would.
+    pub images: Vec<crate::model::image_contents::ImageEntry>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -406,6 +410,12 @@ const BUILD_HINT: &str =
 pub enum ConfigError {
     #[error("registry.syncBudgetMs {0}: at most 1000 (a webhook in the request path)")]
     SyncBudget(u64),
+    #[error("images[{index}] ({pattern:?}): {message}")]
+    Image {
+        index: usize,
+        pattern: String,
+        message: String,
+    },
     #[error("registry.pullSecrets: {0:?} is not a Secret name (a DNS subdomain)")]
     PullSecretName(String),
     #[error("unknown rule {0:?} (see `winlint rules`)")]
@@ -609,6 +619,28 @@ impl Config {
             return Err(ConfigError::PullSecretName(bad.clone()));
         }
         self.policy.registry = f.registry.clone();
+        for (index, e) in f.images.iter().enumerate() {
+            let bad = |message: String| ConfigError::Image {
+                index,
+                pattern: e.pattern.clone(),
+                message,
+            };
+            if e.pattern.trim().is_empty() {
+                return Err(bad("match: an empty pattern".into()));
+            }
+            if let Some(os) =
+                e.os.as_deref()
+                    .filter(|o| !matches!(*o, "windows" | "linux"))
+            {
+                return Err(bad(format!("os {os:?}: expected windows or linux")));
+            }
+            if let Some(b) = e.builds.iter().find(|b| windows::parse_build(b).is_none()) {
+                return Err(bad(format!("builds: {b:?}: {BUILD_HINT}")));
+            }
+        }
+        if !f.images.is_empty() {
+            self.target.images = f.images.clone().into();
+        }
         Ok(())
     }
 
@@ -649,6 +681,25 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn declared_images() {
+        let c = Config::from_yaml(
+            "images:\n- match: \"contoso.azurecr.io/shop/*\"\n  os: windows\n  builds: [ltsc2022]\n  user: ContainerUser\n  shells: [cmd]\n  tools: [linux]\n",
+            "w.yaml",
+        )
+        .expect("config");
+        assert_eq!(c.target.images.len(), 1);
+        assert_eq!(c.target.images[0].user.as_deref(), Some("ContainerUser"));
+        for bad in [
+            "images:\n- match: x\n  os: macos\n",
+            "images:\n- match: x\n  builds: [ltsc2099]\n",
+            "images:\n- match: \"\"\n",
+            "images:\n- match: x\n  shell: [sh]\n",
+        ] {
+            assert!(Config::from_yaml(bad, "w.yaml").is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn kube_versions() {

@@ -80,7 +80,7 @@ fn run_annotates_writes_sarif_and_outputs_and_fails_on_findings() {
         "{}",
         a.stdout
     );
-    let summary = "3 errors, 3 warnings, 2 info in 2 files (2 objects, 2 pod templates checked); 2 fixable with --fix";
+    let summary = "2 errors, 4 warnings, 2 info in 2 files (2 objects, 2 pod templates checked); 2 fixable with --fix";
     assert_eq!(a.outputs["exit-code"], "1");
     assert_eq!(a.outputs["summary"], summary);
     assert_eq!(a.outputs["sarif-file"], sarif.to_str().unwrap());

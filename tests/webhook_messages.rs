@@ -322,3 +322,94 @@ fn a_denial_is_not_contradicted_and_links_the_rule_page() {
         "{a}"
     );
 }
+
+/// A Windows pod spec, placed and tolerated as the default target wants.
+fn placed(security: Value, container: Value) -> Value {
+    json!({"os": {"name": "windows"},
+        "nodeSelector": {"kubernetes.io/os": "windows"},
+        "tolerations": [{"key": "os", "operator": "Equal", "value": "windows",
+            "effect": "NoSchedule"}],
+        "securityContext": security,
+        "containers": [container]})
+}
+
+/// Issue 26: `runAsNonRoot: true` on Server Core (IIS, .NET Framework) without `runAsUserName`.
+/// The image config sets no `User`, so the kubelet's `verifyRunAsNonRoot`
+/// (pkg/kubelet/kuberuntime/security_context_windows.go) has nothing to compare and starts the
+/// container (kubernetes/kubernetes#112469): admitted, with a warning that `runAsNonRoot` is not
+/// enforced, and never mutated to ContainerUser (that breaks applications that need
+/// administrator rights). With `runAsUserName: ContainerAdministrator` the kubelet refuses it:
+/// denied.
+#[test]
+fn runasnonroot_is_denied_only_where_the_kubelet_refuses_it() {
+    let w = Webhook::new(Config::default());
+    for image in [
+        SERVERCORE,
+        "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022",
+        "mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2022",
+    ] {
+        let s = placed(
+            json!({"runAsNonRoot": true}),
+            json!({"name": "web", "image": image}),
+        );
+        for object in [pod(s.clone()), workload("Deployment", s.clone())] {
+            let a = answer(&w, &object, Endpoint::Validate);
+            assert_eq!(a["response"]["allowed"], true, "{image}: {a}");
+            let said = warnings_of(&a);
+            assert!(
+                said.iter()
+                    .any(|w| w.starts_with("WIN409") && w.contains("not enforced")),
+                "{image}: {said:?}"
+            );
+        }
+        let object = pod(s);
+        let a = answer(&w, &object, Endpoint::Mutate);
+        assert_eq!(a["response"]["allowed"], true, "{a}");
+        let after = patched(&object, &a);
+        assert!(
+            !after.to_string().contains("runAsUserName"),
+            "{image}: {after}"
+        );
+    }
+    let refused = placed(
+        json!({"runAsNonRoot": true,
+            "windowsOptions": {"runAsUserName": "ContainerAdministrator"}}),
+        json!({"name": "web", "image": SERVERCORE}),
+    );
+    let a = answer(&w, &pod(refused), Endpoint::Validate);
+    assert_eq!(a["response"]["allowed"], false, "{a}");
+    assert!(
+        a["response"]["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("WIN409"),
+        "{a}"
+    );
+}
+
+/// Issue 26: Linux programs in the e2e busybox images, which bring them on Windows, are
+/// admitted without a WIN413 warning; a whole command line in one element is never found,
+/// whatever the image brings.
+#[test]
+fn linux_programs_in_busybox_images_are_admitted_silently() {
+    let w = Webhook::new(Config::default());
+    let busybox = |command: Value| {
+        pod(placed(
+            json!({}),
+            json!({"name": "busybox", "image": "registry.k8s.io/e2e-test-images/busybox:1.29-4",
+                "command": command}),
+        ))
+    };
+    let a = answer(
+        &w,
+        &busybox(json!(["/bin/sleep", "10000"])),
+        Endpoint::Validate,
+    );
+    assert_eq!(a["response"]["allowed"], true, "{a}");
+    assert!(
+        !warnings_of(&a).iter().any(|w| w.starts_with("WIN413")),
+        "{a}"
+    );
+    let a = answer(&w, &busybox(json!(["sleep 10000"])), Endpoint::Validate);
+    assert_eq!(a["response"]["allowed"], false, "{a}");
+}

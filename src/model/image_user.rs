@@ -6,8 +6,9 @@
 //! member of `BUILTIN\Users` only, and the filesystems a pod mounts grant that group less than
 //! they grant administrators (WIN315).
 
-use super::context::Context;
+use super::eval::Eval;
 use super::image::{ImageInfo, ImageRef};
+use super::image_contents::{self, Origin};
 use super::pod::effective_run_as_user_name;
 use super::workload::{ContainerRef, PodSite};
 
@@ -18,13 +19,17 @@ pub enum UserSource {
     RunAsUserName(String),
     /// The image config's `User`, as the registry served it.
     Registry,
-    /// What winlint knows about the image (the reason, for the message).
-    KnownImage(&'static str),
+    /// What winlint knows about the image (the reason, for the message): an entry of
+    /// `winlint.yaml`'s `images:` or of winlint's table.
+    KnownImage(String),
 }
 
 /// The user a container runs as, and how winlint knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EffectiveUser {
+    /// The user; `""` when the image config sets none (the container then runs as
+    /// ContainerAdministrator, and the kubelet's `runAsNonRoot` check, which compares a set
+    /// user only, lets it start).
     pub name: String,
     pub source: UserSource,
 }
@@ -33,6 +38,17 @@ impl EffectiveUser {
     /// `ContainerUser`, compared as Windows compares account names (without case).
     pub fn is_container_user(&self) -> bool {
         self.name.eq_ignore_ascii_case("ContainerUser")
+    }
+
+    /// `ContainerAdministrator`, compared as the kubelet's `verifyRunAsNonRoot` compares it
+    /// (`strings.EqualFold`, no domain prefix removed).
+    pub fn is_container_administrator(&self) -> bool {
+        self.name.eq_ignore_ascii_case("ContainerAdministrator")
+    }
+
+    /// The image config sets no user: the container runs as ContainerAdministrator.
+    pub fn unset(&self) -> bool {
+        self.name.is_empty()
     }
 
     /// How the user was found, for a message: "runAsUserName at …", "the image's default user
@@ -46,12 +62,12 @@ impl EffectiveUser {
     }
 }
 
-/// The user container `c` runs as; `None` when neither the pod nor the registry nor winlint's
-/// knowledge of the image says.
+/// The user container `c` runs as; `None` when neither the pod nor the registry nor what
+/// winlint knows of the image (the user's `images:`, winlint's table) says.
 pub fn effective_user(
     site: &PodSite,
     c: &ContainerRef,
-    context: &Context,
+    eval: &Eval,
     image: Option<&ImageInfo>,
 ) -> Option<EffectiveUser> {
     if let Some(u) = effective_run_as_user_name(site, c) {
@@ -61,7 +77,8 @@ pub fn effective_user(
         });
     }
     let reference = c.image()?;
-    if let Some(user) = context
+    if let Some(user) = eval
+        .context
         .image_facts(reference, site.namespace)
         .and_then(|f| f.user.clone())
     {
@@ -71,120 +88,23 @@ pub fn effective_user(
         });
     }
     let r = image.and_then(|i| i.reference.as_ref())?;
-    known_default_user(r).map(|(name, why)| EffectiveUser {
-        name: name.into(),
+    let known = image_contents::lookup(&eval.target.images, r)?;
+    let name = known.entry.user.clone()?;
+    let why = match (known.origin, name.as_str()) {
+        (Origin::Config, _) => known.why(),
+        (Origin::Known, "") => format!("{} sets no User", r.repository),
+        (Origin::Known, u) => format!("{} runs as {u}", r.repository),
+    };
+    Some(EffectiveUser {
+        name,
         source: UserSource::KnownImage(why),
     })
 }
 
-/// A repository whose Windows images run as `user` by default: registry, repository, the tag
-/// substring that selects the Windows variant (`""`: every tag), the user, and the source.
-struct KnownUser {
-    registry: &'static str,
-    repository: &'static str,
-    tag_contains: &'static str,
-    user: &'static str,
-    why: &'static str,
-}
-
-/// Images whose default user is published. Nano Server has run as `ContainerUser` since 1709
-/// (the legacy `microsoft/nanoserver` 2016 images ran as ContainerAdministrator, so they are
-/// not listed); the images Microsoft and the Docker official images build on it switch to
-/// ContainerAdministrator for `setx /M PATH` and back (`USER ContainerUser`). Server Core and
-/// the images built on it run as ContainerAdministrator (WIN409 knows those).
-const KNOWN_USERS: &[KnownUser] = &[
-    KnownUser {
-        registry: "mcr.microsoft.com",
-        repository: "windows/nanoserver",
-        tag_contains: "",
-        user: "ContainerUser",
-        why: "Nano Server runs as ContainerUser",
-    },
-    KnownUser {
-        registry: "mcr.microsoft.com",
-        repository: "dotnet/runtime",
-        tag_contains: "nanoserver",
-        user: "ContainerUser",
-        why: ".NET's Nano Server images run as ContainerUser",
-    },
-    KnownUser {
-        registry: "mcr.microsoft.com",
-        repository: "dotnet/aspnet",
-        tag_contains: "nanoserver",
-        user: "ContainerUser",
-        why: ".NET's Nano Server images run as ContainerUser",
-    },
-    KnownUser {
-        registry: "mcr.microsoft.com",
-        repository: "dotnet/sdk",
-        tag_contains: "nanoserver",
-        user: "ContainerUser",
-        why: ".NET's Nano Server images run as ContainerUser",
-    },
-    KnownUser {
-        registry: "mcr.microsoft.com",
-        repository: "dotnet/core/runtime",
-        tag_contains: "nanoserver",
-        user: "ContainerUser",
-        why: ".NET's Nano Server images run as ContainerUser",
-    },
-    KnownUser {
-        registry: "mcr.microsoft.com",
-        repository: "dotnet/core/aspnet",
-        tag_contains: "nanoserver",
-        user: "ContainerUser",
-        why: ".NET's Nano Server images run as ContainerUser",
-    },
-    KnownUser {
-        registry: "mcr.microsoft.com",
-        repository: "dotnet/core/sdk",
-        tag_contains: "nanoserver",
-        user: "ContainerUser",
-        why: ".NET's Nano Server images run as ContainerUser",
-    },
-    KnownUser {
-        registry: "mcr.microsoft.com",
-        repository: "powershell",
-        tag_contains: "nanoserver",
-        user: "ContainerUser",
-        why: "PowerShell's Nano Server images run as ContainerUser",
-    },
-    // Docker official images (docker-library repo-info: `USER ContainerAdministrator`,
-    // `RUN setx /m PATH …`, `USER ContainerUser`).
-    KnownUser {
-        registry: "docker.io",
-        repository: "library/golang",
-        tag_contains: "nanoserver",
-        user: "ContainerUser",
-        why: "the official golang Nano Server images run as ContainerUser",
-    },
-    KnownUser {
-        registry: "docker.io",
-        repository: "library/openjdk",
-        tag_contains: "nanoserver",
-        user: "ContainerUser",
-        why: "the official openjdk Nano Server images run as ContainerUser",
-    },
-    KnownUser {
-        registry: "docker.io",
-        repository: "library/mongo",
-        tag_contains: "nanoserver",
-        user: "ContainerUser",
-        why: "the official mongo Nano Server images run as ContainerUser",
-    },
-];
-
-/// The default user winlint knows for an image reference (tags compared without case).
-pub fn known_default_user(r: &ImageRef) -> Option<(&'static str, &'static str)> {
-    let tag = r.tag.as_deref().unwrap_or("").to_ascii_lowercase();
-    KNOWN_USERS
-        .iter()
-        .find(|k| {
-            r.registry.eq_ignore_ascii_case(k.registry)
-                && r.repository.eq_ignore_ascii_case(k.repository)
-                && tag.contains(k.tag_contains)
-        })
-        .map(|k| (k.user, k.why))
+/// The default user winlint's table knows for an image reference (`""`: the config sets
+/// none).
+pub fn known_default_user(r: &ImageRef) -> Option<&'static str> {
+    image_contents::lookup(&[], r)?.entry.user.as_deref()
 }
 
 #[cfg(test)]
@@ -192,7 +112,7 @@ mod tests {
     use super::*;
 
     fn user(image: &str) -> Option<&'static str> {
-        known_default_user(&crate::model::image::parse(image).expect("reference")).map(|(u, _)| u)
+        known_default_user(&crate::model::image::parse(image).expect("reference"))
     }
 
     #[test]
@@ -213,17 +133,21 @@ mod tests {
     #[test]
     fn other_images_are_unknown() {
         for image in [
-            // Server Core runs as ContainerAdministrator; .NET's servercore tags too.
-            "mcr.microsoft.com/windows/servercore:ltsc2022",
-            "mcr.microsoft.com/dotnet/aspnet:8.0-windowsservercore-ltsc2022",
             // A multi-OS tag: which entry a Windows node pulls is not read from the name.
             "mcr.microsoft.com/dotnet/aspnet:8.0",
-            // The 2016 Nano Server ran as ContainerAdministrator.
-            "microsoft/nanoserver:10.0.14393.2068",
             // Someone else's image named after it.
             "contoso/nanoserver:ltsc2022",
         ] {
             assert_eq!(user(image), None, "{image}");
+        }
+        // Server Core sets no User (kubernetes/kubernetes#112469), .NET's servercore tags and
+        // the 2016 Nano Server neither: they run as ContainerAdministrator.
+        for image in [
+            "mcr.microsoft.com/windows/servercore:ltsc2022",
+            "mcr.microsoft.com/dotnet/aspnet:8.0-windowsservercore-ltsc2022",
+            "microsoft/nanoserver:10.0.14393.2068",
+        ] {
+            assert_eq!(user(image), Some(""), "{image}");
         }
     }
 }

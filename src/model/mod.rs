@@ -14,6 +14,7 @@ pub mod deadline;
 pub mod eval;
 pub mod finding;
 pub mod image;
+pub mod image_contents;
 pub mod image_facts;
 pub mod image_user;
 pub mod known_images;

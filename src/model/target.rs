@@ -77,6 +77,9 @@ pub struct Target {
     /// The platform the configuration names (`--platform`, `target.platform`): its defaults
     /// stand for the Windows nodes' taints unless `windowsTaints` sets them.
     pub platform: Option<Platform>,
+    /// The images `winlint.yaml` declares (`images:`): what is inside them, as the registry
+    /// would tell ([`super::image_contents`]).
+    pub images: Arc<[super::image_contents::ImageEntry]>,
 }
 
 /// Target facts the configuration pins (set in `winlint.yaml` or by a flag).
@@ -108,6 +111,7 @@ impl Default for Target {
             nodes: None,
             pinned: Pinned::default(),
             platform: None,
+            images: Arc::from(Vec::new()),
         }
     }
 }

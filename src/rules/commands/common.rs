@@ -229,17 +229,24 @@ impl<'a> Program<'a> {
     }
 }
 
-/// The first token of a one-string command line ("powershell -Command x" → "powershell"), when
-/// the string holds a space and its first token is a program the table knows or an `.exe`: a
-/// path with spaces (`C:\Program Files\app\app.exe`) is one element, rightly.
+/// The first token of a one-string command line ("ping -t localhost > NUL" → "ping"), for
+/// every program: containerd escapes the element as one argument, and `CreateProcess` looks the
+/// whole string up as a file name. A bare name followed by more words is a command line; a path
+/// is one only when it names a file with an extension before the space (`C:\app\app.exe
+/// --serve`) or holds a space after its last separator (`/bin/sh -c x`): a path with spaces
+/// (`C:\Program Files\app\app.exe`) is one element, rightly.
 pub fn one_string_program(s: &str) -> Option<&str> {
-    let (first, rest) = s.trim_start().split_once(char::is_whitespace)?;
+    let t = s.trim();
+    let (first, rest) = t.split_once(char::is_whitespace)?;
     if rest.trim().is_empty() {
         return None;
     }
     let p = Program::parse(first);
-    let known = PROGRAMS.iter().any(|(n, _)| *n == p.name);
-    (known || first.to_ascii_lowercase().ends_with(".exe")).then_some(first)
+    if !p.is_path {
+        return Some(first);
+    }
+    let after = t.rsplit(['/', '\\']).next().unwrap_or(t);
+    (p.has_extension || after.contains(char::is_whitespace)).then_some(first)
 }
 
 /// The image analysis of container `c`.
@@ -304,6 +311,15 @@ mod tests {
         assert_eq!(one_string_program("app.exe --serve"), Some("app.exe"));
         assert_eq!(one_string_program("C:\\Program Files\\app\\app.exe"), None);
         assert_eq!(one_string_program("powershell "), None);
-        assert_eq!(one_string_program("myapp --serve"), None);
+        // Every program, not only the ones the table knows (the kubelet passes the element
+        // as one program name).
+        assert_eq!(one_string_program("myapp --serve"), Some("myapp"));
+        assert_eq!(one_string_program("ping -t localhost > NULL"), Some("ping"));
+        assert_eq!(one_string_program("/bin/sh -c date"), Some("/bin/sh"));
+        assert_eq!(
+            one_string_program("C:\\tools\\app.exe C:\\data"),
+            Some("C:\\tools\\app.exe")
+        );
+        assert_eq!(one_string_program("C:\\My App\\run"), None);
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::image::ImageInfo;
+use crate::model::image_contents::{self, Contents, Origin};
 use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pod::is_host_process;
 use crate::model::workload::PodSite;
@@ -28,7 +29,8 @@ startup probes and of its `postStart`/`preStop` hooks, whose program Windows can
 * a Linux shell or utility (`/bin/sh`, `sh`, `bash`, `sleep`, `cat`, …);
 * a shell script (`/app/start.sh`);
 * a `cmd.exe` built-in used as a program (`dir`, `echo`, `type`, …);
-* a whole command line written as one string (`["powershell -Command Get-Date"]`);
+* a whole command line written as one string (`["powershell -Command Get-Date"]`,
+  `["ping -t localhost > NULL"]`), whatever the program;
 * `powershell` in a Nano Server image (Windows PowerShell is not in Nano Server), `pwsh` in a
   Windows base image (PowerShell 7 is not in Server Core, Nano Server or Server);
 * a program under `/bin`, `/sbin` or `/usr` (the Linux file system layout; a warning, since an
@@ -36,6 +38,15 @@ startup probes and of its `postStart`/`preStop` hooks, whose program Windows can
 
 Names Windows also ships (`cmd`, `powershell`, `ping`, `curl`, `tar`, `timeout`, `hostname`,
 `whoami`, …) and any name written with `.exe` are not flagged.
+
+Whether a Linux program or a cmd.exe built-in is missing depends on the image: winlint reports it
+as certain only where it knows the image lacks it (its table of known images,
+`src/model/image_contents.yaml`: Microsoft's base images and the images built on them, the
+official images' `nanoserver` and `windowsservercore` tags; or the user's `images:` in
+`winlint.yaml`). Images known to bring Linux tools (the Kubernetes e2e test images, built on
+busybox; a declared `tools: [linux]`, as for Git for Windows or MSYS based images) are silent. In
+an image winlint knows nothing of, the finding is an **info** that names the assumption. A whole
+command line in one element is reported for every program and every image.
 
 ## Why is this bad?
 containerd on Windows joins the argv into one command line, escaping each element, and
@@ -72,11 +83,23 @@ Run the Windows equivalent, one argv element per token: `["cmd", "/c", "ping -n 
     mutation: Mutation::DEFAULT,
 };
 
-/// Why a program cannot start, and whether that holds whatever the image contains.
+/// Why a program cannot start, and how sure winlint is.
 struct Problem {
     why: String,
     fix: String,
-    certain: bool,
+    sure: Sure,
+}
+
+/// How winlint knows the program is missing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sure {
+    /// Whatever the image contains (a quoted command line, a script, the Linux layout in a
+    /// known image, a program the image is known to lack).
+    Certain,
+    /// The image could hold it, but likely does not (a warning).
+    Likely,
+    /// winlint does not know what the image contains: an info naming the assumption.
+    Assumed,
 }
 
 pub(crate) fn linux_command(site: &PodSite, eval: &Eval) -> Vec<Finding> {
@@ -92,7 +115,10 @@ pub(crate) fn linux_command(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         let image = (!host_process)
             .then(|| image_of(eval, &exec.container))
             .flatten();
-        let Some(p) = problem(&exec, first, image, host_process) else {
+        let contents = image
+            .and_then(|i| i.reference.as_ref())
+            .and_then(|r| image_contents::lookup(&eval.target.images, r));
+        let Some(p) = problem(&exec, first, image, contents, host_process) else {
             continue;
         };
         let c = &exec.container;
@@ -103,37 +129,52 @@ pub(crate) fn linux_command(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             p.why,
             p.fix
         );
+        let sev = match p.sure {
+            Sure::Certain => severity(exec.slot, true),
+            Sure::Likely => severity(exec.slot, false),
+            Sure::Assumed => Severity::Info,
+        };
         out.push(
             Finding::new(
                 &WIN413,
                 site.container_ptr(c, &format!("{}/0", exec.rel)),
                 message,
             )
-            .severity(severity(exec.slot, p.certain)),
+            .severity(sev),
         );
     }
     out
 }
 
+/// cmd.exe built-ins that busybox also brings as applets (`C:\bin\echo.exe` in its images).
+const BUSYBOX_BUILTINS: &[&str] = &["echo", "mkdir", "rmdir"];
+
 fn problem(
     exec: &Exec,
     first: &str,
     image: Option<&ImageInfo>,
+    contents: Option<Contents>,
     host_process: bool,
 ) -> Option<Problem> {
-    // Only the base images' content is known: any other image may carry an `.exe` of the name.
-    let known_content = image.is_some_and(|i| i.ms_base);
     if exec.argv.len() == 1
         && let Some(program) = one_string_program(first)
     {
         let split: Vec<&str> = first.split_whitespace().collect();
+        // Redirections and pipes need a shell: one element per argument is not enough.
+        let fix = if first.contains(['>', '<', '|', '&']) {
+            format!(
+                "run it through a shell, one element per argument: [\"cmd\", \"/c\", {first:?}]"
+            )
+        } else {
+            format!("write one element per argument: {split:?}")
+        };
         return Some(Problem {
             why: format!(
                 "a whole command line in one string, which Windows looks up as one program name \
                  and cannot find (only {program:?} is the program)"
             ),
-            fix: format!("write one element per argument: {split:?}"),
-            certain: true,
+            fix,
+            sure: Sure::Certain,
         });
     }
     let p = Program::parse(first);
@@ -141,30 +182,89 @@ fn problem(
         return Some(Problem {
             why: "a shell script, which Windows cannot execute".into(),
             fix: "run a PowerShell script (powershell -File x.ps1) or a .cmd file instead".into(),
-            certain: true,
+            sure: Sure::Certain,
         });
     }
+    // What the image holds: known (winlint.yaml `images:`, winlint's table), or assumed.
+    let known = contents.filter(Contents::known_programs);
+    let has = |name: &str, linux_tool: bool| known.map(|c| c.has(name, linux_tool));
+    let image_name = image
+        .and_then(|i| i.reference.as_ref())
+        .map(|r| r.canonical())
+        .unwrap_or_default();
+    let missing = |name: &str, linux_tool: bool, unknown: Sure| match has(name, linux_tool) {
+        // A HostProcess container runs the host's programs: Windows Server has none of these.
+        _ if host_process => Some((Sure::Certain, String::new())),
+        Some(true) => None,
+        // Said where the user declared it; winlint's own table goes without saying.
+        Some(false) => Some((
+            Sure::Certain,
+            known
+                .filter(|c| c.origin == Origin::Config)
+                .map(|c| format!(", nor does image {image_name} bring it ({})", c.why()))
+                .unwrap_or_default(),
+        )),
+        None => Some((
+            unknown,
+            format!(
+                " (assuming image {image_name} brings no such program: winlint does not know \
+                 its contents; declare them in winlint.yaml images: tools)"
+            ),
+        )),
+    };
     match p.on_windows() {
-        Some(OnWindows::LinuxOnly) => Some(Problem {
-            why: "a Linux program that Windows does not have".into(),
-            fix: "run the Windows equivalent through cmd /c or powershell -Command".into(),
-            certain: linux_directory(first) || known_content,
-        }),
-        Some(OnWindows::CmdBuiltin) => Some(Problem {
-            why: "a built-in command of cmd.exe, not a program".into(),
-            fix: format!("run it through cmd: [\"cmd\", \"/c\", \"{}\", …]", p.name),
-            certain: known_content,
-        }),
-        Some(OnWindows::WindowsPowerShell) if image.is_some_and(nano_server) => Some(Problem {
-            why: "Windows PowerShell, which Nano Server images do not have".into(),
-            fix: "use pwsh with a PowerShell image (mcr.microsoft.com/powershell:lts-nanoserver-ltsc2022), cmd /c, or a Server Core image".into(),
-            certain: true,
-        }),
-        Some(OnWindows::Pwsh) if known_content => Some(Problem {
-            why: "PowerShell 7, which the Windows base images do not have".into(),
-            fix: "use powershell (Windows PowerShell) on Server Core, or an image with PowerShell 7 (mcr.microsoft.com/powershell)".into(),
-            certain: true,
-        }),
+        Some(OnWindows::LinuxOnly) => {
+            let (sure, assumed) = missing(&p.name, true, Sure::Assumed)?;
+            Some(Problem {
+                why: format!("a Linux program that Windows does not have{assumed}"),
+                fix: "run the Windows equivalent through cmd /c or powershell -Command".into(),
+                sure,
+            })
+        }
+        Some(OnWindows::CmdBuiltin) => {
+            let (sure, assumed) =
+                missing(&p.name, BUSYBOX_BUILTINS.contains(&p.name.as_str()), Sure::Assumed)?;
+            Some(Problem {
+                why: format!("a built-in command of cmd.exe, not a program{assumed}"),
+                fix: format!("run it through cmd: [\"cmd\", \"/c\", \"{}\", …]", p.name),
+                sure,
+            })
+        }
+        Some(OnWindows::WindowsPowerShell) if has("powershell", false) == Some(false) => {
+            Some(Problem {
+                why: if image.is_some_and(nano_server) {
+                    "Windows PowerShell, which Nano Server images do not have".into()
+                } else {
+                    format!(
+                        "Windows PowerShell, which image {image_name} does not have ({})",
+                        known.map(|c| c.why()).unwrap_or_default()
+                    )
+                },
+                fix: "use pwsh with a PowerShell image (mcr.microsoft.com/powershell:lts-nanoserver-ltsc2022), cmd /c, or a Server Core image".into(),
+                sure: Sure::Certain,
+            })
+        }
+        Some(OnWindows::WindowsPowerShell) if known.is_none() && image.is_some_and(nano_server) => {
+            Some(Problem {
+                why: "Windows PowerShell, which Nano Server images do not have".into(),
+                fix: "use pwsh with a PowerShell image (mcr.microsoft.com/powershell:lts-nanoserver-ltsc2022), cmd /c, or a Server Core image".into(),
+                sure: Sure::Certain,
+            })
+        }
+        Some(OnWindows::Pwsh) if !host_process && has("pwsh", false) == Some(false) => {
+            Some(Problem {
+                why: if image.is_some_and(|i| i.ms_base) {
+                    "PowerShell 7, which the Windows base images do not have".into()
+                } else {
+                    format!(
+                        "PowerShell 7, which image {image_name} does not have ({})",
+                        known.map(|c| c.why()).unwrap_or_default()
+                    )
+                },
+                fix: "use powershell (Windows PowerShell) on Server Core, or an image with PowerShell 7 (mcr.microsoft.com/powershell)".into(),
+                sure: Sure::Certain,
+            })
+        }
         // The host's PATH: Windows Server ships Windows PowerShell, not PowerShell 7, whatever
         // the image holds (MicrosoftDocs/azure-docs#101159: `pwsh.exe` in a HostProcess
         // container of the powershell:lts-nanoserver image, "failed to find executable").
@@ -175,20 +275,26 @@ fn problem(
             fix: "use powershell.exe, or the image's copy by its path under \
                   %CONTAINER_SANDBOX_MOUNT_POINT%"
                 .into(),
-            certain: false,
+            sure: Sure::Likely,
         }),
         Some(_) => None,
-        None if linux_directory(first) => Some(Problem {
-            why: "a path of the Linux file system layout, which Windows images rarely have \
-                  (Windows resolves it on drive C:)"
-                .into(),
-            fix: format!(
-                "use the program's path in the Windows image (for example C:\\{}.exe where \
-                 Windows images keep it at the root)",
-                p.name
-            ),
-            certain: false,
-        }),
+        None if linux_directory(first) => {
+            // Not a Linux utility: an image bringing them has no such file either, so only
+            // an image that names it is silent.
+            let (sure, assumed) = missing(&p.name, false, Sure::Assumed)?;
+            Some(Problem {
+                why: format!(
+                    "a path of the Linux file system layout, which Windows images rarely have \
+                     (Windows resolves it on drive C:){assumed}"
+                ),
+                fix: format!(
+                    "use the program's path in the Windows image (for example C:\\{}.exe where \
+                     Windows images keep it at the root)",
+                    p.name
+                ),
+                sure: if sure == Sure::Certain { Sure::Likely } else { sure },
+            })
+        }
         None => None,
     }
 }
@@ -240,13 +346,18 @@ mod tests {
     }
 
     #[test]
-    fn bare_linux_name_in_an_unknown_image_is_a_warning() {
-        let pod = set(
-            with("/command", json!(["bash", "-c", "x"])),
-            "/spec/containers/0/image",
-            json!("contoso/tools:1.0-ltsc2022"),
-        );
-        assert_eq!(one(&pod)[0].0, Severity::Warning);
+    fn linux_name_in_an_unknown_image_is_an_info_naming_the_assumption() {
+        for argv in [json!(["bash", "-c", "x"]), json!(["/bin/sh", "-c", "x"])] {
+            let pod = set(
+                with("/command", argv.clone()),
+                "/spec/containers/0/image",
+                json!("contoso/tools:1.0-ltsc2022"),
+            );
+            let f = crate::rules::testutil::only(&pod, &cfg(), "WIN413");
+            assert_eq!(f[0].severity, Severity::Info, "{argv}");
+            assert_says(&f[0], "assuming image docker.io/contoso/tools:1.0-ltsc2022");
+            assert_says(&f[0], "winlint.yaml images:");
+        }
         // Written as a Windows file: what the author means.
         let pod = set(
             with("/command", json!(["bash.exe", "-c", "x"])),
@@ -383,6 +494,80 @@ mod tests {
         );
         let f = crate::rules::testutil::only(&with("/command", json!(["dir"])), &cfg(), "WIN413");
         assert_says(&f[0], r#"["cmd", "/c", "dir", …]"#);
+    }
+
+    #[test]
+    fn images_that_bring_linux_tools_are_silent() {
+        for image in [
+            "registry.k8s.io/e2e-test-images/busybox:1.36.1-1",
+            "registry.k8s.io/e2e-test-images/agnhost:2.52",
+            "k8s.gcr.io/e2e-test-images/busybox:1.29-2",
+            "e2eteam/busybox:1.29",
+        ] {
+            for argv in [
+                json!(["sleep", "3600"]),
+                json!(["/bin/sh", "-c", "x"]),
+                json!(["sh", "-c", "x"]),
+                json!(["echo", "hi"]),
+            ] {
+                let pod = set(
+                    with("/command", argv.clone()),
+                    "/spec/containers/0/image",
+                    json!(image),
+                );
+                assert!(one(&pod).is_empty(), "{image} {argv}");
+            }
+            // A quoted whole command line is never found, whatever the image holds.
+            let pod = set(
+                with("/command", json!(["sleep 3600"])),
+                "/spec/containers/0/image",
+                json!(image),
+            );
+            assert_eq!(one(&pod)[0].0, Severity::Error, "{image}");
+        }
+    }
+
+    #[test]
+    fn declared_images_say_what_they_bring() {
+        let pod = set(
+            with("/command", json!(["bash", "-c", "x"])),
+            "/spec/containers/0/image",
+            json!("contoso.azurecr.io/build/gitbash:1.0-ltsc2022"),
+        );
+        let mut c = cfg();
+        c.target.images = crate::model::image_contents::parse_entries(
+            "- match: contoso.azurecr.io/build/gitbash\n  shells: [cmd, powershell, bash, sh]\n  tools: [linux]\n- match: contoso.azurecr.io/*\n  shells: [cmd]\n",
+        )
+        .expect("entries")
+        .into();
+        assert!(hits(&pod, &c, "WIN413").is_empty());
+        let other = set(
+            pod,
+            "/spec/containers/0/image",
+            json!("contoso.azurecr.io/web:1.0"),
+        );
+        let f = crate::rules::testutil::only(&other, &c, "WIN413");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_says(&f[0], "winlint.yaml images: \"contoso.azurecr.io/*\"");
+    }
+
+    #[test]
+    fn a_whole_command_line_of_any_program() {
+        // kubernetes-sigs/windows-testing and many Windows samples: the kubelet passes the
+        // element as one program name.
+        let f = crate::rules::testutil::only(
+            &with("/command", json!(["ping -t localhost > NULL"])),
+            &cfg(),
+            "WIN413",
+        );
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_says(&f[0], r#"["cmd", "/c", "ping -t localhost > NULL"]"#);
+        let f = crate::rules::testutil::only(
+            &with("/command", json!(["myapp --port 80"])),
+            &cfg(),
+            "WIN413",
+        );
+        assert_says(&f[0], r#"["myapp", "--port", "80"]"#);
     }
 
     #[test]

@@ -127,7 +127,7 @@ pub(crate) fn containeruser_volume_root(site: &PodSite, eval: &Eval) -> Vec<Find
         if mounts.is_empty() {
             continue;
         }
-        let Some(user) = effective_user(site, &c, eval.context, Some(image)) else {
+        let Some(user) = effective_user(site, &c, eval, Some(image)) else {
             continue;
         };
         if !user.is_container_user() {
