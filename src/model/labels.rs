@@ -12,13 +12,16 @@ pub const BETA_ARCH_LABEL: &str = "beta.kubernetes.io/arch";
 pub const OS_LABELS: [&str; 2] = [OS_LABEL, BETA_OS_LABEL];
 /// The Windows build node label (`10.0.20348`).
 pub const BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
+/// AKS's OS SKU node label: `Ubuntu`, `AzureLinux`, …, `Windows2019`, `Windows2022`,
+/// `Windows2025`, `WindowsAnnual` (AKS agent pool `osSKU`; the AKS Windows Server 2025 guide's
+/// `kubectl describe node` shows `kubernetes.azure.com/os-sku=Windows2025`). The LTSC values
+/// imply the node's build ([`crate::model::placement::os_sku_build`]).
+pub const AKS_OS_SKU_LABEL: &str = "kubernetes.azure.com/os-sku";
 /// Node labels that only Windows nodes carry, with the value prefix that means Windows (empty:
 /// any value): a selector on one keeps a pod off Linux nodes as surely as `kubernetes.io/os`.
 /// The kubelet's build label, and AKS's OS SKU (`Windows2019`, `Windows2022`, …).
-pub const WINDOWS_ONLY_NODE_LABELS: &[(&str, &str)] = &[
-    (BUILD_LABEL, ""),
-    ("kubernetes.azure.com/os-sku", "Windows"),
-];
+pub const WINDOWS_ONLY_NODE_LABELS: &[(&str, &str)] =
+    &[(BUILD_LABEL, ""), (AKS_OS_SKU_LABEL, "Windows")];
 /// The per-node label (node groups leave it out of their key and keep it per node).
 pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::collections::BTreeMap;
 
 use super::context::Context;
-use super::labels::{ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL};
+use super::labels::{AKS_OS_SKU_LABEL, ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL};
 use super::nodes::{NodeGroup, NodeOs, RuntimeClassFacts, Taint};
 use super::platform::Platform;
 use super::schedule::{self, Fit, Toleration, TolerationRef};
@@ -53,8 +53,9 @@ pub struct Placement {
     /// The observed groups (none offline) and the pod's fit on each, in the same order.
     groups: Option<Arc<[NodeGroup]>>,
     fits: Vec<Fit>,
-    /// The Windows build the pod selects with `node.kubernetes.io/windows-build` (its own
-    /// nodeSelector, else its RuntimeClass's), when that is a build label value.
+    /// The Windows build the pod selects with `node.kubernetes.io/windows-build` or AKS's
+    /// `kubernetes.azure.com/os-sku` (its own nodeSelector, else its RuntimeClass's):
+    /// [`selected_build`].
     pinned: Option<Build>,
 }
 
@@ -79,11 +80,9 @@ impl Placement {
     /// context knows it, applied as the RuntimeClass admission plugin does).
     pub fn of(site: &PodSite, target: &Target, context: &Context) -> Placement {
         let rc = runtime_class(site, context);
-        let pinned = site
-            .node_selector(BUILD_LABEL)
-            .or_else(|| rc.and_then(|rc| rc.node_selector.get(BUILD_LABEL).map(String::as_str)))
-            .filter(|v| v.starts_with("10.0.") && v.split('.').count() == 3)
-            .and_then(windows::parse_build);
+        let pinned = selected_build(|k| site.node_selector(k)).or_else(|| {
+            rc.and_then(|rc| selected_build(|k| rc.node_selector.get(k).map(String::as_str)))
+        });
         let Some(groups) = &target.nodes else {
             return Placement {
                 facts: NodeFacts::Configured,
@@ -211,6 +210,34 @@ pub enum WindowsLanding {
     Swallowed,
 }
 
+impl WindowsLanding {
+    /// Where the pod lands, for messages: `2 Windows nodes of the cluster (…)`, `the target's
+    /// Windows nodes, which are untainted (…)`, …
+    pub fn describe(&self) -> String {
+        match self {
+            WindowsLanding::Observed { nodes, example } => format!(
+                "{nodes} Windows node{} of the cluster ({example})",
+                if *nodes == 1 { "" } else { "s" }
+            ),
+            WindowsLanding::Configured { tolerated } if tolerated.is_empty() => {
+                "the target's Windows nodes, which are untainted (as on AKS and EKS)".to_string()
+            }
+            WindowsLanding::Configured { tolerated } => format!(
+                "the target's Windows nodes, whose taint{} {} it tolerates",
+                if tolerated.len() == 1 { "" } else { "s" },
+                tolerated
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            WindowsLanding::Swallowed => {
+                "a Windows node (a toleration without a key and with operator Exists tolerates every taint, the Windows nodes' included)".to_string()
+            }
+        }
+    }
+}
+
 /// Can a pod land on a Windows node of the target? The scheduler's predicate
 /// ([`schedule::fit`], with the pod's RuntimeClass) on the observed Windows groups; offline, on
 /// the Windows nodes the configured target stands for ([`configured_windows_nodes`]). When the
@@ -276,7 +303,7 @@ pub fn configured_windows_nodes(target: &Target) -> Vec<NodeGroup> {
             if target.platform == Some(Platform::Aks)
                 && let Some(sku) = aks_os_sku(b)
             {
-                labels.insert("kubernetes.azure.com/os-sku".to_string(), sku.to_string());
+                labels.insert(AKS_OS_SKU_LABEL.to_string(), sku.to_string());
             }
         }
         NodeGroup {
@@ -298,14 +325,42 @@ pub fn configured_windows_nodes(target: &Target) -> Vec<NodeGroup> {
         .collect()
 }
 
+/// AKS's OS SKUs of Windows nodes that imply one build (AKS agent pool `osSKU`: "Windows2019
+/// only supports Windows2019 containers; it cannot run Windows2022 containers and vice versa").
+/// `WindowsAnnual` is left out: its nodes' build follows the Annual Channel release of the node
+/// image (23H2, then later ones), not the SKU.
+const AKS_WINDOWS_SKUS: [(&str, Build); 3] = [
+    ("Windows2019", windows::WS2019),
+    ("Windows2022", windows::WS2022),
+    ("Windows2025", windows::WS2025),
+];
+
 /// AKS's `kubernetes.azure.com/os-sku` of a Windows node of `build`.
 fn aks_os_sku(build: Build) -> Option<&'static str> {
-    match build {
-        windows::WS2019 => Some("Windows2019"),
-        windows::WS2022 => Some("Windows2022"),
-        windows::WS2025 => Some("Windows2025"),
-        _ => None,
-    }
+    AKS_WINDOWS_SKUS
+        .iter()
+        .find(|(_, b)| *b == build)
+        .map(|(sku, _)| *sku)
+}
+
+/// The Windows build an AKS `kubernetes.azure.com/os-sku` value implies (`Windows2019` →
+/// 10.0.17763, `Windows2022` → 10.0.20348, `Windows2025` → 10.0.26100); `None` for the Linux
+/// SKUs and `WindowsAnnual`. Label values are compared exactly, as the scheduler does.
+pub fn os_sku_build(value: &str) -> Option<Build> {
+    AKS_WINDOWS_SKUS
+        .iter()
+        .find(|(sku, _)| *sku == value)
+        .map(|(_, b)| *b)
+}
+
+/// The Windows build a node selector (`get`: the value of a key) pins: a
+/// `node.kubernetes.io/windows-build` value of the kubelet's form (`10.0.NNNNN`), else the build
+/// an AKS OS SKU implies.
+pub fn selected_build<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Option<Build> {
+    get(BUILD_LABEL)
+        .filter(|v| v.starts_with("10.0.") && v.split('.').count() == 3)
+        .and_then(windows::parse_build)
+        .or_else(|| get(AKS_OS_SKU_LABEL).and_then(os_sku_build))
 }
 
 /// The builds of the Windows nodes a pod can land on.

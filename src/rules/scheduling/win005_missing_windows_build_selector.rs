@@ -1,8 +1,9 @@
 //! WIN005 `missing-windows-build-selector`.
 
 use crate::model::Eval;
-use crate::model::labels::BUILD_LABEL;
+use crate::model::labels::{AKS_OS_SKU_LABEL, BUILD_LABEL};
 use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
+use crate::model::placement;
 use crate::model::windows::{self, Build};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, ops};
@@ -33,8 +34,16 @@ pub fn single_build(eval: &Eval) -> Option<Build> {
     build
 }
 
+/// Whether the pod pins its nodes' build: `node.kubernetes.io/windows-build` in its nodeSelector
+/// or in every required node-affinity term, or an AKS OS SKU that implies one build
+/// (`kubernetes.azure.com/os-sku: Windows2022`).
 pub(crate) fn has_build_pin(site: &PodSite) -> bool {
-    if site.node_selector(BUILD_LABEL).is_some() {
+    if site.node_selector(BUILD_LABEL).is_some()
+        || site
+            .node_selector(AKS_OS_SKU_LABEL)
+            .and_then(placement::os_sku_build)
+            .is_some()
+    {
         return true;
     }
     site.get(
@@ -47,8 +56,12 @@ pub(crate) fn has_build_pin(site: &PodSite) -> bool {
                 t.get("matchExpressions")
                     .and_then(Value::as_array)
                     .is_some_and(|es| {
-                        es.iter()
-                            .any(|e| e.get("key").and_then(Value::as_str) == Some(BUILD_LABEL))
+                        es.iter().any(|e| {
+                            matches!(
+                                e.get("key").and_then(Value::as_str),
+                                Some(BUILD_LABEL | AKS_OS_SKU_LABEL)
+                            )
+                        })
                     })
             })
     })
@@ -62,7 +75,13 @@ pub static WIN005: RuleMeta = RuleMeta {
     docs: r#"## What it does
 When the cluster runs Windows nodes of more than one build (`target.clusterMixedBuilds`, or several
 `windowsBuilds`), checks that a pod whose images derive a single Windows build selects the nodes of a
-compatible build via the `node.kubernetes.io/windows-build` label (set by the kubelet since 1.17).
+compatible build via the `node.kubernetes.io/windows-build` label (set by the kubelet since 1.17) or
+AKS's `kubernetes.azure.com/os-sku` (`Windows2019`, `Windows2022`, `Windows2025`).
+
+Only where a wrong-build node exists: among the builds the pod can land on (the observed Windows
+nodes it fits, else the target's), one that cannot run its images under its isolation. A
+Hyper-V isolated pod whose images every such build hosts (a host runs older images in a utility
+VM), or one whose every candidate build runs them, is not reported.
 
 ## Why is this bad?
 Under process isolation the image build must match the host build. Without the pin the scheduler
@@ -134,6 +153,15 @@ pub(crate) fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec
     // would hide WIN502 (a DaemonSet's pods are not even moved by it: their nodes come from
     // the template).
     if hosts.is_empty() {
+        return Vec::new();
+    }
+    // A pin matters only where a node of a build that cannot run the images exists among those
+    // the pod can land on: a Hyper-V pod whose images every build hosts, or a pod whose every
+    // candidate build runs them, lands well anywhere. Offline, `clusterMixedBuilds` with one
+    // listed build says that nodes of other, unnamed builds exist: they may be wrong.
+    let unnamed_builds =
+        !host_builds.observed && eval.target.cluster_mixed_builds && host_builds.builds.len() < 2;
+    if hosts.len() == host_builds.builds.len() && !unnamed_builds {
         return Vec::new();
     }
     let fix_ops = if hosts.len() == 1 {
@@ -245,5 +273,59 @@ mod tests {
         let f = only(&ws2019, &c, "WIN005");
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(f[0].message.ends_with(": 10.0.17763"), "{}", f[0].message);
+    }
+
+    fn with_image(image: &str) -> serde_json::Value {
+        set(winok(), "/spec/containers/0/image", json!(image))
+    }
+
+    /// WIN005 only where a node of a build that cannot run the images exists.
+    #[test]
+    fn only_where_a_wrong_build_node_exists() {
+        let ws2019 = with_image("mcr.microsoft.com/windows/servercore:ltsc2019");
+        let mut two = cfg();
+        two.target.windows_builds = vec![crate::windows::WS2019, crate::windows::WS2022];
+        assert_eq!(only(&ws2019, &two, "WIN005").len(), 1);
+        // Hyper-V: a 10.0.20348 host runs an ltsc2019 image in a utility VM, so every build of
+        // the target runs it.
+        let mut hv = two.clone();
+        hv.target.isolation = crate::windows::Isolation::Hyperv;
+        assert!(only(&ws2019, &hv, "WIN005").is_empty());
+        // ... but not an ltsc2022 image on a 10.0.17763 host.
+        let ws2022 = with_image("mcr.microsoft.com/windows/servercore:ltsc2022");
+        assert_eq!(only(&ws2022, &hv, "WIN005").len(), 1);
+        // An ltsc2022 image on 2022 and 2025 hosts (process isolation runs it on both).
+        let mut new = cfg();
+        new.target.windows_builds = vec![crate::windows::WS2022, crate::windows::WS2025];
+        assert!(only(&ws2022, &new, "WIN005").is_empty());
+        // Observed: one Hyper-V-capable pod, two builds that both host it.
+        let groups = vec![
+            group("a", "windows", "10.0.20348", &[GKE], &[], 1),
+            group("b", "windows", "10.0.26100", &[GKE], &[], 1),
+            linux(),
+        ];
+        let mut hv_obs = observed(cfg(), groups);
+        hv_obs.target.isolation = crate::windows::Isolation::Hyperv;
+        assert!(only(&ws2019, &hv_obs, "WIN005").is_empty());
+    }
+
+    /// AKS's OS SKU pins the build as the build label does.
+    #[test]
+    fn aks_os_sku_is_a_build_pin() {
+        let mut two = cfg();
+        two.target.windows_builds = vec![crate::windows::WS2019, crate::windows::WS2022];
+        let ws2019 = with_image("mcr.microsoft.com/windows/servercore:ltsc2019");
+        let pinned = set(
+            ws2019.clone(),
+            "/spec/nodeSelector/kubernetes.azure.com~1os-sku",
+            json!("Windows2019"),
+        );
+        assert!(only(&pinned, &two, "WIN005").is_empty());
+        let annual = set(
+            ws2019,
+            "/spec/nodeSelector/kubernetes.azure.com~1os-sku",
+            json!("WindowsAnnual"),
+        );
+        assert_eq!(only(&annual, &two, "WIN005").len(), 1);
     }
 }

@@ -5,7 +5,7 @@ use crate::model::image::ImageInfo;
 use crate::model::labels::OS_LABEL;
 use crate::model::labels::OS_LABELS;
 use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
-use crate::model::placement::{self, WindowsLanding};
+use crate::model::placement;
 use crate::model::workload::{ContainerRef, PodSite};
 use crate::model::{Eval, Finding, Fix, FixSafety, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -116,7 +116,7 @@ pub(crate) fn linux_pod_can_land_on_windows(site: &PodSite, eval: &Eval) -> Vec<
     let message = format!(
         "{}, and the pod has no OS node selector: it can land on {}, where {}. Add nodeSelector {key}: linux",
         why.join("; "),
-        where_(&landing),
+        landing.describe(),
         failure(site),
     );
     let mut f = Finding::new(&WIN011, selector_ptr(site), message);
@@ -191,31 +191,6 @@ fn lacks_windows(eval: &Eval, c: &ContainerRef, info: &ImageInfo) -> Option<Lack
             _ => Lacks::ByName(image.to_string()),
         },
     })
-}
-
-/// Where the pod can land, for the message.
-fn where_(landing: &WindowsLanding) -> String {
-    match landing {
-        WindowsLanding::Observed { nodes, example } => format!(
-            "{nodes} Windows node{} of the cluster ({example})",
-            if *nodes == 1 { "" } else { "s" }
-        ),
-        WindowsLanding::Configured { tolerated } if tolerated.is_empty() => {
-            "the target's Windows nodes, which are untainted (as on AKS and EKS)".to_string()
-        }
-        WindowsLanding::Configured { tolerated } => format!(
-            "the target's Windows nodes, whose taint{} {} it tolerates",
-            if tolerated.len() == 1 { "" } else { "s" },
-            tolerated
-                .iter()
-                .map(|t| t.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        WindowsLanding::Swallowed => {
-            "a Windows node (a toleration without a key and with operator Exists tolerates every taint, the Windows nodes' included)".to_string()
-        }
-    }
 }
 
 /// What happens on the Windows node: the kubelet rejects a pod that declares Linux (by
