@@ -35,7 +35,11 @@ fn host_of(token: &str) -> Option<Host<'_>> {
         addressed |= names_a_host(key);
         t = v;
     }
-    if let Some((_, rest)) = t.split_once("://") {
+    if let Some((scheme, rest)) = t.split_once("://") {
+        // `C://oms.crt` is a Windows path (a drive letter), not a URL.
+        if scheme.len() < 2 {
+            return None;
+        }
         addressed = true;
         t = rest;
     }
@@ -189,6 +193,9 @@ mod tests {
         ] {
             assert!(!host(v).addressed, "{v}");
         }
+        // A drive letter is no scheme (testdata/realworld oms-agent: `C://oms.crt`).
+        assert!(all("C://oms.crt").is_empty());
+        assert!(all("c://oms.key").is_empty());
         assert!(names_a_host("ORDERS_HOST"));
         assert!(names_a_host("ConnectionStrings__ApiUrl"));
         assert!(!names_a_host("LOG_LEVEL"));
