@@ -91,6 +91,10 @@ securityContext:
 ## Fix
 Opt-in: set `windowsOptions.runAsUserName: ContainerUser` (check that the application can run
 without administrator rights).
+
+## Severity
+`error` where the kubelet refuses the container for certain (it runs as ContainerAdministrator);
+`warning` where that depends on what winlint cannot see (an image's own `USER`).
 "#,
     fix: Some(FixSafety::OptIn),
     source: "KL-SC",
