@@ -126,6 +126,20 @@ fn golden_cases() {
         vectors.len()
     );
     let mut failures = Vec::new();
+    // What `winlint rules` says each rule's severities are (issue 26: shown as they vary).
+    let listed = winlint(&["rules", "-o", "json"], root);
+    let listed: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).expect("rules");
+    let severities: std::collections::BTreeMap<String, Vec<String>> = listed
+        .iter()
+        .map(|r| {
+            let all = r["severities"].as_array().expect("severities").iter();
+            (
+                r["id"].as_str().expect("id").to_string(),
+                all.map(|s| s.as_str().expect("severity").to_string())
+                    .collect(),
+            )
+        })
+        .collect();
     for case in &cases {
         let input = rel(&case.dir.join("input.yaml"));
         let mut args: Vec<&str> = case.args.iter().map(String::as_str).collect();
@@ -155,6 +169,18 @@ fn golden_cases() {
                 "{input}: expected rules {:?}, got {got:?}",
                 case.expect
             ));
+        }
+        for f in report["findings"].as_array().expect("findings") {
+            let (rule, sev) = (f["rule"].as_str().unwrap_or(""), f["severity"].as_str());
+            if !severities
+                .get(rule)
+                .is_some_and(|s| s.iter().any(|x| Some(x.as_str()) == sev))
+            {
+                failures.push(format!(
+                    "{input}: {rule} reports {sev:?}, a severity `winlint rules` does not show \
+                     for it: name it in the rule's `## Severity` docs section"
+                ));
+            }
         }
         let errors = report["summary"]["errors"].as_u64().expect("errors");
         let want_code = if errors > 0 { 1 } else { 0 };

@@ -25,8 +25,9 @@ pub(super) fn list_rules(format: RulesFormat) -> i32 {
                 .iter()
                 .map(|r| {
                     let m = r.meta;
-                    serde_json::json!({"id": m.id, "name": m.name, "severity": m.severity, "fix": m.fix,
-                        "summary": m.summary, "applies": m.applies, "source": m.source})
+                    serde_json::json!({"id": m.id, "name": m.name, "severity": m.severity,
+                        "severities": m.severities(), "severity_note": m.severity_note(),
+                        "fix": m.fix, "summary": m.summary, "applies": m.applies, "source": m.source})
                 })
                 .collect();
             writeln!(
@@ -45,7 +46,7 @@ pub(super) fn list_rules(format: RulesFormat) -> i32 {
                     "| {} | `{}` | {} | {} | {} | {} |\n",
                     m.id,
                     m.name,
-                    m.severity.as_str(),
+                    m.severity_label().replace('|', "\\|"),
                     fix_str(m.fix),
                     m.applies,
                     m.summary.replace('|', "\\|")
@@ -55,17 +56,24 @@ pub(super) fn list_rules(format: RulesFormat) -> i32 {
         }
         RulesFormat::Text => {
             let w = all.iter().map(|r| r.meta.name.len()).max().unwrap_or(10);
+            // `warning|error` where the severity varies (`winlint explain` says when).
+            let sw = all
+                .iter()
+                .map(|r| r.meta.severity_label().len())
+                .max()
+                .unwrap_or(8)
+                .max(8);
             let mut s = format!(
-                "{:<7} {:<w$} {:<8} {:<6} SUMMARY\n",
+                "{:<7} {:<w$} {:<sw$} {:<6} SUMMARY\n",
                 "ID", "NAME", "SEVERITY", "FIX"
             );
             for r in all {
                 let m = r.meta;
                 s.push_str(&format!(
-                    "{:<7} {:<w$} {:<8} {:<6} {}\n",
+                    "{:<7} {:<w$} {:<sw$} {:<6} {}\n",
                     m.id,
                     m.name,
-                    m.severity.as_str(),
+                    m.severity_label(),
                     fix_str(m.fix),
                     m.summary
                 ));

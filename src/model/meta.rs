@@ -94,6 +94,38 @@ pub struct RuleMeta {
 pub const DOCS_BASE_URL: &str = "https://github.com/winlint/winlint/blob/main/docs/rules";
 
 impl RuleMeta {
+    /// The first paragraph of the docs' `## Severity` section: when a finding's severity is
+    /// not the default. A rule whose severity varies says so there, naming each severity in
+    /// backquotes ("`error` when the taint is configured or observed; `warning` when …").
+    pub fn severity_note(&self) -> Option<&'static str> {
+        let (_, rest) = self.docs.split_once("## Severity\n")?;
+        let para = rest.split("\n\n").next()?.trim();
+        (!para.is_empty()).then_some(para)
+    }
+
+    /// Every severity a finding of the rule can have: the default first, then the others the
+    /// `## Severity` section names in backquotes, from the highest down.
+    pub fn severities(&self) -> Vec<Severity> {
+        let mut out = vec![self.severity];
+        if let Some(note) = self.severity_note() {
+            for s in [Severity::Error, Severity::Warning, Severity::Info] {
+                if note.contains(&format!("`{}`", s.as_str())) && !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+        out
+    }
+
+    /// The severity as `winlint rules` shows it: `error`, or `error|warning` when it varies.
+    pub fn severity_label(&self) -> String {
+        self.severities()
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("|")
+    }
+
     /// The URL of the rule's documentation page.
     pub fn docs_url(&self) -> String {
         format!("{DOCS_BASE_URL}/{}.md", self.id)
@@ -115,7 +147,7 @@ impl RuleMeta {
             self.id,
             self.name,
             self.summary,
-            self.severity.as_str(),
+            self.severity_label(),
             self.applies,
             fix,
             self.source,
@@ -251,6 +283,33 @@ impl Recorded {
             Recorded::RuntimeClassName => "runtimeClassName",
             Recorded::Tolerations => "tolerations",
             Recorded::WindowsBuild => "windowsBuild",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `winlint rules` and `winlint explain` show a rule's severity as its docs say it varies
+    /// (issue 26: WIN001, WIN007 and WIN409 printed as errors only).
+    #[test]
+    fn severity_as_it_varies() {
+        let varies = crate::rules::find("WIN007").expect("WIN007").meta;
+        assert_eq!(
+            varies.severities(),
+            [Severity::Error, Severity::Warning],
+            "{:?}",
+            varies.severity_note()
+        );
+        assert_eq!(varies.severity_label(), "error|warning");
+        assert!(varies.page().contains("- Severity: error|warning"));
+        let fixed = crate::rules::find("WIN003").expect("WIN003").meta;
+        assert_eq!(fixed.severity_note(), None);
+        assert_eq!(fixed.severity_label(), fixed.severity.as_str());
+        for id in ["WIN001", "WIN409"] {
+            let m = crate::rules::find(id).expect("rule").meta;
+            assert_eq!(m.severity_label(), "error|warning", "{id}");
         }
     }
 }

@@ -73,6 +73,11 @@ spec:
 Run the Windows equivalent, one argv element per token: `["cmd", "/c", "ping -n 3600 127.0.0.1 > nul"]`,
 `["powershell", "-Command", "Test-Path C:\\ready"]`; `pwsh` only in an image that has PowerShell 7
 (`mcr.microsoft.com/powershell:lts-nanoserver-ltsc2022`).
+
+## Severity
+`error` where the program is certainly missing (a Linux shell or tool as a container's command in
+an image whose contents winlint knows); `warning` where it fails less visibly or winlint is less
+sure (an exec probe or preStop hook, an image judged by its name).
 "#,
     fix: None,
     source: "containerd CRI (Windows argv escaping), Azure/AKS#1836, Azure/AKS#3107, microsoft/Windows-Containers#252",

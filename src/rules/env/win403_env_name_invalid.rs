@@ -70,6 +70,10 @@ Opt-in (`--fix-opt-in WIN403`, or the webhook's fix policy): rename `:` to `__`
 applications read the same key; other applications read exact names, so the rename is never
 applied silently. Not offered when `$(NAME)` references to the variable exist or the new name
 is taken.
+
+## Severity
+`error` for a name the target's API server rejects; `info` for one it accepts only under the
+relaxed rule (1.32+, or the gate), which API servers before it reject.
 "#,
     fix: Some(FixSafety::OptIn),
     source: "seed, K-OLD11, KEP4369, VAL, VAL-T",

@@ -49,6 +49,11 @@ spec:
 ## Fix
 Upgrade to Kubernetes ≥ 1.23 (HostProcess beta, on by default; GA in 1.26) with containerd ≥ 1.6,
 or enable the gate on 1.22 (API server and kubelets).
+
+## Severity
+`error` where the target rejects or cannot run the request (the feature gate off, the Docker
+runtime); `warning` where the target's API server does not know the field at all (before 1.22:
+the pod runs as an ordinary container).
 "#,
     fix: None,
     source: "K-HPC, VAL, kubernetes PR #99576, issue-9 research §1.4",

@@ -57,6 +57,10 @@ spec:
 ## Fix
 Set `runAsUserName` to the least-privileged account that works: a local users group made for the
 workload, or `NT AUTHORITY\Local service`; `NT AUTHORITY\SYSTEM` only when needed.
+
+## Severity
+`warning` for a user a HostProcess container cannot run as; `info` for a name that is none of
+the three service accounts, which must then name a local users group of every node.
 "#,
     fix: None,
     source: "K-HPC, KEP-1981",

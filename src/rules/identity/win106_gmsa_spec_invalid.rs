@@ -72,13 +72,22 @@ pub(crate) fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
                     .iter()
                     .map(|e| api_fields::invalid(&path, &json!(name), e))
                     .collect();
+                // A suggestion is a name the API server accepts, or none.
+                let advice = if placeholder(name) {
+                    "it is a placeholder left in the manifest: put the name of the GMSACredentialSpec resource there".to_string()
+                } else if let Some(valid) = valid_name(name) {
+                    format!(
+                        "it names a GMSACredentialSpec resource, use a lower-case name such as {valid:?}"
+                    )
+                } else {
+                    "it names a GMSACredentialSpec resource: use that resource's name (lower case, digits, '-' and '.')".to_string()
+                };
                 out.push(Finding::new(
                     &WIN106,
                     np.clone(),
                     format!(
-                        "{path} {name:?} is rejected by the API server ({}); it names a GMSACredentialSpec resource, use a lower-case name such as {:?}",
+                        "{path} {name:?} is rejected by the API server ({}); {advice}",
                         quoted.join(", "),
-                        name.to_ascii_lowercase().replace('_', "-")
                     ),
                 ));
             }
@@ -114,6 +123,30 @@ pub(crate) fn gmsa_spec_invalid(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     out
 }
 
+/// A name left to be filled in: `<Your GMSA Spec Name>`, `${SPEC}`, `{{ .Values.spec }}`,
+/// `%SPEC%`. No rewriting of it is the name the user meant.
+fn placeholder(name: &str) -> bool {
+    let t = name.trim();
+    (t.starts_with('<') && t.ends_with('>'))
+        || t.contains("${")
+        || t.contains("{{")
+        || (t.len() > 2 && t.starts_with('%') && t.ends_with('%'))
+}
+
+/// `name` in the spelling of a DNS-1123 subdomain (lower case, `_` and spaces as `-`), if that
+/// spelling is one: a suggestion the API server rejects too is no suggestion.
+fn valid_name(name: &str) -> Option<String> {
+    let lower: String = name
+        .trim()
+        .chars()
+        .map(|c| match c {
+            '_' | ' ' => '-',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
+    (lower != name && dns1123_subdomain_errors(&lower).is_empty()).then_some(lower)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +162,7 @@ mod tests {
         assert_eq!(f.pointer, name);
         assert_eq!(f.severity, Severity::Error);
         assert_says(f, "RFC 1123 subdomain");
+        assert_says(f, "\"webapp1-credspec\"");
         // A valid name is not WIN106's concern (WIN108 says what it needs).
         let pod = set(winok(), name, json!("webapp1-credspec"));
         assert!(only(&pod, &cfg(), "WIN106").is_empty());
@@ -149,5 +183,32 @@ mod tests {
         );
         let pod = set(winok(), spec, json!("x".repeat(64 * 1024)));
         assert!(only(&pod, &cfg(), "WIN106").is_empty());
+    }
+
+    #[test]
+    fn suggestions_are_valid_names_or_none() {
+        let name = "/spec/securityContext/windowsOptions/gmsaCredentialSpecName";
+        // Issue 26: `<your gmsa spec name>` is no more valid than the placeholder.
+        let pod = set(winok(), name, json!("<Your GMSA Spec Name>"));
+        let f = &only(&pod, &cfg(), "WIN106")[0];
+        assert_says(f, "placeholder");
+        assert!(!f.message.contains("such as"), "{}", f.message);
+        for p in ["${GMSA_SPEC}", "{{ .Values.gmsa }}", "%GMSA%"] {
+            assert!(placeholder(p), "{p}");
+        }
+        assert!(!placeholder("WebApp1_CredSpec"));
+        // Lower case that still is no DNS-1123 subdomain: no suggestion.
+        let pod = set(winok(), name, json!("WebApp1.CredSpec!"));
+        let f = &only(&pod, &cfg(), "WIN106")[0];
+        assert!(!f.message.contains("such as"), "{}", f.message);
+        for (bad, good) in [
+            ("WebApp1_CredSpec", Some("webapp1-credspec")),
+            ("GMSA Spec", Some("gmsa-spec")),
+            ("-webapp", None),
+            ("web_", None),
+            ("webapp.", None),
+        ] {
+            assert_eq!(valid_name(bad).as_deref(), good, "{bad}");
+        }
     }
 }

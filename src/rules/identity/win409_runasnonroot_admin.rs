@@ -81,6 +81,11 @@ securityContext:
 If the application runs without administrator rights, set `windowsOptions.runAsUserName:
 ContainerUser` (the opt-in fix of the error); if it needs them (IIS, most .NET Framework
 applications), drop `runAsNonRoot`, which cannot hold for it.
+
+## Severity
+`error` where the kubelet refuses the container for certain (`runAsUserName` or the image's
+`USER` is ContainerAdministrator); `warning` where a known image sets no `USER`
+(`runAsNonRoot` is not enforced); `info` where an unknown image's name says Server Core.
 "#,
     fix: Some(FixSafety::OptIn),
     source: "KL-SC",

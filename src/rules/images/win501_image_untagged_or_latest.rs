@@ -63,6 +63,10 @@ that exists (`mcr.microsoft.com/windows/servercore:ltsc2022`,
 `mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022`); for other images, a version
 tag (or a digest) of an image built for that build, ideally a manifest list with one entry per
 Windows build.
+
+## Severity
+`error` for an untagged or `latest` Microsoft base image, which Microsoft stopped publishing in
+2019 (the pull fails); `warning` for any other image, whose `latest` changes with every push.
 "#,
     fix: None,
     source: "MS-COMPAT, seed",

@@ -77,6 +77,11 @@ Use the Windows tag that exists for the nodes' build (`mcr.microsoft.com/dotnet/
 `registry.k8s.io/pause:3.6 or later`; opt-in fix when there is exactly one), or a Windows image
 such as `mcr.microsoft.com/windows/nanoserver:ltsc2022`
 (`kubectl debug -it POD --image=mcr.microsoft.com/windows/nanoserver:ltsc2022`).
+
+## Severity
+`warning` for an image judged Linux-only by its name; `error` where the registry or winlint's
+table of known images says it has no Windows entry, or it runs beside Windows containers in the
+pod (the pull fails with "no matching manifest for windows/amd64").
 "#,
     fix: Some(FixSafety::OptIn),
     source: "K-INTRO, dotnet/dotnet-docker#4492, pause CHANGELOG",

@@ -56,6 +56,11 @@ containers:
 ## Fix
 Build every container of the pod on the same Windows base (`ltsc2022` for Windows Server 2022
 nodes).
+
+## Severity
+`error` under process isolation, where no node can run containers of different builds;
+`warning` under Hyper-V isolation, and where some builds come from the tags of digest-pinned
+images.
 "#,
     fix: None,
     source: "MS-COMPAT",

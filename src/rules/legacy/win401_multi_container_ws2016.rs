@@ -39,6 +39,10 @@ spec:
 
 ## Fix
 Split the containers into separate pods, or move to Windows Server 1709/2019 or newer nodes.
+
+## Severity
+`error` for several containers on Windows Server 2016; `warning` for init containers there, which
+may fail.
 "#,
     fix: None,
     source: "seed, K-OLD11",

@@ -41,6 +41,10 @@ metadata:
 ## Fix
 Kubernetes ≥ 1.21, opt-in: replace the annotation with `runtimeClassName` of the configured
 Hyper-V RuntimeClass (handler `runhcs-wcow-hypervisor`, containerd ≥ 1.7).
+
+## Severity
+`warning` for the annotation; `error` for a pod of more than one container on Kubernetes
+1.10-1.20, where annotation-based Hyper-V isolation runs exactly one.
 "#,
     fix: Some(FixSafety::OptIn),
     source: "PR58751, PR95505, PR97141, WT, E2E-HV",

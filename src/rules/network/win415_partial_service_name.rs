@@ -7,7 +7,7 @@ use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::workload::{Lookup, PodSite, items};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::network::common::{hosts, partial_service_name};
+use crate::rules::network::common::{Host, Partial, hosts, names_a_host, partial_service_name};
 
 /// WIN415 in the registry.
 pub const RULE: Rule = Rule {
@@ -25,6 +25,16 @@ Finds, in the `env` values, `command` and `args` of Windows pods, host names of 
 `name.namespace.svc`, and `name.namespace` where `namespace` is a namespace winlint knows (one in
 the input or the cluster, the pod's own, `default`, `kube-system`, `kube-public`,
 `kube-node-lease`), alone, in URLs or as `host:port`.
+
+A `name.namespace` whose namespace winlint does not know is reported too when its last label is
+no public suffix, so that no name on the internet ends in it (`orders.backend`, `grafana.monitoring`:
+Mozilla's Public Suffix List, compiled in), and the value says it is a host: a URL, a port,
+`user@`, or a variable, ConfigMap key or `key=` named like a host (`ORDERS_HOST`, `ApiUrl`,
+`--server=`, `Server=`). Real domains stay silent: `api.example.com`, `redis.io`, the special-use
+and private top-level names (`.local`, `.internal`, `.corp`, `.lan`, `.home`, `.test`). A dotted
+word the value does not call a host (`config.yml`, `cmd.exe`, `dbo.orders`) is not read as one,
+and a namespace that is also a top-level domain (`web`, `shop`, `dev`) is found only when it is
+known.
 
 The values of ConfigMaps the pod reads are checked too when the ConfigMap is in the linted
 input (`env[].valueFrom.configMapKeyRef`, `envFrom[].configMapRef` (single-line values of keys without a
@@ -80,9 +90,10 @@ pub(crate) fn partial_service_name_rule(site: &PodSite, eval: &Eval) -> Vec<Find
         value,
         what,
         config_map,
-    } in values(site, eval, |v| partial(v, &known).is_some())
+        named_host,
+    } in values(site, eval, |v, named| partial(v, named, &known).is_some())
     {
-        let Some(host) = partial(value, &known) else {
+        let Some((host, why)) = partial(value, named_host, &known) else {
             continue;
         };
         let name = host.split('.').next().unwrap_or(host);
@@ -90,23 +101,41 @@ pub(crate) fn partial_service_name_rule(site: &PodSite, eval: &Eval) -> Vec<Find
         let place = config_map
             .map(|cm| format!(" (change it in ConfigMap {cm})"))
             .unwrap_or_default();
+        // A namespace winlint does not know: say why the name is read as one.
+        let reading = match why {
+            Partial::NoPublicSuffix => format!(
+                " ({ns:?} is no public suffix, so the name is Service {name} in namespace {ns})"
+            ),
+            Partial::Svc | Partial::KnownNamespace => String::new(),
+        };
         out.push(Finding::new(
             &WIN415,
             pointer,
             format!(
-                "{what} names {host:?}, a partially qualified Service name: Windows treats any \
-                 name with a dot as fully qualified and does not append the DNS search suffixes, \
-                 so it does not resolve; use {name}.{ns}.svc.cluster.local (with the cluster's \
-                 domain), or {name:?} from the same namespace{place}"
+                "{what} names {host:?}, a partially qualified Service name{reading}: Windows \
+                 treats any name with a dot as fully qualified and does not append the DNS \
+                 search suffixes, so it does not resolve; use {name}.{ns}.svc.cluster.local \
+                 (with the cluster's domain), or {name:?} from the same namespace{place}"
             ),
         ));
     }
     out
 }
 
-/// The first partially qualified Service name in `value`.
-fn partial<'v>(value: &'v str, known: &impl Fn(&str) -> bool) -> Option<&'v str> {
-    hosts(value).find(|h| partial_service_name(h, known))
+/// The first partially qualified Service name in `value`, and why it is one. `named_host`: the
+/// variable or ConfigMap key holding the value says it is a host (`ORDERS_HOST`).
+fn partial<'v>(
+    value: &'v str,
+    named_host: bool,
+    known: &impl Fn(&str) -> bool,
+) -> Option<(&'v str, Partial)> {
+    hosts(value).find_map(|h| {
+        let h = Host {
+            addressed: h.addressed || named_host,
+            ..h
+        };
+        partial_service_name(h, known).map(|why| (h.name, why))
+    })
 }
 
 /// One string the pod uses, where the finding points and how the message names it.
@@ -116,6 +145,8 @@ struct Used<'a> {
     what: String,
     /// `namespace/name` of the ConfigMap the value comes from.
     config_map: Option<String>,
+    /// The variable or key holding the value says it is a host ([`names_a_host`]).
+    named_host: bool,
 }
 
 /// The strings the pod's containers use: `env` values, `command` and `args`, and the values of
@@ -125,7 +156,11 @@ struct Used<'a> {
 /// ConfigMap may be in another file, and is only wrong for the Windows pods that read it.
 /// Only the values `wanted` accepts are described: every value of every pod passes here, and
 /// the pointer and wording are for the rare one that is reported.
-fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool) -> Vec<Used<'a>> {
+fn values<'a>(
+    site: &PodSite<'a>,
+    eval: &'a Eval,
+    wanted: impl Fn(&str, bool) -> bool,
+) -> Vec<Used<'a>> {
     let ns = site
         .namespace
         .or_else(|| site.meta.get("namespace").and_then(Value::as_str))
@@ -136,14 +171,16 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool)
     for c in site.containers() {
         for (i, e) in items(c.value, "env").enumerate() {
             let env = e.get("name").and_then(Value::as_str).unwrap_or("");
+            let named = names_a_host(env);
             if let Some(v) = e.get("value").and_then(Value::as_str)
-                && wanted(v)
+                && wanted(v, named)
             {
                 out.push(Used {
                     pointer: site.container_ptr(&c, &format!("/env/{i}/value")),
                     value: v,
                     what: format!("{} env {env}", c.label()),
                     config_map: None,
+                    named_host: named,
                 });
             }
             let r = e.lookup("/valueFrom/configMapKeyRef");
@@ -151,7 +188,7 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool)
             let key = r.and_then(|r| r.get("key")).and_then(Value::as_str);
             if let (Some(name), Some(key)) = (name, key)
                 && let Some(v) = data(name).and_then(|d| d.get(key))
-                && wanted(v)
+                && wanted(v, named || names_a_host(key))
             {
                 out.push(Used {
                     pointer: site.container_ptr(&c, &format!("/env/{i}/valueFrom/configMapKeyRef")),
@@ -161,6 +198,7 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool)
                         c.label()
                     ),
                     config_map: Some(format!("{ns}/{name}")),
+                    named_host: named || names_a_host(key),
                 });
             }
         }
@@ -172,7 +210,8 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool)
             // (`nginx.conf`) is a file the ConfigMap serves to volumes: no program reads its
             // host from such a variable (no shell can even name it).
             for (key, v) in data(name).into_iter().flatten() {
-                if v.trim_end().contains('\n') || key.contains('.') || !wanted(v) {
+                let named = names_a_host(key);
+                if v.trim_end().contains('\n') || key.contains('.') || !wanted(v, named) {
                     continue;
                 }
                 out.push(Used {
@@ -183,19 +222,21 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool)
                         c.label()
                     ),
                     config_map: Some(format!("{ns}/{name}")),
+                    named_host: named,
                 });
             }
         }
         for field in ["command", "args"] {
             for (i, v) in items(c.value, field).enumerate() {
                 if let Some(v) = v.as_str()
-                    && wanted(v)
+                    && wanted(v, false)
                 {
                     out.push(Used {
                         pointer: site.container_ptr(&c, &format!("/{field}/{i}")),
                         value: v,
                         what: format!("{} {field}[{i}]", c.label()),
                         config_map: None,
+                        named_host: false,
                     });
                 }
             }
@@ -239,7 +280,10 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool)
                     .collect()
             });
             for (key, value) in d {
-                if items.as_ref().is_some_and(|k| !k.contains(&key.as_str())) || !wanted(value) {
+                // A mounted file: its key is a file name, only its text can say "host".
+                if items.as_ref().is_some_and(|k| !k.contains(&key.as_str()))
+                    || !wanted(value, false)
+                {
                     continue;
                 }
                 out.push(Used {
@@ -249,6 +293,7 @@ fn values<'a>(site: &PodSite<'a>, eval: &'a Eval, wanted: impl Fn(&str) -> bool)
                         "volume {volume:?} mounts ConfigMap {ns}/{name}, whose key {key:?}"
                     ),
                     config_map: Some(format!("{ns}/{name}")),
+                    named_host: false,
                 });
             }
         }
@@ -285,21 +330,71 @@ mod tests {
     }
 
     #[test]
-    fn name_dot_namespace_only_for_known_namespaces() {
+    fn name_dot_namespace_for_known_namespaces() {
         assert_eq!(
             hits(&env("https://kubernetes.default:443"), &cfg(), "WIN415").len(),
             1
         );
-        // An unknown second label may be a top-level domain.
-        assert!(hits(&env("http://redis.cache:6379"), &cfg(), "WIN415").is_empty());
         assert!(hits(&env("https://example.com"), &cfg(), "WIN415").is_empty());
+        // `shop` is a top-level domain: only a known namespace makes it one.
+        assert!(hits(&env("http://redis.shop:6379"), &cfg(), "WIN415").is_empty());
         // The pod's own namespace is known.
         let pod = set(
-            env("http://redis.cache:6379"),
+            env("http://redis.shop:6379"),
             "/metadata/namespace",
-            json!("cache"),
+            json!("shop"),
         );
         assert_eq!(hits(&pod, &cfg(), "WIN415").len(), 1);
+    }
+
+    fn named_env(name: &str, value: &str) -> Value {
+        set(
+            winok(),
+            &format!("{C0}/env"),
+            json!([{"name": name, "value": value}]),
+        )
+    }
+
+    #[test]
+    fn no_public_suffix_is_a_namespace_where_the_value_is_a_host() {
+        // Issue 26: `backend` ends no domain on the internet.
+        let pod = env("http://orders.backend:8080/api");
+        let f = &only(&pod, &cfg(), "WIN415")[0];
+        assert_says(f, "orders.backend.svc.cluster.local");
+        assert_says(f, "no public suffix");
+        assert_eq!(
+            hits(
+                &named_env("ORDERS_HOST", "orders.backend"),
+                &cfg(),
+                "WIN415"
+            )
+            .len(),
+            1
+        );
+        // Not said to be a host: a bare word pair, a file name.
+        for (name, value) in [
+            ("TABLE", "dbo.orders"),
+            ("CONFIG", "config.yml"),
+            ("SHELL", "cmd.exe"),
+        ] {
+            assert!(
+                hits(&named_env(name, value), &cfg(), "WIN415").is_empty(),
+                "{value}"
+            );
+        }
+        // Real domains.
+        for v in [
+            "https://api.example.com",
+            "http://nas.local",
+            "http://foo.internal:80",
+            "Server=sql01.corp;Database=Orders",
+            "https://login.microsoftonline.com",
+        ] {
+            assert!(
+                hits(&named_env("DB_HOST", v), &cfg(), "WIN415").is_empty(),
+                "{v}"
+            );
+        }
     }
 
     #[test]

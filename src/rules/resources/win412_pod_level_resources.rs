@@ -49,6 +49,12 @@ spec:
 
 ## Fix
 Set requests and limits on each container instead.
+
+## Severity
+`error` where the API server rejects the field (the pod declares `spec.os.name: windows` and the
+target validates it); `warning` where the field is kept and ignored on Windows; `info` for a
+neutral value (what Pod Security asks of Linux pods: harmless) and for a field a disabled
+feature gate makes the API server drop.
 "#,
     fix: None,
     source: "kubernetes PR #133046, feature-gates/PodLevelResources.md, issue-9 research §1.2",

@@ -7,9 +7,9 @@ use crate::model::classify::{self, Os};
 use crate::model::context::Context;
 use crate::model::labels::{OS_LABELS, WINDOWS_ONLY_NODE_LABELS};
 use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
-use crate::model::schedule;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity};
+use crate::model::{placement, schedule};
 use crate::rules::Rule;
 use crate::rules::scheduling::common::node_selector_ops;
 use crate::rules::scheduling::common::selector_ptr;
@@ -51,6 +51,11 @@ spec:
 ## Fix
 Safe: add `nodeSelector: {kubernetes.io/os: windows}` (`beta.kubernetes.io/os` before Kubernetes 1.14).
 The webhook applies the same fix as mutation M1.
+
+## Severity
+`error` where the scheduler can place the pod on a node that is not Windows; `warning` where a
+label only Windows nodes carry already keeps it on them (the OS selector is still missing), and
+where the cluster shows no Windows node yet (checked against the configured target, not denied).
 "#,
     fix: Some(FixSafety::Safe),
     source: "K-UG, KEP116, seed",
@@ -79,8 +84,14 @@ pub(crate) fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             return Vec::new();
         }
         let n: usize = others.iter().map(|g| g.count()).sum();
+        // No Windows node takes it (taints, selectors): it lands on the others for certain.
+        let can = if p.windows_fitting().is_empty() {
+            "will place it on one of"
+        } else {
+            "can place it on"
+        };
         format!(
-            "Windows pod has no OS node selector ({}); the scheduler can place it on {n} node{} that {} not Windows ({}). Add nodeSelector {key}: windows",
+            "Windows pod has no OS node selector ({}); the scheduler {can} {n} node{} that {} not Windows ({}), where its Windows containers cannot run. Add nodeSelector {key}: windows",
             eval.class.reason(),
             if n == 1 { "" } else { "s" },
             if n == 1 { "is" } else { "are" },
@@ -100,8 +111,20 @@ pub(crate) fn missing_os_selector(site: &PodSite, eval: &Eval) -> Vec<Finding> {
             "the pod is kept on Windows nodes only by {by}, a label only Windows nodes carry; add nodeSelector {key}: windows as well, which every Kubernetes node has and every tool reads"
         )
     } else {
+        // Windows nodes it does not tolerate (configured taints, not assumed ones) leave it only
+        // the Linux nodes (WIN007 says which taint).
+        let tols = placement::tolerations(site, eval.context);
+        let untolerated = !eval.target.taints_assumed()
+            && schedule::untolerated(eval.target.windows_node_taints(), site.spec, &tols)
+                .next()
+                .is_some();
+        let lands = if untolerated {
+            "will place it on a Linux node (it does not tolerate the Windows nodes' taints either, WIN007)"
+        } else {
+            "may place it on a Linux node"
+        };
         format!(
-            "Windows pod has no OS node selector ({}); the scheduler may place it on a Linux node. Add nodeSelector {key}: windows",
+            "Windows pod has no OS node selector ({}); the scheduler {lands}, where its Windows containers cannot run. Add nodeSelector {key}: windows",
             eval.class.reason()
         )
     };
@@ -258,6 +281,42 @@ mod tests {
             aff(json!([term("windows"), term("linux")])),
         );
         assert!(ids(&pod, &cfg()).contains(&"WIN001"));
+    }
+
+    #[test]
+    fn win001_says_where_the_pod_lands() {
+        // Issue 26: what happens there, and "will" where no Windows node takes it.
+        let pod = unset(winok(), "/spec/nodeSelector");
+        let f = &only(&pod, &cfg(), "WIN001")[0];
+        assert!(
+            f.message
+                .contains("may place it on a Linux node, where its Windows containers cannot run"),
+            "{}",
+            f.message
+        );
+        // The default taint is assumed: "may" all the same.
+        let bare = unset(pod.clone(), "/spec/tolerations");
+        assert!(
+            only(&bare, &cfg(), "WIN001")[0]
+                .message
+                .contains("may place")
+        );
+        // Configured taints it does not tolerate: it will land on Linux.
+        let mut c = cfg();
+        c.target.pinned.windows_taints = true;
+        let f = &only(&bare, &c, "WIN001")[0];
+        assert!(
+            f.message.contains("will place it on a Linux node"),
+            "{}",
+            f.message
+        );
+        let c = crate::rules::scheduling::common::tests::windows_and_linux("os=windows:NoSchedule");
+        let f = &only(&bare, &c, "WIN001")[0];
+        assert!(
+            f.message.contains("will place it on one of 3 nodes"),
+            "{}",
+            f.message
+        );
     }
 
     #[test]

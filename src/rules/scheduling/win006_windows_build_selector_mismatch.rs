@@ -52,6 +52,10 @@ spec:
 
 ## Fix
 Select the build the images are made for, as `10.0.NNNNN`.
+
+## Severity
+`error` for a pod, which stays Pending; `info` for a DaemonSet, which creates no pod on the
+missing build, as intended where one DaemonSet per Windows build is shipped.
 "#,
     fix: None,
     source: "KL-LBL, MS-COMPAT",

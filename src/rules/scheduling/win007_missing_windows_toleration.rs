@@ -1,6 +1,8 @@
 //! WIN007 `missing-windows-toleration`.
 
 use crate::model::Eval;
+use crate::model::classify::{self, Os};
+use crate::model::labels::OS_LABELS;
 use crate::model::meta::{Mutation, Reads, Recorded, RuleOs};
 use crate::model::placement;
 use crate::model::schedule;
@@ -8,6 +10,7 @@ use crate::model::workload::PodSite;
 use crate::model::{Finding, Fix, FixSafety, RuleMeta, Severity, Taint, ops};
 use crate::rules::Rule;
 use crate::rules::scheduling::common::is_daemonset;
+use crate::rules::scheduling::win001_missing_os_selector::windows_only_selector;
 use serde_json::Value;
 
 /// WIN007 in the registry.
@@ -33,7 +36,10 @@ The default taint is an assumption (neither configured nor read from the cluster
 finding is a warning that says so. `--platform aks|eks|gke|generic` names the platform's taints.
 
 ## Why is this bad?
-A pod that does not tolerate the taint of the only nodes that can run it stays Pending.
+A pod pinned to Windows (an OS selector or affinity) that does not tolerate the taint of the only
+nodes that can run it stays Pending. A pod with no OS pin is not Pending: the scheduler places it
+on a node without the taint, a Linux node, where its Windows containers cannot run (WIN001 asks
+for the pin; the message says where it lands).
 A DaemonSet's controller creates no pod at all for a node whose taints its template does not
 tolerate (`NodeShouldRunDaemonPod`), so nothing is Pending: the DaemonSet just never runs on the
 Windows nodes. That is a warning, and the webhook does not count the toleration it would add at
@@ -51,6 +57,12 @@ spec:
 ## Fix
 Safe: add `tolerations: [{key: os, operator: Equal, value: windows, effect: NoSchedule}]` (one per
 configured taint). The webhook applies it as mutation M3.
+
+## Severity
+`error` where the taint is configured (`windowsTaints`, `--platform`) or read from the cluster;
+`warning` where winlint assumed it (the user guide's convention), where the cluster shows no
+Windows node yet, and for a DaemonSet (no pod of it is Pending). A toleration without key that
+the API server refuses is an `error` whatever the nodes are.
 "#,
     fix: Some(FixSafety::Safe),
     source: "K-UG",
@@ -143,6 +155,14 @@ pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Fin
             "{whose} {} but the pod does not tolerate {them}; it names its node (spec.nodeName: {node}), so the kubelet there rejects it (UntoleratedTaint). Add a toleration",
             names.join(", "),
         )
+    } else if let Some(elsewhere) = lands_elsewhere(site, eval) {
+        // Not pinned to Windows: the scheduler does not leave it Pending, it places it where
+        // no taint keeps it off (issue 26).
+        format!(
+            "{whose} {} but the pod does not tolerate {them}; it has no OS pin, so the scheduler places it on {elsewhere} instead, where its Windows containers cannot run (WIN001). Add a toleration and nodeSelector {}: windows",
+            names.join(", "),
+            eval.target.os_label_key(),
+        )
     } else {
         format!(
             "{whose} {} but the pod does not tolerate {them}; it will stay Pending. Add a toleration",
@@ -189,6 +209,34 @@ pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Fin
         f = f.severity(Severity::Error);
     }
     vec![f]
+}
+
+/// Where a pod that no Windows node takes lands instead, when nothing pins it to Windows: the
+/// observed nodes that are not Windows it fits, or offline (a mixed cluster) a Linux node. `None`
+/// for a pod pinned to Windows (an OS selector or affinity, a label only Windows nodes carry),
+/// which stays Pending.
+fn lands_elsewhere(site: &PodSite, eval: &Eval) -> Option<String> {
+    let p = eval.placement(site);
+    if p.observed() {
+        let others = p.other_fitting();
+        let n: usize = others.iter().map(|g| g.count()).sum();
+        return (n > 0).then(|| {
+            format!(
+                "one of {n} node{} that {} not Windows ({})",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "is" } else { "are" },
+                others[0].describe()
+            )
+        });
+    }
+    // WIN001's reading: a value in the wrong case pins the pod to no node at all (WIN010).
+    let pinned = classify::has_os_pin(site, eval.context, Os::Windows)
+        || OS_LABELS.iter().any(|k| {
+            site.node_selector(k)
+                .is_some_and(|v| v.eq_ignore_ascii_case("windows"))
+        })
+        || windows_only_selector(site).is_some();
+    (!pinned).then(|| "a Linux node".to_string())
 }
 
 /// Whether the pod has a toleration without key whose operator is not `Exists`: the API server
@@ -280,6 +328,23 @@ mod tests {
         assert_says, cfg, findings, group, hits, ids, observed, only, set, unset, winok,
     };
     use serde_json::json;
+
+    #[test]
+    fn an_unpinned_pod_lands_on_linux_instead_of_pending() {
+        // Issue 26: no OS pin, no toleration: the scheduler places it on a Linux node.
+        let bare = unset(unset(winok(), "/spec/nodeSelector"), "/spec/tolerations");
+        let f = &only(&bare, &cfg(), "WIN007")[0];
+        assert!(!f.message.contains("stay Pending"), "{}", f.message);
+        assert_says(f, "places it on a Linux node instead");
+        // Pinned by the OS selector: nowhere else to go, Pending.
+        let pinned = unset(winok(), "/spec/tolerations");
+        assert_says(&only(&pinned, &cfg(), "WIN007")[0], "stay Pending");
+        // Observed nodes: it lands on the Linux group it fits.
+        let c = crate::rules::scheduling::common::tests::windows_and_linux("os=windows:NoSchedule");
+        let f = &only(&bare, &c, "WIN007")[0];
+        assert_says(f, "places it on one of 3 nodes that are not Windows (linux");
+        assert_says(&only(&pinned, &c, "WIN007")[0], "stay Pending");
+    }
 
     #[test]
     fn win007_tolerations() {

@@ -64,6 +64,12 @@ spec:
 Safe for the OS label: write the value in lower case, or use `beta.kubernetes.io/os` on
 Kubernetes before 1.14. Otherwise select labels the Windows nodes have
 (`kubectl get nodes -l kubernetes.io/os=windows --show-labels`).
+
+## Severity
+`error` where no node can ever match (an OS value in the wrong case, a label the target's nodes
+do not have yet); `warning` where the selector matches none of the observed Windows nodes (a node
+that has them may join) or the pod names a node not in the observed list; `info` for such a
+DaemonSet, which just creates no pod there.
 "#,
     fix: Some(FixSafety::Safe),
     source: "KL-LBL, PR84472, scheduler",

@@ -63,6 +63,12 @@ spec:
 ## Fix
 Opt-in (`--fix-opt-in WIN101`): remove the field. It has no effect on Windows, but it changes the
 manifest; to choose the user on Windows use `securityContext.windowsOptions.runAsUserName`.
+
+## Severity
+`error` where the API server rejects the field (the pod declares `spec.os.name: windows` and the
+target validates it); `warning` where the field is kept and ignored on Windows; `info` for a
+neutral value (what Pod Security asks of Linux pods: harmless) and for a field a disabled
+feature gate makes the API server drop.
 "#,
     fix: Some(FixSafety::OptIn),
     source: "VAL, K-INTRO, issue-9 research §1.2 (measured on kube-apiserver 1.32)",

@@ -46,6 +46,12 @@ Safe: delete the neutral values `shareProcessNamespace: false` and `hostUsers: t
 defaults, so nothing changes on any OS). `hostPID: true`, `hostIPC: true`,
 `shareProcessNamespace: true` and `hostUsers: false` ask for something Windows cannot provide: no
 automatic fix; remove them by hand (a HostProcess pod is the Windows way to reach the host).
+
+## Severity
+`error` where the API server rejects the field (the pod declares `spec.os.name: windows` and the
+target validates it); `warning` where the field is kept and ignored on Windows; `info` for a
+neutral value (what Pod Security asks of Linux pods: harmless) and for a field a disabled
+feature gate makes the API server drop.
 "#,
     fix: Some(FixSafety::Safe),
     source: "VAL, issue-9 research §1.2 (measured on kube-apiserver 1.32)",

@@ -65,6 +65,12 @@ of type `RuntimeDefault`, `procMount: Default`.
 Other values Windows ignores (`runAsUser`, `seLinuxOptions`, …) are removed only on opt-in.
 `privileged: true`, `capabilities.add` and `readOnlyRootFilesystem: true` express intent Windows
 cannot meet: no automatic fix (drop them, or use a HostProcess pod for host access).
+
+## Severity
+`error` where the API server rejects the field (the pod declares `spec.os.name: windows` and the
+target validates it); `warning` where the field is kept and ignored on Windows; `info` for a
+neutral value (what Pod Security asks of Linux pods: harmless) and for a field a disabled
+feature gate makes the API server drop.
 "#,
     fix: Some(FixSafety::OptIn),
     source: "VAL, K-INTRO, K-PSS, issue-9 research §1.2 (measured on kube-apiserver 1.32)",

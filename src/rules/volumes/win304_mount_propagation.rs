@@ -54,6 +54,10 @@ containers:
 Safe for `HostToContainer`: delete the field (Windows behaves as `None` anyway). `Bidirectional`
 has no Windows equivalent: remove it and redesign how the host and the container share mounts (on
 Windows, CSI node plugins use csi-proxy or run as HostProcess containers).
+
+## Severity
+`warning` for a propagation Windows ignores; `error` for `Bidirectional` on a container that is
+not privileged, which the API server rejects.
 "#,
     fix: Some(FixSafety::Safe),
     source: "K-INTRO, KEP116, VAL, issue-9 research §1.2 (measured on kube-apiserver 1.32)",

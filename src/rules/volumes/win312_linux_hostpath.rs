@@ -99,6 +99,10 @@ volumes:
 ## Fix
 Use the named pipe (`\\.\pipe\containerd-containerd`, `\\.\pipe\docker_engine`) or the Windows
 location of what the agent needs, or keep the workload on Linux nodes.
+
+## Severity
+`warning` for a Linux host path (the kubelet mounts an ordinary directory); `error` for a
+`CharDevice` or `BlockDevice` type, whose check fails on Windows so that the pod does not start.
 "#,
     fix: None,
     source: "K-INTRO, pkg/volume/util/util.go (MakeAbsolutePath), hostutil_windows.go, issue-9 research §4",
