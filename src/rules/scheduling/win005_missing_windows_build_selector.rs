@@ -135,11 +135,22 @@ pub(crate) fn missing_windows_build_selector(site: &PodSite, eval: &Eval) -> Vec
     {
         return Vec::new();
     }
-    if crate::model::classify::runtime_class_os(site, eval.context).is_some()
-        && site
-            .str("/runtimeClassName")
-            .and_then(|n| eval.context.runtime_classes.get(n))
-            .is_some_and(|rc| rc.node_selector.contains_key(BUILD_LABEL))
+    // A RuntimeClass that pins a build (the admission plugin merges its nodeSelector into the
+    // pod's) pins the pod: the real scheduler binds it on that build's nodes only.
+    if placement::runtime_class(site, eval.context).is_some_and(|rc| {
+        placement::selected_build(|k| rc.node_selector.get(k).map(String::as_str)).is_some()
+    }) {
+        return Vec::new();
+    }
+    // A pod that lands on no Windows node (a taint it does not tolerate, as the real scheduler
+    // decides it: `tests/k8s_scheduler.rs`) stays Pending whatever its build pin; WIN007 says
+    // why. Its fix (a toleration) makes the fixer lint again, and this rule then reports.
+    // With the taints only assumed, nothing is known of the real nodes' taints: it reports.
+    let landing = eval.placement(site);
+    let known_taints = landing.observed() || !eval.target.taints_assumed();
+    if known_taints
+        && landing.facts != placement::NodeFacts::NoWindowsNodes
+        && placement::windows_landing(site, eval.target, eval.context, landing).is_none()
     {
         return Vec::new();
     }

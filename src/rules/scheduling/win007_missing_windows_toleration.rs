@@ -235,7 +235,7 @@ fn lands_elsewhere(site: &PodSite, eval: &Eval) -> Option<String> {
             site.node_selector(k)
                 .is_some_and(|v| v.eq_ignore_ascii_case("windows"))
         })
-        || windows_only_selector(site).is_some();
+        || windows_only_selector(site, eval.context).is_some();
     (!pinned).then(|| "a Linux node".to_string())
 }
 
