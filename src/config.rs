@@ -506,6 +506,7 @@ impl Config {
                     windows::parse_build(s).ok_or_else(|| ConfigError::WindowsBuild(s.clone()))
                 })
                 .collect::<Result<_, _>>()?;
+            self.target.windows_revisions = windows::revisions(b.iter().map(String::as_str));
         }
         if let Some(i) = t.isolation {
             self.target.pinned.isolation = true;

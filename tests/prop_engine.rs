@@ -1174,6 +1174,7 @@ fn node_group(i: usize, n: usize) -> NodeGroup {
     NodeGroup {
         os: NodeOs::parse(os),
         build: windows::parse_build(build),
+        revision: None,
         taints: taints.iter().map(|t| Taint::parse(t).unwrap()).collect(),
         labels: l,
         runtime: Some("containerd://1.7.20".into()),

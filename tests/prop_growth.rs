@@ -616,6 +616,7 @@ fn config_with_nodes() -> Config {
         NodeGroup {
             os: NodeOs::parse(os),
             build: winlint::model::windows::parse_build(build),
+            revision: None,
             taints: taints
                 .iter()
                 .map(|t| winlint::model::Taint::parse(t).unwrap())

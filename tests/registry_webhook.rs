@@ -160,6 +160,81 @@ async fn sync_mode_judges_the_first_request_by_the_fact() {
     server.shutdown();
 }
 
+/// Issue 26 item 6 (WIN510): an image whose `os.version` revision is newer than the live
+/// Windows nodes' kernelVersion revision is denied (the container would fail at start with
+/// 0xc0370106); one patched earlier than the nodes is admitted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_patched_later_than_the_live_nodes_is_denied() {
+    if tools().is_none() {
+        return;
+    }
+    let reg = Registry::start(None);
+    let mut l = Layout::new();
+    for (tag, version) in [("newer", "10.0.20348.2966"), ("older", "10.0.20348.2700")] {
+        let m = l.manifest(&registry_support::Plat {
+            os: "windows",
+            arch: "amd64",
+            version: Some(version),
+        });
+        l.tag(&m, tag);
+        reg.push(l.dir.path(), tag, "app", false);
+    }
+    let c = certs();
+    let cfg = c.dir.path().join("winlint.yaml");
+    std::fs::write(&cfg, "registry:\n  mode: sync\n  syncBudgetMs: 1000\n").unwrap();
+    let mut a = args(&c);
+    a.config = Some(cfg);
+    let server = start(a).await;
+    // Live facts: two ltsc2022 nodes at revision 2849 (kernelVersion), one Linux node.
+    let node = |name: &str, os: &str, kernel: &str| -> k8s_openapi::api::core::v1::Node {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"kubernetes.io/os": os}},
+            "spec": {"taints": if os == "windows" {
+                serde_json::json!([{"key": "os", "value": "windows", "effect": "NoSchedule"}])
+            } else { serde_json::json!([]) }},
+            "status": {"nodeInfo": {"operatingSystem": os, "kernelVersion": kernel}}}))
+        .unwrap()
+    };
+    let nodes = [
+        node("win-a", "windows", "10.0.20348.2849"),
+        node("win-b", "windows", "10.0.20348.2849"),
+        node("lin-a", "linux", "6.1.0"),
+    ];
+    server
+        .state
+        .apply_facts(std::sync::Arc::new(winlint::cluster::ClusterFacts::derive(
+            &nodes,
+            &[],
+            &[],
+            None,
+        )));
+    let mut client = Client::connect(server.addr, &c.tls.ca_pem, false).await;
+    let (_, body) = client
+        .post(
+            "/validate",
+            review("n0", &format!("{}/app:newer", reg.host)),
+        )
+        .await
+        .unwrap();
+    let v = parse_review(&body, "n0");
+    assert_eq!(v["response"]["allowed"], false, "{v}");
+    let msg = v["response"]["status"]["message"].to_string();
+    assert!(
+        msg.contains("WIN510") && msg.contains("10.0.20348.2966") && msg.contains("win-a"),
+        "{msg}"
+    );
+    let (_, body) = client
+        .post(
+            "/validate",
+            review("o0", &format!("{}/app:older", reg.host)),
+        )
+        .await
+        .unwrap();
+    let v = parse_review(&body, "o0");
+    assert_eq!(v["response"]["allowed"], true, "{v}");
+    server.shutdown();
+}
+
 #[test]
 fn a_sync_budget_over_one_second_is_refused() {
     let e = winlint::config::Config::from_yaml(

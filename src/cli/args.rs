@@ -171,6 +171,8 @@ impl TargetArgs {
                         .ok_or_else(|| ConfigError::WindowsBuildFlag(s.to_string()))
                 })
                 .collect::<Result<_, _>>()?;
+            t.windows_revisions =
+                windows::revisions(self.windows_builds.iter().flat_map(|s| s.split(',')));
         }
         if let Some(i) = &self.isolation {
             t.pinned.isolation = true;

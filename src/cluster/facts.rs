@@ -17,7 +17,7 @@ pub use crate::model::nodes::{
 };
 use crate::model::schedule::{self, Fit};
 use crate::model::{KubeVersion, Taint};
-use crate::windows::{Build, parse_build};
+use crate::windows::{Build, parse_build, parse_revision};
 
 /// What makes nodes interchangeable for scheduling and for the rules: everything of a Node that
 /// the facts keep except its name and hostname.
@@ -27,6 +27,10 @@ pub struct NodeShape {
     /// Windows nodes only: from `node.kubernetes.io/windows-build`, else
     /// `status.nodeInfo.kernelVersion`, else `osImage`; `None` when none says.
     pub build: Option<Build>,
+    /// Windows nodes only: the revision (UBR) of `status.nodeInfo.kernelVersion`
+    /// (`10.0.20348.2849` → 2849), what WIN510 compares images' `os.version` with. Nodes of one
+    /// build patched to different levels are different shapes.
+    pub revision: Option<u32>,
     /// Scheduling taints (no [`CONDITION_TAINTS`]), sorted.
     pub taints: Vec<Taint>,
     /// Every label but `kubernetes.io/hostname`.
@@ -42,8 +46,13 @@ fn taint_key(t: &Taint) -> (&str, Option<&str>, &str) {
 impl Ord for NodeShape {
     fn cmp(&self, o: &Self) -> Ordering {
         // Windows first, then by build: the order logs and metrics list groups in.
-        (self.os != NodeOs::Windows, &self.os, self.build)
-            .cmp(&(o.os != NodeOs::Windows, &o.os, o.build))
+        (
+            self.os != NodeOs::Windows,
+            &self.os,
+            self.build,
+            self.revision,
+        )
+            .cmp(&(o.os != NodeOs::Windows, &o.os, o.build, o.revision))
             .then_with(|| {
                 self.taints
                     .iter()
@@ -66,6 +75,7 @@ fn shape_of(g: &NodeGroup) -> NodeShape {
     NodeShape {
         os: g.os.clone(),
         build: g.build,
+        revision: g.revision,
         taints: g.taints.clone(),
         labels: g.labels.clone(),
         runtime: g.runtime.clone(),
@@ -134,6 +144,10 @@ impl NodeObservation {
         } else {
             (None, None)
         };
+        // The revision only where it belongs to the build (a label's build is the kernel's).
+        let revision = info
+            .filter(|i| os == NodeOs::Windows && parse_build(&i.kernel_version) == build)
+            .and_then(|i| parse_revision(&i.kernel_version));
         let mut taints: Vec<Taint> = node
             .spec
             .as_ref()
@@ -158,6 +172,7 @@ impl NodeObservation {
             shape: NodeShape {
                 os,
                 build,
+                revision,
                 taints,
                 labels,
                 runtime,
@@ -330,6 +345,7 @@ impl NodeIndex {
             .map(|(s, nodes)| NodeGroup {
                 os: s.os.clone(),
                 build: s.build,
+                revision: s.revision,
                 taints: s.taints.clone(),
                 labels: s.labels.clone(),
                 runtime: s.runtime.clone(),
@@ -985,6 +1001,27 @@ mod tests {
             .map(|(_, fit)| fit.fits())
             .collect();
         assert_eq!(fits, [false, true], "untolerated on Windows, fits on Linux");
+    }
+
+    /// The revision of a Windows node's kernelVersion is kept (WIN510), and splits groups.
+    #[test]
+    fn windows_nodes_keep_their_revision() {
+        let node = |kernel: &str, label: Option<&str>| {
+            let mut labels = json!({"kubernetes.io/os": "windows"});
+            if let Some(l) = label {
+                labels["node.kubernetes.io/windows-build"] = json!(l);
+            }
+            let n: Node =
+                serde_json::from_value(json!({"metadata": {"name": "w", "labels": labels},
+                "status": {"nodeInfo": {"kernelVersion": kernel}}}))
+                .unwrap();
+            NodeObservation::from_node(&n).shape.revision
+        };
+        assert_eq!(node("10.0.20348.2849", None), Some(2849));
+        assert_eq!(node("10.0.20348.2849", Some("10.0.20348")), Some(2849));
+        // A label naming another build than the kernel: the revision is not that build's.
+        assert_eq!(node("10.0.20348.2849", Some("10.0.17763")), None);
+        assert_eq!(node("10.0.20348", None), None);
     }
 
     #[test]

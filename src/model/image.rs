@@ -100,6 +100,10 @@ pub struct ImageInfo {
     pub legacy_dockerhub: Option<Successor>,
     /// No tag and no digest, or tag `latest` without a digest (a digest pins the image).
     pub latest: bool,
+    /// The reference does not parse (the kubelet fails it with `InvalidImageName`): why.
+    /// [`ImageInfo::reference`] then holds only what could be read from it, for the image
+    /// rules' facts; it is never pulled, looked up, or used to suggest an image.
+    pub invalid: Option<Invalid>,
 }
 
 impl ImageInfo {
@@ -111,6 +115,11 @@ impl ImageInfo {
         }
     }
 
+    /// The reference when it parses (what may be pulled, looked up or suggested from).
+    pub fn pullable(&self) -> Option<&ImageRef> {
+        self.reference.as_ref().filter(|_| self.invalid.is_none())
+    }
+
     /// An image that runs only as a HostProcess container.
     pub fn host_process_only(&self) -> bool {
         self.known == Some(Platforms::HostProcessOnly)
@@ -119,7 +128,7 @@ impl ImageInfo {
     /// An image of the same line (or of its MCR successor) that exists for nodes of `build`,
     /// from [`known_images::image_for`].
     pub fn image_for(&self, build: Build) -> Option<known_images::Suggestion> {
-        let r = self.reference.as_ref()?;
+        let r = self.pullable()?;
         known_images::image_for(&r.registry, &r.repository, r.tag.as_deref(), build)
     }
 
@@ -127,7 +136,7 @@ impl ImageInfo {
     /// `python:3.12-windowsservercore-1809` is `python:3.12-windowsservercore-ltsc2022`.
     /// `None` when no build was derived.
     pub fn retag(&self, token: &str) -> Option<String> {
-        let r = self.reference.as_ref()?;
+        let r = self.pullable()?;
         let tag = r.tag.as_deref()?;
         let (start, end) = self.build_token?;
         Some(format!(
@@ -232,22 +241,103 @@ pub fn fact_key(reference: &str) -> std::borrow::Cow<'_, str> {
 /// upper-case letter (a path may not: distribution's `splitDockerDomain`); else the registry
 /// is Docker Hub, whose one-component paths get `library/`. `None` for references the
 /// distribution grammar rejects (the kubelet fails them with `InvalidImageName`), among them
-/// an upper-case path. See [`normal_registry`] for the registry.
+/// an upper-case path; [`parse_checked`] says why. See [`normal_registry`] for the registry.
 pub fn parse(reference: &str) -> Option<ImageRef> {
+    parse_checked(reference).ok()
+}
+
+/// Why the kubelet cannot parse an image reference: the error of distribution's
+/// `ParseNormalizedNamed` (github.com/distribution/reference, normalize.go and reference.go;
+/// the digest through opencontainers/go-digest's `Parse`), which the kubelet's image manager
+/// calls before every pull (`applyDefaultImageTag`, pkg/kubelet/images/image_manager.go) and
+/// answers with `InvalidImageName`. `error` is distribution's own text; `what` names the part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    pub error: &'static str,
+    pub what: String,
+    /// An unrendered template (`{{ .Values.image }}`, `${IMAGE}`): the reference is filled in
+    /// before it reaches a cluster, so nothing is read from it and WIN509 stays silent.
+    pub template: bool,
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.error, self.what)
+    }
+}
+
+const INVALID_FORMAT: &str = "invalid reference format";
+
+fn invalid(error: &'static str, what: impl Into<String>) -> Invalid {
+    Invalid {
+        error,
+        what: what.into(),
+        template: false,
+    }
+}
+
+/// An unrendered template placeholder: Helm's / Go's `{{ … }}` or a shell / envsubst `${…}`.
+fn is_template(reference: &str) -> bool {
+    let between = |open: &str, close: &str| {
+        reference
+            .find(open)
+            .is_some_and(|i| reference[i + open.len()..].contains(close))
+    };
+    between("{{", "}}") || between("${", "}")
+}
+
+/// [`parse`], with the reason a reference does not parse (the kubelet's grammar, exactly:
+/// distribution's `ReferenceRegexp`, its lower-case and 255-character path checks, the 64-hex
+/// identifier check, and go-digest's algorithms `sha256`, `sha384`, `sha512` with 64, 96 or
+/// 128 lower-case hex digits).
+pub fn parse_checked(reference: &str) -> Result<ImageRef, Invalid> {
+    if reference.is_empty() {
+        return Err(invalid(
+            "repository name must have at least one component",
+            "the reference is empty",
+        ));
+    }
+    if is_template(reference) {
+        return Err(Invalid {
+            template: true,
+            ..invalid(INVALID_FORMAT, "an unrendered template placeholder")
+        });
+    }
+    if reference.len() == 64
+        && reference
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        return Err(invalid(
+            "cannot specify 64-byte hexadecimal strings",
+            "an image ID, not a repository name",
+        ));
+    }
+    if let Some(c) = reference.chars().find(|c| c.is_whitespace()) {
+        return Err(invalid(
+            INVALID_FORMAT,
+            format!("it contains whitespace ({c:?})"),
+        ));
+    }
     let (name_tag, digest) = match reference.split_once('@') {
         Some((n, d)) => (n, Some(d)),
         None => (reference, None),
     };
-    if digest.is_some_and(|d| !valid_digest(d)) {
-        return None;
+    if let Some(d) = digest {
+        check_digest(d)?;
     }
     let last_slash = name_tag.rfind('/');
     let (name, tag) = match name_tag.rfind(':') {
         Some(i) if last_slash.is_none_or(|s| i > s) => (&name_tag[..i], Some(&name_tag[i + 1..])),
         _ => (name_tag, None),
     };
-    if tag.is_some_and(|t| !valid_tag(t)) {
-        return None;
+    if let Some(t) = tag.filter(|t| !valid_tag(t)) {
+        return Err(invalid(
+            INVALID_FORMAT,
+            format!(
+                "the tag {t:?} is not 1 to 128 of letters, digits, '_', '.' and '-', starting with a letter, digit or '_'"
+            ),
+        ));
     }
     let (registry, path) = match name.split_once('/') {
         Some((first, rest))
@@ -259,14 +349,85 @@ pub fn parse(reference: &str) -> Option<ImageRef> {
         }
         _ => (DOCKER_HUB, name),
     };
-    if !valid_registry(registry) || path.is_empty() || !path.split('/').all(valid_component) {
-        return None;
+    if !valid_registry(registry) {
+        return Err(invalid(
+            INVALID_FORMAT,
+            format!("the registry {registry:?} is not a host name with an optional port"),
+        ));
+    }
+    if let Some(bad) = path.split('/').find(|c| !valid_component(c)) {
+        let lower = bad.to_ascii_lowercase();
+        let error = match bad != lower && valid_component(&lower) {
+            true => "repository name must be lowercase",
+            false => INVALID_FORMAT,
+        };
+        let what = match bad {
+            "" => "a path component is empty".to_string(),
+            _ => format!(
+                "the path component {bad:?} is not lower-case letters and digits joined by '.', '_', '__' or dashes"
+            ),
+        };
+        return Err(invalid(error, what));
     }
     let registry = normal_registry(registry);
     let repository = if registry == DOCKER_HUB && !path.contains('/') {
         format!("library/{path}")
     } else {
         path.to_string()
+    };
+    if repository.len() > 255 {
+        return Err(invalid(
+            "repository name must not be more than 255 characters",
+            format!("the path has {} characters", repository.len()),
+        ));
+    }
+    Ok(ImageRef {
+        registry,
+        repository,
+        tag: tag.map(str::to_string),
+        digest: digest.map(str::to_string),
+    })
+}
+
+/// What can still be read from a reference the kubelet rejects, for the image rules' facts only
+/// (never pulled, looked up or suggested): the tag as written, the path lower-cased, the
+/// registry as the first component when it looks like one (`< Registry Name >.azurecr.io`
+/// keeps its `.azurecr.io`). `None` for a template or when no path is left.
+fn readable(reference: &str) -> Option<ImageRef> {
+    let s = reference.trim();
+    let (name_tag, digest) = match s.split_once('@') {
+        Some((n, d)) => (n, check_digest(d).ok().map(|_| d)),
+        None => (s, None),
+    };
+    let last_slash = name_tag.rfind('/');
+    let (name, tag) = match name_tag.rfind(':') {
+        Some(i) if last_slash.is_none_or(|s| i > s) => (&name_tag[..i], Some(&name_tag[i + 1..])),
+        _ => (name_tag, None),
+    };
+    let tag = tag.map(str::trim).filter(|t| !t.is_empty());
+    let (registry, path) = match name.split_once('/') {
+        Some((first, rest))
+            if first.contains(['.', ':', ' ', '<', '>'])
+                || first == "localhost"
+                || first.bytes().any(|b| b.is_ascii_uppercase()) =>
+        {
+            (first, rest)
+        }
+        _ => (DOCKER_HUB, name),
+    };
+    let path = path
+        .split('/')
+        .map(|c| c.trim().to_ascii_lowercase())
+        .filter(|c| !c.is_empty())
+        .collect::<Vec<_>>()
+        .join("/");
+    if path.is_empty() {
+        return None;
+    }
+    let registry = normal_registry(&registry.split_whitespace().collect::<String>());
+    let repository = match registry == DOCKER_HUB && !path.contains('/') {
+        true => format!("library/{path}"),
+        false => path,
     };
     Some(ImageRef {
         registry,
@@ -317,17 +478,48 @@ fn valid_registry(r: &str) -> bool {
     }
 }
 
-/// `algorithm:hex` with at least 32 hex digits.
-fn valid_digest(d: &str) -> bool {
-    let Some((alg, hex)) = d.split_once(':') else {
-        return false;
+/// distribution's `digestPat` (`[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:` and at
+/// least 32 hex digits), then go-digest's `Digest.Validate`: an algorithm it implements
+/// (`sha256`, `sha384`, `sha512`) with exactly 64, 96 or 128 lower-case hex digits.
+fn check_digest(d: &str) -> Result<(), Invalid> {
+    let format = || {
+        invalid(
+            INVALID_FORMAT,
+            format!("the digest {d:?} is not algorithm:hex"),
+        )
     };
-    alg.bytes().next().is_some_and(|c| c.is_ascii_alphabetic())
-        && alg
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'+' | b'.'))
-        && hex.len() >= 32
-        && hex.bytes().all(|c| c.is_ascii_hexdigit())
+    let (alg, hex) = d.split_once(':').ok_or_else(format)?;
+    let alg_ok = alg.split(['-', '_', '+', '.']).all(|part| {
+        part.bytes().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && part.bytes().all(|c| c.is_ascii_alphanumeric())
+    });
+    if !alg_ok || hex.len() < 32 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return Err(format());
+    }
+    let len = match alg {
+        "sha256" => 64,
+        "sha384" => 96,
+        "sha512" => 128,
+        _ => {
+            return Err(invalid(
+                "unsupported digest algorithm",
+                format!("{alg:?}: the kubelet knows sha256, sha384 and sha512"),
+            ));
+        }
+    };
+    if hex.len() != len {
+        return Err(invalid(
+            "invalid checksum digest length",
+            format!("{alg} takes {len} hex digits, not {}", hex.len()),
+        ));
+    }
+    if hex.bytes().any(|c| c.is_ascii_uppercase()) {
+        return Err(invalid(
+            "invalid checksum digest format",
+            "the hex digits must be lower case",
+        ));
+    }
+    Ok(())
 }
 
 fn re(pattern: &str) -> Regex {
@@ -569,10 +761,24 @@ fn redis_linux_only(tag: Option<&str>) -> bool {
 }
 
 /// Analyse an image reference.
+///
+/// A reference the kubelet rejects ([`parse_checked`]) is analysed from what can still be read
+/// from it ([`readable`]): `< Registry Name >.azurecr.io/windows/servercore/iis:windowsservercore-ltsc2019`
+/// still names an ltsc2019 image, which the build rules judge, while WIN509 reports the
+/// reference ([`ImageInfo::invalid`]). Nothing is read from a template.
 pub fn analyze(reference: &str) -> ImageInfo {
-    let Some(r) = parse(reference) else {
-        return ImageInfo::default();
-    };
+    match parse_checked(reference) {
+        Ok(r) => analyze_ref(r),
+        Err(e) => {
+            let read = (!e.template).then(|| readable(reference)).flatten();
+            let mut info = read.map(analyze_ref).unwrap_or_default();
+            info.invalid = Some(e);
+            info
+        }
+    }
+}
+
+fn analyze_ref(r: ImageRef) -> ImageInfo {
     let (registry, repo, tag) = (r.registry.as_str(), r.repository.as_str(), r.tag.as_deref());
     let mcr = registry == MCR;
     let hub = registry == DOCKER_HUB;
@@ -642,6 +848,7 @@ pub fn analyze(reference: &str) -> ImageInfo {
             .map(|name| known_images::successor(name, tag)),
         latest: r.digest.is_none() && tag.is_none_or(|t| t == "latest"),
         reference: Some(r),
+        invalid: None,
     }
 }
 
@@ -761,8 +968,87 @@ mod tests {
             "busybox:1.0 ",
         ] {
             assert_eq!(parse(bad), None, "{bad:?}");
-            assert_eq!(analyze(bad), ImageInfo::default(), "{bad:?}");
+            assert!(analyze(bad).invalid.is_some(), "{bad:?}");
+            assert_eq!(analyze(bad).pullable(), None, "{bad:?}");
         }
+    }
+
+    /// The kubelet's grammar, case by case (distribution's reference.go / normalize.go and
+    /// go-digest's algorithm.go): the error each reference gets.
+    #[test]
+    fn invalid_references_say_why_as_distribution_does() {
+        let hex64 = "a".repeat(64);
+        let long_tag = format!("busybox:{}", "t".repeat(129));
+        let long_path = format!("r.io/{}", "a".repeat(256));
+        let sha384 = format!("busybox@sha384:{}", "b".repeat(96));
+        let upper_hex = format!("busybox@sha256:{}", "A".repeat(64));
+        let short = format!("busybox@sha256:{}", "a".repeat(32));
+        let md5 = format!("busybox@md5:{}", "a".repeat(32));
+        let cases: &[(&str, Option<&str>)] = &[
+            ("", Some("at least one component")),
+            (&hex64, Some("64-byte hexadecimal")),
+            (
+                "mcr.microsoft.com/Windows/servercore:ltsc2022",
+                Some("must be lowercase"),
+            ),
+            ("contoso/App:1", Some("must be lowercase")),
+            ("Contoso/app:1", None), // an upper-case first component is a registry
+            (
+                "< Registry Name >.azurecr.io/windows/servercore/iis:windowsservercore-ltsc2019",
+                Some("whitespace"),
+            ),
+            ("<registry>.azurecr.io/app:1", Some("registry")),
+            ("busybox:1.0+x", Some("the tag")),
+            ("busybox:-x", Some("the tag")),
+            (&long_tag, Some("the tag")),
+            (&format!("busybox:{}", "t".repeat(128)), None),
+            (&long_path, Some("255 characters")),
+            (&sha384, None),
+            (&upper_hex, Some("lower case")),
+            (&short, Some("digest length")),
+            (&md5, Some("unsupported digest algorithm")),
+            ("busybox@sha256", Some("algorithm:hex")),
+            ("a//b", Some("empty")),
+            ("{{ .Values.image }}", Some("template")),
+            (
+                "mcr.microsoft.com/windows/servercore:${TAG}",
+                Some("template"),
+            ),
+        ];
+        for (reference, why) in cases {
+            match (parse_checked(reference), why) {
+                (Ok(_), None) => {}
+                (Err(e), Some(w)) => assert!(e.to_string().contains(w), "{reference:?}: {e}"),
+                (r, w) => panic!("{reference:?}: {r:?}, expected {w:?}"),
+            }
+        }
+        assert!(parse_checked("${IMAGE}").unwrap_err().template);
+        assert!(!parse_checked("bus box").unwrap_err().template);
+    }
+
+    /// What an invalid reference still says feeds the facts (never a pull or a suggestion).
+    #[test]
+    fn invalid_references_keep_their_readable_parts() {
+        let i = analyze(
+            "< Registry Name >.azurecr.io/windows/servercore/iis:windowsservercore-ltsc2019",
+        );
+        assert!(i.invalid.is_some());
+        assert_eq!(i.build, b(17763));
+        assert!(i.windows);
+        let r = i.reference.as_ref().unwrap();
+        assert_eq!(r.repository, "windows/servercore/iis");
+        assert_eq!(r.tag.as_deref(), Some("windowsservercore-ltsc2019"));
+        assert_eq!(i.pullable(), None);
+        assert_eq!(i.image_for(WS2022), None);
+        assert_eq!(i.retag("ltsc2022"), None);
+        // An upper-case path is read lower-cased: Microsoft's base image, 1809.
+        let i = analyze("mcr.microsoft.com/Windows/ServerCore:ltsc2019");
+        assert!(i.ms_base && i.invalid.is_some());
+        assert_eq!(i.build, b(17763));
+        // A template gives nothing to read.
+        let i = analyze("{{ .Values.image.repository }}:ltsc2019");
+        assert_eq!(i.reference, None);
+        assert!(i.invalid.as_ref().unwrap().template);
     }
 
     #[test]
@@ -885,9 +1171,7 @@ mod tests {
     }
 
     /// distribution/reference `normalize_test.go` `TestValidateReferenceName` and
-    /// `TestValidateRemoteName`. winlint refuses what they refuse, except a few hosts and names
-    /// it accepts although the kubelet refuses them (listed below): a reference that cannot be
-    /// pulled at all, so judging it costs at most a finding on a pod that cannot start.
+    /// `TestValidateRemoteName`. winlint refuses what they refuse (WIN509 reports it).
     #[test]
     fn distribution_valid_and_invalid_names() {
         for good in [
@@ -948,13 +1232,13 @@ mod tests {
         ] {
             assert_eq!(parse(bad), None, "{bad} must not parse");
         }
-        // Refused upstream, accepted here (see above): a 64-hex name (an image ID), a name
-        // over 255 characters.
-        for lenient in [
+        // Refused by ParseNormalizedNamed before the grammar: a 64-hex name (an image ID);
+        // and by Parse after it: a path over 255 characters.
+        for bad in [
             "1a3f5e7d9c1b3a5f7e9d1c3b5a7f9e1d3c5b7a9f1e3d5d7c9b1a3f5e7d9c1b3a",
             &format!("docker.io/{}/app", "a".repeat(300)),
         ] {
-            assert!(parse(lenient).is_some(), "{lenient}");
+            assert_eq!(parse(bad), None, "{bad}");
         }
     }
 

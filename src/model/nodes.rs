@@ -223,6 +223,8 @@ impl fmt::Display for NodeOs {
 pub struct NodeGroup {
     pub os: NodeOs,
     pub build: Option<Build>,
+    /// Windows nodes: the revision (UBR) of their `kernelVersion` (`10.0.20348.2849` → 2849).
+    pub revision: Option<u32>,
     pub taints: Vec<Taint>,
     pub labels: BTreeMap<String, String>,
     pub runtime: Option<String>,

@@ -309,6 +309,7 @@ pub fn configured_windows_nodes(target: &Target) -> Vec<NodeGroup> {
         NodeGroup {
             os: NodeOs::Windows,
             build,
+            revision: build.and_then(|b| target.windows_revisions.get(&b).copied()),
             taints: target.windows_node_taints().to_vec(),
             labels,
             runtime: None,

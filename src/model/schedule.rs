@@ -683,6 +683,7 @@ mod tests {
         NodeGroup {
             os: NodeOs::Windows,
             build: Some(crate::windows::WS2022),
+            revision: None,
             taints: taints.iter().map(|t| taint(t)).collect(),
             labels: labels(&[("kubernetes.io/os", "windows"), ("pool", "win22")]),
             runtime: Some("containerd://1.7.20".into()),

@@ -56,6 +56,9 @@ pub enum Runtime {
 pub struct Target {
     pub kubernetes: KubeVersion,
     pub windows_builds: Vec<Build>,
+    /// The revision (UBR) the configuration gives a build, as in `--windows-build
+    /// 10.0.20348.2849` (WIN510 compares images' `os.version` with it).
+    pub windows_revisions: BTreeMap<Build, u32>,
     pub isolation: Isolation,
     pub runtime: Runtime,
     pub feature_gates: BTreeMap<String, bool>,
@@ -98,6 +101,7 @@ impl Default for Target {
         Target {
             kubernetes: KubeVersion::new(1, 34),
             windows_builds: vec![windows::WS2022],
+            windows_revisions: BTreeMap::new(),
             isolation: Isolation::Process,
             runtime: Runtime::Containerd,
             feature_gates: BTreeMap::new(),

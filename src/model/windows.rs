@@ -216,6 +216,36 @@ pub fn parse_build(s: &str) -> Option<Build> {
     None
 }
 
+/// The revision (update build revision, UBR) of a full Windows version: `10.0.20348.2849` →
+/// 2849, as a Windows node's `status.nodeInfo.kernelVersion`, an image's `os.version`, or
+/// `--windows-build 10.0.20348.2849` write it; `None` without a fourth part.
+pub fn parse_revision(s: &str) -> Option<u32> {
+    let mut parts = s.trim().split('.');
+    let (Some(major), Some(_minor), Some(build), Some(rev), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return None;
+    };
+    let digits = |p: &str| !p.is_empty() && p.len() <= 9 && p.bytes().all(|b| b.is_ascii_digit());
+    (major == "10" && digits(build) && digits(rev))
+        .then(|| rev.parse().ok())
+        .flatten()
+}
+
+/// The revisions configured builds carry (`10.0.20348.2849` → 20348 at 2849): the target's
+/// `windows_revisions`.
+pub fn revisions<'a>(
+    specs: impl Iterator<Item = &'a str>,
+) -> std::collections::BTreeMap<Build, u32> {
+    specs
+        .filter_map(|s| Some((parse_build(s)?, parse_revision(s)?)))
+        .collect()
+}
+
 /// Container isolation mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -260,6 +290,25 @@ pub fn compatible_hosts(image: Build, hosts: &[Build], isolation: Isolation) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn revisions_of_full_versions() {
+        assert_eq!(parse_revision("10.0.20348.2849"), Some(2849));
+        assert_eq!(parse_revision(" 10.0.17763.0 "), Some(0));
+        for none in [
+            "10.0.20348",
+            "6.1.0-17-amd64",
+            "10.0.20348.x",
+            "10.0.20348.1.2",
+            "",
+        ] {
+            assert_eq!(parse_revision(none), None, "{none}");
+        }
+        let r = revisions(["10.0.20348.2849", "ltsc2019", "10.0.26100.1"].into_iter());
+        assert_eq!(r.get(&WS2022), Some(&2849));
+        assert_eq!(r.get(&WS2019), None);
+        assert_eq!(r.get(&WS2025), Some(&1));
+    }
 
     #[test]
     fn parses_tokens_and_numbers() {

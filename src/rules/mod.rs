@@ -146,6 +146,8 @@ pub mod images {
     pub mod win506_eol_windows_build;
     pub mod win507_linux_image_in_windows_pod;
     pub mod win508_pod_mixed_windows_builds;
+    pub mod win509_image_reference_invalid;
+    pub mod win510_image_revision_newer_than_host;
 }
 
 pub mod kinds {
@@ -228,6 +230,8 @@ static RULES: &[Rule] = &[
     images::win506_eol_windows_build::RULE,
     images::win507_linux_image_in_windows_pod::RULE,
     images::win508_pod_mixed_windows_builds::RULE,
+    images::win509_image_reference_invalid::RULE,
+    images::win510_image_revision_newer_than_host::RULE,
     kinds::win601_statefulset_legacy::RULE,
     kinds::win602_hpa_legacy::RULE,
     kinds::win603_os_unpinned_daemonset::RULE,
@@ -429,12 +433,19 @@ pub mod testutil {
             .collect();
         l.insert("kubernetes.io/os".into(), os.into());
         l.insert("beta.kubernetes.io/os".into(), os.into());
+        // `10.0.20348.2849`: the build label is `10.0.20348`, the revision the kernel's.
+        let revision = crate::model::windows::parse_revision(build);
+        let build = match revision {
+            Some(_) => &build[..build.rfind('.').expect("four parts")],
+            None => build,
+        };
         if !build.is_empty() {
             l.insert("node.kubernetes.io/windows-build".into(), build.into());
         }
         NodeGroup {
             os: NodeOs::parse(os),
             build: crate::model::windows::parse_build(build),
+            revision,
             taints: taints
                 .iter()
                 .map(|t| crate::model::Taint::parse(t).expect("taint"))

@@ -87,7 +87,9 @@ pub(crate) fn image_build_unknown(site: &PodSite, eval: &Eval) -> Vec<Finding> {
         .collect();
     let unknown: Vec<(&ContainerRef, &str, &ImageInfo)> = images(eval)
         .filter(|(c, _, i)| {
+            // An invalid reference pulls nothing: WIN509 reports it, not its unknown build.
             i.build.is_none()
+                && i.invalid.is_none()
                 && i.known.is_none()
                 && !i.linux
                 && !i.latest
