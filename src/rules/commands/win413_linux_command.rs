@@ -77,7 +77,9 @@ Run the Windows equivalent, one argv element per token: `["cmd", "/c", "ping -n 
 ## Severity
 `error` where the program is certainly missing (a Linux shell or tool as a container's command in
 an image whose contents winlint knows); `warning` where it fails less visibly or winlint is less
-sure (an exec probe or preStop hook, an image judged by its name).
+sure (an exec probe or preStop hook, an image judged by its name); `info` where nothing is known
+of the image's contents and the finding only names the assumption (declare the image under
+`images:` in `winlint.yaml`).
 "#,
     fix: None,
     source: "containerd CRI (Windows argv escaping), Azure/AKS#1836, Azure/AKS#3107, microsoft/Windows-Containers#252",

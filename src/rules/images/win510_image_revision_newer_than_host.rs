@@ -60,6 +60,11 @@ containers:
 ## Fix
 Patch the nodes (install the cumulative update the image was built on), or pin an image built
 no later than the nodes' revision, or run the pod under Hyper-V isolation.
+
+## Severity
+`error` with the cluster's nodes observed (their `kernelVersion` names the revision: the
+container fails at start); `warning` with the revision of the configured target
+(`--windows-build 10.0.20348.2849`), which may be out of date.
 "#,
     fix: None,
     source: "containerd/platforms platform_windows_compat.go; microsoft/Windows-Containers#591; actions/runner-images#11582",
