@@ -14,7 +14,7 @@
 
 mod k8s_support;
 
-use k8s_support::cluster;
+use k8s_support::{cluster, dotted};
 use serde_json::{Value, json};
 use winlint::config::{Config, KubeVersion};
 use winlint::engine;
@@ -491,22 +491,6 @@ fn config() -> Config {
     let mut c = Config::default();
     c.target.kubernetes = KubeVersion::new(1, 32);
     c
-}
-
-fn dotted(pointer: &str) -> String {
-    let mut out = String::new();
-    for part in pointer.trim_start_matches('/').split('/') {
-        let part = part.replace("~1", "/").replace("~0", "~");
-        if part.parse::<usize>().is_ok() {
-            out.push_str(&format!("[{part}]"));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(&part);
-        }
-    }
-    out
 }
 
 /// `spec.containers[0].volumeMounts[2].x` as the API server writes it for mount propagation:

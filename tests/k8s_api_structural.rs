@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use k8s_support::{ADMIN_TOKEN, cluster, https_request};
+use k8s_support::{ADMIN_TOKEN, cluster, dotted, https_request};
 use serde_json::{Value, json};
 use winlint::config::{Config, KubeVersion};
 use winlint::engine;
@@ -401,6 +401,29 @@ fn mutations() -> Vec<(&'static str, bool, Mutate)> {
         ("name with upper case", true, |o, _, _| {
             Some(set(o.clone(), "/metadata/name", json!("Bad_Name")))
         }),
+        ("CronJob jobTemplate with a selector", true, |o, _, _| {
+            (o["kind"] == "CronJob").then(|| {
+                set(
+                    o.clone(),
+                    "/spec/jobTemplate/spec/selector",
+                    json!({"matchLabels": {"app": "x"}}),
+                )
+            })
+        }),
+        (
+            "CronJob jobTemplate label value with a space",
+            false,
+            |o, _, _| {
+                // Not validated with the CronJob (`ValidateJobTemplateSpec`): winlint says nothing.
+                (o["kind"] == "CronJob").then(|| {
+                    set(
+                        o.clone(),
+                        "/spec/jobTemplate/metadata/labels/winlint-bad",
+                        json!("a b"),
+                    )
+                })
+            },
+        ),
         ("CronJob name of 53 characters", true, |o, _, _| {
             (o["kind"] == "CronJob")
                 .then(|| set(o.clone(), "/metadata/name", json!("c".repeat(53))))
@@ -541,23 +564,6 @@ fn normal(field: &str) -> String {
     out.push_str(rest);
     out.replace("template.labels", "template.metadata.labels")
         .replace("template.annotations", "template.metadata.annotations")
-}
-
-/// `spec.containers[0].image` as the API server writes the field of `/spec/containers/0/image`.
-fn dotted(pointer: &str) -> String {
-    let mut out = String::new();
-    for part in pointer.trim_start_matches('/').split('/') {
-        let part = part.replace("~1", "/").replace("~0", "~");
-        if part.parse::<usize>().is_ok() {
-            out.push_str(&format!("[{part}]"));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(&part);
-        }
-    }
-    out
 }
 
 /// Whether winlint's field and a field the server names are the same place, or one holds the

@@ -1279,3 +1279,21 @@ pub async fn create_scale_objects(client: &kube::Client, nodes: usize, namespace
 pub fn loopback(port: u16) -> SocketAddr {
     SocketAddr::from((Ipv4Addr::LOCALHOST, port))
 }
+
+/// A JSON pointer as the API server writes a field: `/spec/containers/0/image` is
+/// `spec.containers[0].image`.
+pub fn dotted(pointer: &str) -> String {
+    let mut out = String::new();
+    for part in pointer.trim_start_matches('/').split('/') {
+        let part = part.replace("~1", "/").replace("~0", "~");
+        if part.parse::<usize>().is_ok() {
+            out.push_str(&format!("[{part}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&part);
+        }
+    }
+    out
+}

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::model::Eval;
-use crate::model::meta::{Mutation, Reads, RuleOs};
+use crate::model::meta::{Area, Mutation, Reads, RuleOs};
 use crate::model::pointer::escape;
 use crate::model::workload::{Lookup, PodSite};
 use crate::model::{Finding, RuleMeta, Severity};
@@ -52,7 +52,7 @@ annotations.
     applies: "all",
     os: RuleOs::Any,
     default_on: true,
-    reads: Reads::ALL,
+    reads: Reads::of(&[Area::Labels]),
     mutation: Mutation::DEFAULT,
 };
 
@@ -62,10 +62,8 @@ fn label_invalid(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
     if !places.contains(&template) {
         places.push(template);
     }
-    // A CronJob's Job template has labels of its own.
-    if site.kind == "CronJob" {
-        places.push("/spec/jobTemplate/metadata/labels".into());
-    }
+    // A CronJob's Job template's own labels are not validated with the CronJob
+    // (`ValidateJobTemplateSpec` checks its spec only): not judged here.
     match site.kind {
         "ReplicationController" => places.push("/spec/selector".into()),
         "Pod" | "PodTemplate" | "CronJob" => {}

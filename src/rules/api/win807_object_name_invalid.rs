@@ -52,7 +52,7 @@ Lower-case letters, digits and `-` (`iis-site`).
     applies: "all",
     os: RuleOs::Any,
     default_on: true,
-    reads: Reads::ALL,
+    reads: Reads::NONE,
     mutation: Mutation::DEFAULT,
 };
 

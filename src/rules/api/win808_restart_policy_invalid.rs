@@ -52,7 +52,7 @@ controllers that keep pods running.
     applies: "all",
     os: RuleOs::Any,
     default_on: true,
-    reads: Reads::ALL,
+    reads: Reads::NONE,
     mutation: Mutation::DEFAULT,
 };
 
