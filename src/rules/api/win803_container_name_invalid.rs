@@ -85,7 +85,7 @@ fn container_name_invalid(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
                 &WIN803,
                 ptr.clone(),
                 format!(
-                    "{what} name {name:?} is not a DNS-1123 label ({}); {}. Use lower-case letters, digits and '-' ({:?})",
+                    "{what} name {name:?} is not a DNS-1123 label ({}); {}. Use lower-case letters, digits and '-', e.g. {}",
                     errs.join("; "),
                     refuses(site),
                     suggest(name)
