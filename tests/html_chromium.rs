@@ -76,8 +76,8 @@ fn chromium_shows_the_report_and_runs_no_markup_from_manifests() {
     // would have replaced it), the counts are the summary's.
     assert!(dom.contains("<title>winlint report</title>"), "{dom}");
     for want in [
-        "3 errors, 6 warnings, 1 info in 2 files (4 objects, 3 pod templates checked)",
-        "<span class=\"n\">3</span> errors",
+        "5 errors, 6 warnings, 1 info in 2 files (4 objects, 3 pod templates checked)",
+        "<span class=\"n\">5</span> errors",
         "<span class=\"n\">6</span> warnings",
         "<span class=\"n\">1</span> info",
         "<span class=\"n\">33%</span> workloads without errors (1 of 3)",

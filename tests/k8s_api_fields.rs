@@ -14,7 +14,7 @@
 
 mod k8s_support;
 
-use k8s_support::cluster;
+use k8s_support::{cluster, dotted};
 use serde_json::{Value, json};
 use winlint::config::{Config, KubeVersion};
 use winlint::engine;
@@ -493,22 +493,6 @@ fn config() -> Config {
     c
 }
 
-fn dotted(pointer: &str) -> String {
-    let mut out = String::new();
-    for part in pointer.trim_start_matches('/').split('/') {
-        let part = part.replace("~1", "/").replace("~0", "~");
-        if part.parse::<usize>().is_ok() {
-            out.push_str(&format!("[{part}]"));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(&part);
-        }
-    }
-    out
-}
-
 /// `spec.containers[0].volumeMounts[2].x` as the API server writes it for mount propagation:
 /// `spec.containers[0].volumeMounts.x`.
 fn without_mount_index(path: &str) -> String {
@@ -536,6 +520,8 @@ fn verdict<'a>(findings: &'a [Finding], kind: &str) -> Vec<&'a Finding> {
         .filter(|f| {
             f.severity == Severity::Error
                 && (API_RULES.contains(&f.rule.id)
+                    // The API family (tests/k8s_api_structural.rs) says so of every error.
+                    || f.rule.id.starts_with("WIN8")
                     // WIN007 is about scheduling, but for a toleration without key whose
                     // operator is not Exists it says the server refuses the pod.
                     || (f.rule.id == "WIN007" && f.message.contains("which the API server refuses")))
@@ -593,10 +579,19 @@ impl Tally {
             (false, false) => {
                 self.rejected += 1;
                 for f in errors {
-                    let path = dotted(&f.pointer);
+                    let mut path = dotted(&f.pointer);
+                    // A label's value or key: the server names the labels (`metadata.labels`).
+                    if f.rule.id == "WIN806"
+                        && let Some((labels, _)) = path.rsplit_once('.')
+                    {
+                        path = labels.to_string();
+                    }
                     let quote = quoted(&f.message);
+                    // A body the server cannot decode (a quantity) is refused before any
+                    // validation: the other errors winlint reports are not reached.
                     if let Some(q) = quote
                         && !server.stderr.contains(q)
+                        && !server.stderr.contains("cannot be handled as")
                     {
                         self.problems.push(format!(
                             "{name}: winlint quotes {q:?}, the server said: {}",

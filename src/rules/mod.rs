@@ -159,6 +159,19 @@ pub mod kinds {
     pub mod win604_api_version_not_served;
 }
 
+pub mod api {
+    //! WIN8xx: what the API server's validation refuses in pod specs and workload wrappers.
+    pub mod common;
+    pub mod win801_selector_mismatch;
+    pub mod win802_required_field_missing;
+    pub mod win803_container_name_invalid;
+    pub mod win804_container_port_invalid;
+    pub mod win805_resource_quantity_invalid;
+    pub mod win806_label_invalid;
+    pub mod win807_object_name_invalid;
+    pub mod win808_restart_policy_invalid;
+}
+
 /// The registry: every rule, in ID order (`registry_is_the_catalogue` checks the order). The single
 /// list the CLI, the webhook and the docs read.
 static RULES: &[Rule] = &[
@@ -237,6 +250,14 @@ static RULES: &[Rule] = &[
     kinds::win603_os_unpinned_daemonset::RULE,
     kinds::win604_api_version_not_served::RULE,
     platform::win701_eks_windows_node_selector::RULE,
+    api::win801_selector_mismatch::RULE,
+    api::win802_required_field_missing::RULE,
+    api::win803_container_name_invalid::RULE,
+    api::win804_container_port_invalid::RULE,
+    api::win805_resource_quantity_invalid::RULE,
+    api::win806_label_invalid::RULE,
+    api::win807_object_name_invalid::RULE,
+    api::win808_restart_policy_invalid::RULE,
 ];
 
 /// Every rule, in ID order.

@@ -435,6 +435,19 @@ pub fn https_get(
     ca_pem: &str,
     token: &str,
 ) -> std::io::Result<(u16, String)> {
+    https_request(port, "GET", path, None, ca_pem, token)
+}
+
+/// An HTTPS request with a bearer token and an optional JSON body, trusting `ca_pem`: (status,
+/// body). One connection per request (`Connection: close`).
+pub fn https_request(
+    port: u16,
+    method: &str,
+    path: &str,
+    json_body: Option<&str>,
+    ca_pem: &str,
+    token: &str,
+) -> std::io::Result<(u16, String)> {
     use rustls::pki_types::{CertificateDer, ServerName};
     use rustls_pki_types::pem::PemObject;
     let mut roots = rustls::RootCertStore::empty();
@@ -451,12 +464,20 @@ pub fn https_get(
     let name = ServerName::IpAddress(std::net::IpAddr::from(Ipv4Addr::LOCALHOST).into());
     let conn = rustls::ClientConnection::new(Arc::new(cfg), name).map_err(std::io::Error::other)?;
     let tcp = TcpStream::connect((Ipv4Addr::LOCALHOST, port))?;
-    tcp.set_read_timeout(Some(Duration::from_secs(5)))?;
+    tcp.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut s = rustls::StreamOwned::new(conn, tcp);
+    let body = json_body.unwrap_or("");
+    let content = match json_body {
+        Some(b) => format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            b.len()
+        ),
+        None => String::new(),
+    };
     write!(
         s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\
-         Connection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\
+         {content}Connection: close\r\n\r\n{body}"
     )?;
     s.flush()?;
     read_response(&mut s)
@@ -1276,4 +1297,22 @@ pub async fn create_scale_objects(client: &kube::Client, nodes: usize, namespace
 /// Addresses on loopback only (the tests' servers never listen elsewhere).
 pub fn loopback(port: u16) -> SocketAddr {
     SocketAddr::from((Ipv4Addr::LOCALHOST, port))
+}
+
+/// A JSON pointer as the API server writes a field: `/spec/containers/0/image` is
+/// `spec.containers[0].image`.
+pub fn dotted(pointer: &str) -> String {
+    let mut out = String::new();
+    for part in pointer.trim_start_matches('/').split('/') {
+        let part = part.replace("~1", "/").replace("~0", "~");
+        if part.parse::<usize>().is_ok() {
+            out.push_str(&format!("[{part}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&part);
+        }
+    }
+    out
 }

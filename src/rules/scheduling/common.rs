@@ -221,7 +221,8 @@ pub(crate) mod tests {
     #[test]
     fn win603_only_where_its_pods_can_reach_windows_nodes() {
         let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "fluent-bit"},
-            "spec": {"template": {"spec": {"containers": [{"name": "fb", "image": "fluent/fluent-bit:2.2"}]}}}});
+            "spec": {"selector": {"matchLabels": {"app": "fb"}}, "template": {"metadata": {"labels": {"app": "fb"}},
+                "spec": {"containers": [{"name": "fb", "image": "fluent/fluent-bit:2.2"}]}}}});
         let tainted = windows_and_linux("os=windows:NoSchedule");
         assert!(findings(&ds, &tainted).is_empty());
         let open = observed(

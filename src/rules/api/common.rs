@@ -1,0 +1,266 @@
+//! WIN8xx: what the API server's validation refuses in a pod spec and in the workload around it
+//! (issue 26 item 5). "0 errors" must mean that the API server accepts the object: winlint
+//! already reports some rejections (WIN106, WIN403, WIN604, the Linux-only fields of Windows
+//! pods); this family adds the structural checks every pod spec and workload wrapper goes
+//! through, whatever the pod's OS, as Kubernetes 1.32 decides them:
+//!
+//! * `pkg/apis/core/validation/validation.go`: `ValidateObjectMeta` (names, `ValidateLabels`),
+//!   `ValidatePodSpec` → `validateContainers` / `validateInitContainers` /
+//!   `validateContainerCommon` (name, image, ports, resources), `validateContainerPorts`,
+//!   `ValidateResourceRequirements`, `validateRestartPolicy`, `ValidatePodTemplateSpec`,
+//!   `ValidateReplicationControllerSpec`, `ValidatePodTemplateSpecForRC`;
+//! * `pkg/apis/apps/validation/validation.go`: `ValidateDeploymentSpec`,
+//!   `ValidateReplicaSetSpec`, `ValidateDaemonSetSpec`, `ValidateStatefulSetSpec`,
+//!   `ValidatePodTemplateSpecForReplicaSet` / `…ForStatefulSet`;
+//! * `pkg/apis/batch/validation/validation.go`: `validateJobSpec`, `validateGeneratedSelector`,
+//!   `validateCronJobSpec` (and `pkg/registry/batch/job/strategy.go` `generateSelector`).
+//!
+//! `tests/k8s_api_structural.rs` mutates the corpus's objects and compares these rules with the
+//! real API server's server-side dry run.
+//!
+//! What several rules of the family share: the syntax checks of apimachinery's
+//! `util/validation` (`IsDNS1123Label`, `IsQualifiedName`, `IsValidLabelValue`,
+//! `IsValidPortName`) with the API server's words, and label selectors matched against labels.
+
+use serde_json::{Map, Value};
+
+use crate::model::workload::PodSite;
+
+/// Who refuses a pod spec that fails validation: the API server refuses the object, except a
+/// StatefulSet, whose template's pod spec it does not validate (`ValidatePodTemplateSpecForStatefulSet`
+/// checks the labels only: "TODO: Add validation for PodSpec"): it refuses each pod the
+/// StatefulSet controller creates, and no pod runs.
+pub(crate) fn refuses(site: &PodSite) -> String {
+    match site.kind {
+        "StatefulSet" => "the API server accepts the StatefulSet but refuses every pod its controller creates from it (FailedCreate), so none runs".to_string(),
+        kind => format!("the API server refuses the {kind}"),
+    }
+}
+
+/// The API server's regex of a DNS-1123 label, quoted in messages.
+const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+/// The regex of a qualified name's name part and of a label value.
+const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+
+fn is_lower_alnum(c: u8) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit()
+}
+
+/// `IsDNS1123Label`: at most 63 lower-case alphanumerics or '-', alphanumeric at both ends.
+pub(crate) fn dns1123_label_errors(v: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if v.len() > 63 {
+        errs.push("must be no more than 63 characters".to_string());
+    }
+    let b = v.as_bytes();
+    let ok = !b.is_empty()
+        && is_lower_alnum(b[0])
+        && is_lower_alnum(b[b.len() - 1])
+        && b.iter().all(|c| is_lower_alnum(*c) || *c == b'-');
+    if !ok {
+        errs.push(format!(
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (regex '{DNS1123_LABEL_FMT}')"
+        ));
+    }
+    errs
+}
+
+/// The name part of a qualified name, or a non-empty label value: alphanumeric at both ends,
+/// `-`, `_`, `.` inside, at most 63 characters.
+fn is_qualified_name_part(v: &str) -> bool {
+    let b = v.as_bytes();
+    let alnum = |c: &u8| c.is_ascii_alphanumeric();
+    !b.is_empty()
+        && b.len() <= 63
+        && alnum(&b[0])
+        && alnum(&b[b.len() - 1])
+        && b.iter()
+            .all(|c| alnum(c) || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// `IsQualifiedName` (label keys): `[prefix/]name`, the prefix a DNS-1123 subdomain.
+pub(crate) fn qualified_name_errors(key: &str) -> Vec<String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    let mut errs = Vec::new();
+    if name.contains('/') {
+        errs.push("a qualified name must consist of an optional DNS subdomain prefix and a name, separated by one '/'".to_string());
+        return errs;
+    }
+    if !is_qualified_name_part(name) {
+        errs.push(format!(
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character, at most 63 characters (regex '{QUALIFIED_NAME_FMT}')"
+        ));
+    }
+    if let Some(p) = prefix {
+        if p.is_empty() {
+            errs.push("prefix part must be non-empty".to_string());
+        } else {
+            errs.extend(
+                crate::rules::identity::common::dns1123_subdomain_errors(p)
+                    .into_iter()
+                    .map(|e| format!("prefix part {e}")),
+            );
+        }
+    }
+    errs
+}
+
+/// `IsValidLabelValue`: empty, or a qualified name's name part.
+pub(crate) fn label_value_errors(v: &str) -> Vec<String> {
+    if v.is_empty() || is_qualified_name_part(v) {
+        return Vec::new();
+    }
+    vec![format!(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character, at most 63 characters (regex '{QUALIFIED_NAME_FMT}')"
+    )]
+}
+
+/// `IsValidPortName` (an IANA_SVC_NAME): 1–15 characters of `a-z`, `0-9`, `-`, at least one
+/// letter, no `-` at either end nor two in a row.
+pub(crate) fn port_name_errors(v: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if v.is_empty() || v.len() > 15 {
+        errs.push("must be no more than 15 characters".to_string());
+    }
+    if !v.bytes().all(is_lower_alnum_or_dash) {
+        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".into());
+    }
+    if v.contains("--") {
+        errs.push("must not contain consecutive hyphens".into());
+    }
+    if !v.bytes().any(|c| c.is_ascii_lowercase()) {
+        errs.push("must contain at least one letter (a-z)".into());
+    }
+    if v.starts_with('-') || v.ends_with('-') {
+        errs.push("must not begin or end with a hyphen".into());
+    }
+    errs
+}
+
+fn is_lower_alnum_or_dash(c: u8) -> bool {
+    is_lower_alnum(c) || c == b'-'
+}
+
+/// Whether a `metav1.LabelSelector` (`matchLabels`, `matchExpressions`) selects `labels`, as
+/// `LabelSelectorAsSelector` + `Matches` do. `None`: the selector is not one winlint can judge
+/// (an unknown operator, a value that is not a string).
+pub(crate) fn selector_matches(selector: &Value, labels: &Map<String, Value>) -> Option<bool> {
+    let label = |k: &str| labels.get(k).and_then(Value::as_str);
+    for (k, v) in selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        if label(k) != Some(v.as_str()?) {
+            return Some(false);
+        }
+    }
+    for e in selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let key = e.get("key").and_then(Value::as_str)?;
+        let values: Vec<&str> = e
+            .get("values")
+            .and_then(Value::as_array)
+            .map(|v| v.iter().map(Value::as_str).collect::<Option<Vec<_>>>())
+            .unwrap_or(Some(Vec::new()))?;
+        let ok = match e.get("operator").and_then(Value::as_str)? {
+            "In" => label(key).is_some_and(|l| values.contains(&l)),
+            "NotIn" => label(key).is_none_or(|l| !values.contains(&l)),
+            "Exists" => label(key).is_some(),
+            "DoesNotExist" => label(key).is_none(),
+            _ => return None,
+        };
+        if !ok {
+            return Some(false);
+        }
+    }
+    Some(true)
+}
+
+/// Whether a label selector selects everything (no `matchLabels`, no `matchExpressions`).
+pub(crate) fn selector_is_empty(selector: &Value) -> bool {
+    let empty = |k: &str| match selector.get(k) {
+        None | Some(Value::Null) => true,
+        Some(Value::Object(m)) => m.is_empty(),
+        Some(Value::Array(a)) => a.is_empty(),
+        Some(_) => false,
+    };
+    empty("matchLabels") && empty("matchExpressions")
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn syntax_as_apimachinery_decides_it() {
+        for ok in ["a", "web-1", "0abc", &"a".repeat(63)] {
+            assert!(dns1123_label_errors(ok).is_empty(), "{ok}");
+        }
+        for bad in ["", "Web", "web_1", "-a", "a-", "a.b", &"a".repeat(64)] {
+            assert!(!dns1123_label_errors(bad).is_empty(), "{bad}");
+        }
+        for ok in ["app", "app.kubernetes.io/name", "A_b.c-D", "k8s.io/x"] {
+            assert!(qualified_name_errors(ok).is_empty(), "{ok}");
+        }
+        for bad in [
+            "",
+            "/x",
+            "a/b/c",
+            "_a",
+            "a b",
+            "Example.com/x",
+            &"a".repeat(64),
+        ] {
+            assert!(!qualified_name_errors(bad).is_empty(), "{bad}");
+        }
+        for ok in ["", "v1.2", "Windows_2022", "a"] {
+            assert!(label_value_errors(ok).is_empty(), "{ok}");
+        }
+        for bad in ["a b", "-a", "a/b", "1.0+", &"v".repeat(64)] {
+            assert!(!label_value_errors(bad).is_empty(), "{bad}");
+        }
+        for ok in ["http", "metrics-9100", "a1"] {
+            assert!(port_name_errors(ok).is_empty(), "{ok}");
+        }
+        for bad in [
+            "",
+            "HTTP",
+            "9100",
+            "a--b",
+            "-http",
+            "http_alt",
+            "abcdefghijklmnop",
+        ] {
+            assert!(!port_name_errors(bad).is_empty(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn selectors_as_the_api_server_matches_them() {
+        let labels = json!({"app": "web", "tier": "front"});
+        let l = labels.as_object().unwrap();
+        let m = |s: Value| selector_matches(&s, l);
+        assert_eq!(m(json!({"matchLabels": {"app": "web"}})), Some(true));
+        assert_eq!(m(json!({"matchLabels": {"app": "api"}})), Some(false));
+        assert_eq!(m(json!({"matchLabels": {"zone": "a"}})), Some(false));
+        let e = |op: &str, v: Value| json!({"matchExpressions": [{"key": "tier", "operator": op, "values": v}]});
+        assert_eq!(m(e("In", json!(["front", "back"]))), Some(true));
+        assert_eq!(m(e("NotIn", json!(["front"]))), Some(false));
+        assert_eq!(m(e("Exists", json!([]))), Some(true));
+        assert_eq!(m(e("DoesNotExist", json!([]))), Some(false));
+        assert_eq!(m(e("Gt", json!(["1"]))), None);
+        assert!(selector_is_empty(&json!({})));
+        assert!(selector_is_empty(&json!({"matchLabels": {}})));
+        assert!(!selector_is_empty(&json!({"matchLabels": {"a": "b"}})));
+    }
+}
