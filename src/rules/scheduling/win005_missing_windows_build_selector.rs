@@ -281,6 +281,15 @@ mod tests {
             "/spec/containers/0/image",
             json!("mcr.microsoft.com/windows/servercore:ltsc2019"),
         );
+        // It tolerates no taint of GKE's Windows nodes: Pending everywhere (WIN007), no pin.
+        assert!(only(&ws2019, &c, "WIN005").is_empty());
+        assert_eq!(only(&ws2019, &c, "WIN007").len(), 1);
+        // Tolerating them, it can land on either build: pinned to that group's build.
+        let ws2019 = set(
+            ws2019,
+            "/spec/tolerations",
+            json!([{"key": "node.kubernetes.io/os", "operator": "Exists"}]),
+        );
         let f = only(&ws2019, &c, "WIN005");
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(f[0].message.ends_with(": 10.0.17763"), "{}", f[0].message);
