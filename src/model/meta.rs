@@ -307,7 +307,10 @@ mod tests {
         let fixed = crate::rules::find("WIN003").expect("WIN003").meta;
         assert_eq!(fixed.severity_note(), None);
         assert_eq!(fixed.severity_label(), fixed.severity.as_str());
-        for (id, label) in [("WIN001", "error|warning"), ("WIN409", "error|warning|info")] {
+        for (id, label) in [
+            ("WIN001", "error|warning"),
+            ("WIN409", "error|warning|info"),
+        ] {
             let m = crate::rules::find(id).expect("rule").meta;
             assert_eq!(m.severity_label(), label, "{id}");
         }

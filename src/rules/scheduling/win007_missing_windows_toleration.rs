@@ -159,9 +159,8 @@ pub(crate) fn missing_windows_toleration(site: &PodSite, eval: &Eval) -> Vec<Fin
         // Not pinned to Windows: the scheduler does not leave it Pending, it places it where
         // no taint keeps it off (issue 26).
         format!(
-            "{whose} {} but the pod does not tolerate {them}; it has no OS pin, so the scheduler places it on {elsewhere} instead, where its Windows containers cannot run (WIN001). Add a toleration and nodeSelector {}: windows",
+            "{whose} {} but the pod does not tolerate {them}; it has no OS pin, so the scheduler places it on {elsewhere} instead, where its Windows containers cannot run (WIN001 asks for the OS pin). Add a toleration",
             names.join(", "),
-            eval.target.os_label_key(),
         )
     } else {
         format!(
