@@ -25,7 +25,7 @@ use crate::model::labels::{
 };
 use crate::model::meta::Recorded;
 use crate::model::placement::{self, Placement};
-use crate::model::pod::{host_process_requests, linux_only_fields};
+use crate::model::pod::{effective_run_as_user_name, host_process_requests, linux_only_fields};
 use crate::model::windows::{self, Build, Isolation};
 use crate::model::workload::{self, Lookup, PodSite};
 use crate::model::{Context, Operation, Severity, Target, escape, ops};
@@ -434,7 +434,6 @@ fn pin_linux(object: &mut Value, report: &ObjectReport, m: &mut Mutated) {
 /// that matches the pod is then at worst a true description of it; one the pod contradicts
 /// goes. A replaced image is any image, so `image` cannot be checked and stays.
 fn shows(r: Recorded, site: &PodSite, target: &Target) -> bool {
-    let some = |rel: &str| site.get(rel).is_some_and(|v| v.as_str() != Some(""));
     match r {
         Recorded::BetaOsLabel => [BETA_OS_LABEL, BETA_ARCH_LABEL]
             .iter()
@@ -464,15 +463,12 @@ fn shows(r: Recorded, site: &PodSite, target: &Target) -> bool {
             .iter()
             .any(|l| site.node_selector(l) == Some("windows")),
         Recorded::Os => site.str("/os/name") == Some("windows"),
-        Recorded::RunAsUserName => {
-            some("/securityContext/windowsOptions/runAsUserName")
-                || site.containers().any(|c| {
-                    c.value
-                        .pointer("/securityContext/windowsOptions/runAsUserName")
-                        .is_some_and(|v| v.as_str() != Some(""))
-                })
-        }
-        Recorded::RuntimeClassName => some("/runtimeClassName"),
+        Recorded::RunAsUserName => site
+            .containers()
+            .any(|c| effective_run_as_user_name(site, &c).is_some_and(|u| !u.value.is_empty())),
+        Recorded::RuntimeClassName => site
+            .get("/runtimeClassName")
+            .is_some_and(|v| v.as_str() != Some("")),
         Recorded::Tolerations => site
             .get("/tolerations")
             .and_then(Value::as_array)
