@@ -615,7 +615,7 @@ impl Config {
             .registry
             .pull_secrets
             .iter()
-            .find(|n| !crate::rules::identity::common::dns1123_subdomain_errors(n).is_empty())
+            .find(|n| !crate::model::names::dns1123_subdomain_errors(n).is_empty())
         {
             return Err(ConfigError::PullSecretName(bad.clone()));
         }

@@ -20,6 +20,7 @@ pub mod image_user;
 pub mod known_images;
 pub mod labels;
 pub mod meta;
+pub mod names;
 pub mod nodes;
 pub mod paths;
 pub mod placement;

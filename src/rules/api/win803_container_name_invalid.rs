@@ -6,10 +6,11 @@ use serde_json::Value;
 
 use crate::model::Eval;
 use crate::model::meta::{Area, Mutation, Reads, RuleOs};
+use crate::model::names::dns1123_label_errors;
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::api::common::{dns1123_label_errors, refuses};
+use crate::rules::api::common::refuses;
 
 /// WIN803 in the registry.
 pub const RULE: Rule = Rule {

@@ -4,11 +4,11 @@ use serde_json::Value;
 
 use crate::model::Eval;
 use crate::model::meta::{Area, Mutation, Reads, RuleOs};
+use crate::model::names::{label_value_errors, qualified_name_errors};
 use crate::model::pointer::escape;
 use crate::model::workload::{Lookup, PodSite};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::api::common::{label_value_errors, qualified_name_errors};
 
 /// WIN806 in the registry.
 pub const RULE: Rule = Rule {

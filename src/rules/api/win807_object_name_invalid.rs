@@ -4,10 +4,10 @@ use serde_json::Value;
 
 use crate::model::Eval;
 use crate::model::meta::{Mutation, Reads, RuleOs};
+use crate::model::names::dns1123_subdomain_errors;
 use crate::model::workload::{Lookup, PodSite};
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::identity::common::dns1123_subdomain_errors;
 
 /// WIN807 in the registry.
 pub const RULE: Rule = Rule {

@@ -6,6 +6,7 @@
 
 use crate::model::Eval;
 use crate::model::api_fields::{ApiField, Fate, Place};
+use crate::model::names::dns1123_subdomain_errors;
 use crate::model::workload::{Lookup, PodSite};
 use serde_json::Value;
 
@@ -79,29 +80,6 @@ pub(crate) fn valid_gmsa_names<'a>(
                 .is_empty()
                 .then_some((p, w, name))
         })
-}
-
-/// `IsDNS1123Subdomain` of apimachinery, with its messages.
-pub(crate) fn dns1123_subdomain_errors(v: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if v.len() > 253 {
-        errs.push("must be no more than 253 characters".to_string());
-    }
-    let ok = v.split('.').all(|label| {
-        let b = label.as_bytes();
-        let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-        !b.is_empty()
-            && alnum(&b[0])
-            && alnum(&b[b.len() - 1])
-            && b.iter().all(|c| alnum(c) || *c == b'-')
-    });
-    if !ok {
-        errs.push(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-                .to_string(),
-        );
-    }
-    errs
 }
 
 #[cfg(test)]

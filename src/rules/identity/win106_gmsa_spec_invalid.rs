@@ -3,11 +3,11 @@
 use crate::model::Eval;
 use crate::model::api_fields::{self};
 use crate::model::meta::{Area, Mutation, Reads, RuleOs};
+use crate::model::names::dns1123_subdomain_errors;
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::identity::common::dns1123_subdomain_errors;
 use crate::rules::identity::common::gmsa_options;
 use crate::rules::identity::common::sets;
 use serde_json::{Value, json};

@@ -3,11 +3,11 @@
 use crate::model::Eval;
 use crate::model::context::GmsaSpecs;
 use crate::model::meta::{Area, Mutation, Reads, RuleOs};
+use crate::model::names::dns1123_subdomain_errors;
 use crate::model::pod::{self};
 use crate::model::workload::PodSite;
 use crate::model::{Finding, RuleMeta, Severity};
 use crate::rules::Rule;
-use crate::rules::identity::common::dns1123_subdomain_errors;
 use crate::rules::identity::common::valid_gmsa_names;
 
 /// WIN110 in the registry.
