@@ -669,21 +669,8 @@ const WORKLOADS: &[&str] = &[
 /// `spec.os.name: windows` in a pod spec, with its case and the RuntimeClasses of its file.
 fn golden_windows_objects() -> Vec<(String, Value, Vec<Value>)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules");
-    let mut inputs: Vec<_> = std::fs::read_dir(&root)
-        .expect("testdata/rules")
-        .flatten()
-        .flat_map(|rule| {
-            std::fs::read_dir(rule.path())
-                .into_iter()
-                .flatten()
-                .flatten()
-        })
-        .map(|case| case.path().join("input.yaml"))
-        .filter(|p| p.is_file())
-        .collect();
-    inputs.sort();
     let mut out = Vec::new();
-    for input in inputs {
+    for input in k8s_support::golden_inputs() {
         let Ok(values) = winlint::source::load_bytes_values(&std::fs::read(&input).unwrap()) else {
             continue;
         };

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use k8s_support::{ADMIN_TOKEN, cluster, dotted, https_request};
+use k8s_support::{ADMIN_TOKEN, cluster, dotted, golden_inputs, https_request};
 use serde_json::{Value, json};
 use winlint::config::{Config, KubeVersion};
 use winlint::engine;
@@ -131,23 +131,6 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
-}
-
-fn golden_inputs() -> Vec<PathBuf> {
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(root().join("testdata/rules"))
-        .expect("testdata/rules")
-        .flatten()
-        .flat_map(|rule| {
-            std::fs::read_dir(rule.path())
-                .into_iter()
-                .flatten()
-                .flatten()
-        })
-        .map(|case| case.path().join("input.yaml"))
-        .filter(|p| p.is_file())
-        .collect();
-    inputs.sort();
-    inputs
 }
 
 /// The pointer of the first pod site's PodSpec and pod metadata of `object`.

@@ -1299,6 +1299,25 @@ pub fn loopback(port: u16) -> SocketAddr {
     SocketAddr::from((Ipv4Addr::LOCALHOST, port))
 }
 
+/// Every golden case's input (`testdata/rules/<ID>/<case>/input.yaml`), sorted.
+pub fn golden_inputs() -> Vec<PathBuf> {
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules");
+    let mut inputs: Vec<PathBuf> = std::fs::read_dir(rules)
+        .expect("testdata/rules")
+        .flatten()
+        .flat_map(|rule| {
+            std::fs::read_dir(rule.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|case| case.path().join("input.yaml"))
+        .filter(|p| p.is_file())
+        .collect();
+    inputs.sort();
+    inputs
+}
+
 /// A JSON pointer as the API server writes a field: `/spec/containers/0/image` is
 /// `spec.containers[0].image`.
 pub fn dotted(pointer: &str) -> String {
