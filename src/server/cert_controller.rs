@@ -37,6 +37,14 @@
 //! restore the pair (the caBundle of the webhook configurations is the `ca.crt` that goes with
 //! the `ca.key` in use), or delete the Secret: the next pass creates a new CA and serving
 //! certificate and sets the caBundles to it.
+//!
+//! # Several replicas
+//!
+//! With `--leader-elect` only the Lease holder ([`super::leader`]) runs these passes; the
+//! other replicas read the Secret on the same period and copy its serving pair to their files
+//! (when it verifies under its `ca.crt`), so that every replica serves what the caBundle
+//! verifies. A replica that starts before the Secret exists waits for the leader to create
+//! it (or becomes the leader). A new leader runs a pass at once.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -49,6 +57,7 @@ use k8s_openapi::api::admissionregistration::v1::{
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
+use tokio::sync::watch;
 
 use super::AppState;
 use crate::certs::issue::{self, Pem};
@@ -95,6 +104,9 @@ pub enum Outcome {
     Created,
     /// The Secret is broken (see the module's documentation): nothing issued or replaced.
     Broken(String),
+    /// Not the leader (`--leader-elect`): the Secret's serving pair copied to the files,
+    /// nothing changed in the cluster.
+    Followed,
 }
 
 impl Outcome {
@@ -105,6 +117,7 @@ impl Outcome {
             Outcome::Issued => "issued",
             Outcome::Created => "created",
             Outcome::Broken(_) => "broken",
+            Outcome::Followed => "followed",
         }
     }
 }
@@ -309,6 +322,70 @@ impl Controller {
     }
 }
 
+impl Controller {
+    /// A pass of a replica that does not lead: the Secret's serving pair written to the files
+    /// when it verifies under the Secret's `ca.crt` for every name; `None` while there is no
+    /// such pair (no Secret yet, or a broken one: the leader reports it). Nothing is written
+    /// to the cluster.
+    pub async fn follow(&self, client: &kube::Client) -> Result<Option<Outcome>, String> {
+        let api: Api<Secret> = Api::namespaced(client.clone(), &self.namespace);
+        let s = api
+            .get_opt(&self.secret)
+            .await
+            .map_err(|e| format!("reading Secret {}/{}: {e}", self.namespace, self.secret))?;
+        let Some(s) = s else { return Ok(None) };
+        let (Some(ca), Some(cert), Some(key)) =
+            (text(&s, "ca.crt"), text(&s, "tls.crt"), text(&s, "tls.key"))
+        else {
+            return Ok(None);
+        };
+        if self.serving_ok(&ca, Some(&cert), Some(&key)).is_err() {
+            return Ok(None);
+        }
+        write_if_changed(&self.key_file, &key)?;
+        write_if_changed(&self.cert_file, &cert)?;
+        Ok(Some(Outcome::Followed))
+    }
+
+    /// The pass before serving: the leader reconciles; another replica waits until the
+    /// Secret holds a serving pair (the leader creates it) or it becomes the leader itself.
+    pub async fn first_pass(
+        &self,
+        client: &kube::Client,
+        mut leader: watch::Receiver<bool>,
+    ) -> Result<Outcome, String> {
+        let mut said = false;
+        loop {
+            if *leader.borrow_and_update() {
+                return self.reconcile(client).await;
+            }
+            if let Some(o) = self.follow(client).await? {
+                return Ok(o);
+            }
+            if !said {
+                tracing::info!(
+                    uid = "",
+                    "waiting for the leader to create Secret {}/{}",
+                    self.namespace,
+                    self.secret
+                );
+                said = true;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                _ = changed(&mut leader) => {}
+            }
+        }
+    }
+}
+
+/// The next change of `rx`; never, once its sender is gone.
+async fn changed(rx: &mut watch::Receiver<bool>) {
+    if rx.changed().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
 /// A new CA.
 fn new_ca() -> Result<Pem, String> {
     issue::new_ca(CA_VALIDITY).map_err(|e| e.to_string())
@@ -446,20 +523,30 @@ pub(super) fn record(state: &AppState, r: &Result<Outcome, String>) {
     }
 }
 
-/// Reconcile every `every` until shutdown (errors are logged; the last good files stay), each
-/// pass followed by the caBundle check, so that what it changed or found is reported at once.
+/// Reconcile every `every` until shutdown while `leader` says this replica leads (errors are
+/// logged; the last good files stay), each pass followed by the caBundle check, so that what
+/// it changed or found is reported at once; at once when it becomes the leader. Otherwise
+/// only copy the Secret to the files ([`Controller::follow`]).
 pub(super) fn spawn(
     c: Controller,
     client: kube::Client,
     every: Duration,
     state: Arc<AppState>,
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    mut leader: watch::Receiver<bool>,
+    mut shutdown: watch::Receiver<bool>,
 ) {
     tokio::spawn(async move {
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(every) => {}
+                _ = changed(&mut leader) => {}
                 _ = shutdown.wait_for(|s| *s) => return,
+            }
+            if !*leader.borrow_and_update() {
+                if let Some(r) = c.follow(&client).await.transpose() {
+                    record(&state, &r);
+                }
+                continue;
             }
             record(&state, &c.reconcile(&client).await);
             if let Some(name) = &c.webhook_configuration {

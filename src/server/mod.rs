@@ -45,6 +45,7 @@ mod certs;
 mod facts;
 mod handlers;
 mod handshake;
+pub mod leader;
 mod limits;
 mod metrics;
 mod state;
@@ -204,6 +205,32 @@ pub struct ServeArgs {
     /// Seconds between checks of the managed certificates.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS", hide = true)]
     pub certificates_check_interval: f64,
+    /// Elect a leader among the replicas on a coordination.k8s.io Lease: every replica admits,
+    /// only the Lease holder runs the certificate controller and the other once-per-cluster
+    /// duties (needs get/create/update on Leases in --lease-namespace). Off: this replica
+    /// leads.
+    #[arg(long, env = "WINLINT_LEADER_ELECT")]
+    pub leader_elect: bool,
+    /// Name of the leader Lease.
+    #[arg(long, default_value = "winlint", value_name = "NAME")]
+    pub lease_name: String,
+    /// Namespace of the leader Lease (default: $POD_NAMESPACE).
+    #[arg(long, value_name = "NAMESPACE", env = "POD_NAMESPACE")]
+    pub lease_namespace: Option<String>,
+    /// This replica's holderIdentity in the Lease (default: $POD_NAME, else host name and
+    /// process id).
+    #[arg(long, value_name = "NAME", env = "POD_NAME")]
+    pub lease_identity: Option<String>,
+    /// Seconds a Lease record stays valid after it was last seen renewed: how long a crashed
+    /// leader's duties wait for another replica (a leader that stops releases it at once).
+    #[arg(long, default_value_t = 15.0, value_name = "SECONDS")]
+    pub lease_duration: f64,
+    /// Seconds the leader keeps leading without a successful renewal (below --lease-duration).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub lease_renew_deadline: f64,
+    /// Seconds between tries to acquire or renew the Lease (below --lease-renew-deadline).
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    pub lease_retry_period: f64,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -244,6 +271,13 @@ impl ServeArgs {
             certificates_names: Vec::new(),
             certificates_validity: 365.0 * 86_400.0,
             certificates_check_interval: 60.0,
+            leader_elect: false,
+            lease_name: "winlint".into(),
+            lease_namespace: None,
+            lease_identity: None,
+            lease_duration: 15.0,
+            lease_renew_deadline: 10.0,
+            lease_retry_period: 2.0,
             cluster: ClusterArgs::default(),
         }
     }
@@ -392,6 +426,7 @@ pub struct Server {
     metrics_task: Option<tokio::task::JoinHandle<()>>,
     /// Shared state (metrics, readiness), for tests and embedding.
     pub state: Arc<AppState>,
+    election: leader::Election,
 }
 
 impl Server {
@@ -399,12 +434,18 @@ impl Server {
     pub fn shutdown(&self) {
         let _ = self.shutdown.send(true);
     }
-    /// Wait until the server has stopped.
+    /// "This replica is the leader now" (always `true` without `--leader-elect`), for the
+    /// duties only one replica performs.
+    pub fn leader(&self) -> watch::Receiver<bool> {
+        self.election.receiver()
+    }
+    /// Wait until the server has stopped (and, when it led, released the Lease).
     pub async fn wait(self) {
         let _ = self.task.await;
         if let Some(m) = self.metrics_task {
             let _ = m.await;
         }
+        self.election.stopped().await;
     }
 }
 
@@ -466,6 +507,7 @@ fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
         ("--handshake-timeout", a.handshake_timeout),
         ("--cert-reload-interval", a.cert_reload_interval),
         ("--shutdown-timeout", a.shutdown_timeout),
+        ("--lease-retry-period", a.lease_retry_period),
     ];
     for (flag, v) in positive {
         if !(v.is_finite() && v > 0.0) {
@@ -488,6 +530,17 @@ fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
             )));
         }
     }
+    // client-go's order: a leader stops before its Lease can expire for the others, and
+    // retries more than once before it stops.
+    if a.leader_elect
+        && !(a.lease_retry_period < a.lease_renew_deadline
+            && a.lease_renew_deadline < a.lease_duration)
+    {
+        return Err(ServeError::Flag(format!(
+            "--lease-retry-period={} < --lease-renew-deadline={} < --lease-duration={} must hold",
+            a.lease_retry_period, a.lease_renew_deadline, a.lease_duration
+        )));
+    }
     Ok(())
 }
 
@@ -495,6 +548,10 @@ fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
 pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
     check_flags(&args)?;
     let config = load_config(&args)?;
+    let mut metrics = Metrics::new();
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let election =
+        start_election(&args, leader::gauge(&mut metrics.registry), &shutdown_rx).await?;
     // Self-managed certificates: the files come from the Secret, before they are loaded.
     let controller = match &args.certificates_secret {
         Some(secret) => {
@@ -516,8 +573,9 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
             let client = crate::cluster::client(&args.cluster.client_source())
                 .await
                 .map_err(ServeError::Cluster)?;
+            // The leader issues; another replica waits for the Secret and copies it.
             let first = c
-                .reconcile(&client)
+                .first_pass(&client, election.receiver())
                 .await
                 .map_err(|e| ServeError::tls("--certificates-secret", e))?;
             // A broken Secret leaves the files alone: without files from before, nothing to serve.
@@ -555,7 +613,6 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
     };
     let metrics_addr = metrics_listener.as_ref().and_then(|l| l.local_addr().ok());
     let watch = start_watch(&args).await?;
-    let mut metrics = Metrics::new();
     let images =
         crate::registry::serve::ServeImages::new(&config.policy.registry, &mut metrics.registry);
     let pull_secrets = match &images {
@@ -591,7 +648,6 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         ca_bundle: Default::default(),
         images,
     });
-    let (shutdown_tx, shutdown_rx) = watch::channel(false);
     certs::spawn_reload(
         &args,
         store.clone(),
@@ -618,6 +674,7 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
             client,
             secs(args.certificates_check_interval),
             state.clone(),
+            election.receiver(),
             shutdown_rx.clone(),
         );
     }
@@ -674,5 +731,44 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         task,
         metrics_task,
         state,
+        election,
     })
+}
+
+/// `--leader-elect`: elect on the Lease (see [`leader`]); else this replica always leads.
+async fn start_election(
+    args: &ServeArgs,
+    gauge: prometheus_client::metrics::gauge::Gauge,
+    shutdown: &watch::Receiver<bool>,
+) -> Result<leader::Election, ServeError> {
+    if !args.leader_elect {
+        gauge.set(1);
+        return Ok(leader::Election::always());
+    }
+    let namespace = args
+        .lease_namespace
+        .clone()
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| {
+            ServeError::Flag("--leader-elect needs --lease-namespace (or $POD_NAMESPACE)".into())
+        })?;
+    let client = crate::cluster::client(&args.cluster.client_source())
+        .await
+        .map_err(|e| ServeError::Flag(format!("--leader-elect: {e}")))?;
+    let config = leader::LeaseConfig {
+        name: args.lease_name.clone(),
+        namespace,
+        identity: leader::identity(args.lease_identity.as_deref()),
+        lease_duration: secs(args.lease_duration),
+        renew_deadline: secs(args.lease_renew_deadline),
+        retry_period: secs(args.lease_retry_period),
+    };
+    tracing::info!(
+        uid = "",
+        identity = %config.identity,
+        "leader election on Lease {}/{}",
+        config.namespace,
+        config.name
+    );
+    Ok(leader::spawn(client, config, gauge, shutdown.clone()))
 }
