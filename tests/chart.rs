@@ -301,7 +301,8 @@ fn deployment_is_hardened() {
         "allowPrivilegeEscalation: false",
         "drop: [\"ALL\"]",
         "type: RuntimeDefault",
-        "podAntiAffinity",
+        "topologySpreadConstraints:",
+        "whenUnsatisfiable: ScheduleAnyway",
         "path: /readyz",
         "path: /healthz",
         "resources:",
@@ -342,7 +343,7 @@ fn cluster_facts_rbac_is_read_only_and_switchable() {
     let d = read("templates/deployment.yaml");
     // The token is mounted for the facts, the certificate controller or the pull secrets.
     assert!(d.contains(
-        "automountServiceAccountToken: {{ or .Values.clusterFacts.enabled (eq .Values.certificates.mode \"controller\") (eq (include \"winlint.pullSecrets\" .) \"true\") }}"
+        "automountServiceAccountToken: {{ or .Values.clusterFacts.enabled (eq .Values.certificates.mode \"controller\") (eq (include \"winlint.pullSecrets\" .) \"true\") .Values.leaderElection.enabled }}"
     ));
     assert!(d.contains("--cluster-facts=off"));
     assert_eq!(values()["clusterFacts"]["enabled"], true);
@@ -867,13 +868,25 @@ fn the_pdb_never_blocks_a_drain() {
                 d["spec"].clone()
             })
     };
+    // The default: one replica of two may always go.
     let spec = pdb(&[]).expect("2 replicas: a PodDisruptionBudget");
+    assert_eq!(spec["maxUnavailable"], 1);
+    assert!(spec.get("minAvailable").is_none(), "{spec}");
+    let min_only = "podDisruptionBudget.maxUnavailable=null";
+    let spec = pdb(&[min_only]).expect("2 replicas, minAvailable 1");
     assert_eq!(spec["minAvailable"], 1);
     assert!(
-        pdb(&["replicaCount=1"]).is_none(),
+        pdb(&["replicaCount=1", min_only]).is_none(),
         "1 replica, minAvailable 1"
     );
-    assert!(pdb(&["replicaCount=3", "podDisruptionBudget.minAvailable=3"]).is_none());
+    assert!(
+        pdb(&[
+            "replicaCount=3",
+            "podDisruptionBudget.minAvailable=3",
+            min_only
+        ])
+        .is_none()
+    );
     let spec = pdb(&["replicaCount=1", "podDisruptionBudget.maxUnavailable=1"])
         .expect("maxUnavailable always lets one go");
     assert_eq!(spec["maxUnavailable"], 1);
@@ -1080,4 +1093,90 @@ fn controller_certificates_render_stably() {
         .find(|v| v["name"] == "tls")
         .unwrap();
     assert!(tls.get("emptyDir").is_some(), "{tls}");
+}
+
+/// High availability (issue 29): two replicas spread over nodes (a preference), a leader
+/// election Lease the ServiceAccount may get/update by name and create, the pod's name as its
+/// holder identity; `leaderElection.enabled=false` drops the flags and the Role.
+#[test]
+fn replicas_elect_a_leader_and_spread_over_nodes() {
+    let Some(helm) = helm() else {
+        eprintln!("helm not installed: leader election checks skipped");
+        return;
+    };
+    let docs = helm_template(&helm, &[]);
+    let deploy = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    assert_eq!(deploy["spec"]["replicas"], 2);
+    let spec = &deploy["spec"]["template"]["spec"];
+    let spread = &spec["topologySpreadConstraints"][0];
+    assert_eq!(spread["topologyKey"], "kubernetes.io/hostname", "{spread}");
+    assert_eq!(spread["whenUnsatisfiable"], "ScheduleAnyway", "{spread}");
+    assert_eq!(
+        spread["labelSelector"]["matchLabels"],
+        deploy["spec"]["selector"]["matchLabels"]
+    );
+    let c = &spec["containers"][0];
+    let args: Vec<&str> = c["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for a in [
+        "--leader-elect",
+        "--lease-name=winlint",
+        "--lease-namespace=winlint-system",
+        "--lease-duration=15",
+        "--lease-renew-deadline=10",
+        "--lease-retry-period=2",
+    ] {
+        assert!(args.contains(&a), "{a} not in {args:?}");
+    }
+    assert_eq!(
+        c["env"][0],
+        json!({"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}})
+    );
+    assert_eq!(spec["automountServiceAccountToken"], true);
+    let role = docs
+        .iter()
+        .find(|d| d["kind"] == "Role" && d["metadata"]["name"] == "winlint-leader-election")
+        .expect("the leader election Role");
+    assert_eq!(role["metadata"]["namespace"], "winlint-system");
+    assert_eq!(
+        role["rules"],
+        json!([
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+             "resourceNames": ["winlint"], "verbs": ["get", "update"]},
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+             "verbs": ["create"]}
+        ])
+    );
+    assert!(docs.iter().any(|d| d["kind"] == "RoleBinding"
+        && d["roleRef"]["name"] == "winlint-leader-election"
+        && d["subjects"][0]["name"] == "winlint"));
+
+    let off = helm_template(&helm, &["leaderElection.enabled=false"]);
+    assert!(
+        !off.iter()
+            .any(|d| d["metadata"]["name"] == "winlint-leader-election")
+    );
+    let deploy = off.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let args = deploy["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
+    assert!(!args.contains("--leader-elect"), "{args}");
+}
+
+/// NOTES.txt tells how to wait for readiness and how to see admission at work, and never
+/// claims that winlint validates before it is ready.
+#[test]
+fn notes_tell_how_to_wait_and_check_admission() {
+    let notes = read("templates/NOTES.txt");
+    for needle in [
+        "rollout status deployment/",
+        "--dry-run=server",
+        "only\nonce a replica is ready",
+        "admitted unchecked",
+    ] {
+        assert!(notes.contains(needle), "NOTES.txt lacks {needle:?}");
+    }
+    assert!(!notes.contains("winlint is validating"), "{notes}");
 }

@@ -368,6 +368,7 @@ async fn run(
     // Shutdown: stop the duties first, then free the Lease for the next replica.
     if renewed.is_some() {
         set(&tx, &gauge, false);
+        tracing::info!(uid = "", identity = %me, "stopped leading: shutting down");
         match tokio::time::timeout(Duration::from_secs(2), e.release()).await {
             Ok(Ok(())) => tracing::info!(uid = "", identity = %me, "released {what}"),
             Ok(Err(why)) => tracing::warn!(uid = "", "releasing {what}: {why}"),

@@ -418,7 +418,7 @@ fn kubeconfig_text(url: &str, ca_pem: &str, token: &str) -> String {
 }
 
 /// Plain HTTP GET on loopback: (status, body).
-fn http_get(port: u16, path: &str) -> std::io::Result<(u16, String)> {
+pub fn http_get(port: u16, path: &str) -> std::io::Result<(u16, String)> {
     let mut s = TcpStream::connect((Ipv4Addr::LOCALHOST, port))?;
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
     write!(
@@ -840,6 +840,35 @@ impl Node {
     }
 }
 
+/// Apply the webhook configurations of `winlint manifests` (`yaml`), renamed after `id`
+/// (`winlint-<id>`, webhooks `<id>.<name>`) and narrowed to namespaces labelled
+/// `WEBHOOK_LABEL=<id>` so that webhooks of parallel tests do not meet. Returns the kind and
+/// name of each, to delete them.
+pub fn register_webhooks(cluster: &Cluster, id: &str, yaml: &str) -> Vec<(String, String)> {
+    let mut names = Vec::new();
+    let mut items = Vec::new();
+    for mut doc in yaml_support::yaml_docs(yaml) {
+        let kind = doc["kind"].as_str().unwrap_or_default().to_string();
+        let name = format!("{}-{}", doc["metadata"]["name"].as_str().unwrap(), id);
+        doc["metadata"]["name"] = name.clone().into();
+        for w in doc["webhooks"].as_array_mut().into_iter().flatten() {
+            w["name"] = format!("{}.{}", id, w["name"].as_str().unwrap()).into();
+            let exprs = w["namespaceSelector"]["matchExpressions"]
+                .as_array_mut()
+                .expect("winlint's webhooks have a namespaceSelector");
+            exprs.push(json!({"key": WEBHOOK_LABEL, "operator": "In",
+                    "values": [id]}));
+        }
+        names.push((kind, name));
+        items.push(doc);
+    }
+    assert!(!items.is_empty(), "winlint manifests --url printed nothing");
+    cluster
+        .apply(&json!({"apiVersion": "v1", "kind": "List", "items": items}))
+        .ok();
+    names
+}
+
 /// A `winlint serve` process registered with the API server by URL.
 pub struct Webhook {
     pub id: String,
@@ -991,26 +1020,7 @@ impl Webhook {
     }
 
     fn register(&mut self, yaml: &str) {
-        let mut items = Vec::new();
-        for mut doc in yaml_support::yaml_docs(yaml) {
-            let kind = doc["kind"].as_str().unwrap_or_default().to_string();
-            let name = format!("{}-{}", doc["metadata"]["name"].as_str().unwrap(), self.id);
-            doc["metadata"]["name"] = name.clone().into();
-            for w in doc["webhooks"].as_array_mut().into_iter().flatten() {
-                w["name"] = format!("{}.{}", self.id, w["name"].as_str().unwrap()).into();
-                let exprs = w["namespaceSelector"]["matchExpressions"]
-                    .as_array_mut()
-                    .expect("winlint's webhooks have a namespaceSelector");
-                exprs.push(json!({"key": WEBHOOK_LABEL, "operator": "In",
-                    "values": [self.id]}));
-            }
-            self.names.push((kind, name));
-            items.push(doc);
-        }
-        assert!(!items.is_empty(), "winlint manifests --url printed nothing");
-        self.cluster
-            .apply(&json!({"apiVersion": "v1", "kind": "List", "items": items}))
-            .ok();
+        self.names = register_webhooks(self.cluster, &self.id, yaml);
     }
 
     /// The API server picks webhook configurations up asynchronously: dry-run a pod until
