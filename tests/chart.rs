@@ -492,6 +492,13 @@ fn helm_template_when_helm_is_available() {
             "Service" => {
                 typed::<k8s_openapi::api::core::v1::Service>(d);
             }
+            // The leader election's (replicas_elect_a_leader_and_spread_over_nodes).
+            "Role" => {
+                typed::<k8s_openapi::api::rbac::v1::Role>(d);
+            }
+            "RoleBinding" => {
+                typed::<k8s_openapi::api::rbac::v1::RoleBinding>(d);
+            }
             "ServiceAccount" => {
                 typed::<k8s_openapi::api::core::v1::ServiceAccount>(d);
             }
@@ -670,11 +677,15 @@ fn helm_template_when_helm_is_available() {
     // ... and the config says so: /validate then judges workload templates as written.
     let cfg = rendered_config(&docs);
     assert!(!cfg.policy.pod_mutation);
-    // Cluster facts off: no RBAC, no token, `--cluster-facts=off`, the install-time version
-    // as the target's, and no egress at all.
+    // Cluster facts and leader election off: no RBAC, no token, `--cluster-facts=off`, the
+    // install-time version as the target's, and no egress at all.
     let docs = helm_template(
         &helm,
-        &["clusterFacts.enabled=false", "networkPolicy.enabled=true"],
+        &[
+            "clusterFacts.enabled=false",
+            "leaderElection.enabled=false",
+            "networkPolicy.enabled=true",
+        ],
     );
     assert!(
         docs.iter()
@@ -701,6 +712,7 @@ fn helm_template_when_helm_is_available() {
         &helm,
         &[
             "clusterFacts.enabled=false",
+            "leaderElection.enabled=false",
             "networkPolicy.enabled=true",
             "config.registry.mode=background",
             "config.registry.pullSecrets={regcred,acr}",
@@ -747,7 +759,10 @@ fn helm_template_when_helm_is_available() {
     }
     // Lookups off (the default): no Role for the secrets, whatever is listed.
     let docs = helm_template(&helm, &["config.registry.pullSecrets={regcred}"]);
-    assert!(docs.iter().all(|d| d["kind"] != "Role"));
+    assert!(
+        docs.iter()
+            .all(|d| d["metadata"]["name"] != "winlint-pull-secrets")
+    );
     assert_eq!(
         rendered_config(&docs).policy.registry.mode,
         winlint::config::RegistryMode::Off
@@ -968,7 +983,9 @@ fn pods_are_placed_on_the_architectures_of_the_image() {
         "linux"
     );
     assert_eq!(arch_values(&p), Some(dist_architectures()));
-    assert!(p.affinity.unwrap().pod_anti_affinity.is_some());
+    // Spread over nodes (a preference), not a pod anti-affinity.
+    assert_eq!(p.topology_spread_constraints.map(|t| t.len()), Some(1));
+    assert!(p.affinity.unwrap().pod_anti_affinity.is_none());
     let p = pod(&["image.architectures={arm64}"]);
     assert_eq!(arch_values(&p), Some(vec!["arm64".to_string()]));
     // A user's affinity without nodeAffinity keeps the rule; with one, theirs is used.
