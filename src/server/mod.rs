@@ -33,6 +33,10 @@
 //!   `/mutate/windows-namespace`) are answered as `/validate` and `/mutate`: the namespace's
 //!   labels now come from the watch.
 //!
+//! * Several replicas (`--leader-elect`, [`leader`]): every replica admits; the Lease holder
+//!   alone runs the once-per-cluster duties (the certificate controller), gated by
+//!   [`Server::leader`].
+//!
 //! Layout: `transport` (TLS accept loop, per-connection deadlines), `limits` (per-request
 //! budgets), `handlers` (routes, the admission handler), `metrics` (Prometheus, the metrics
 //! listener), `certs` (serving certificate and its reload), `state` (what handlers share),
