@@ -1088,12 +1088,7 @@ fn controller_certificates_render_stably() {
     );
     let deploy = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
     let spec = &deploy["spec"]["template"]["spec"];
-    let args: Vec<&str> = spec["containers"][0]["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let args = container_args(deploy);
     for a in [
         "--certificates-secret=winlint-tls",
         "--certificates-namespace=winlint-system",
@@ -1133,12 +1128,7 @@ fn replicas_elect_a_leader_and_spread_over_nodes() {
         deploy["spec"]["selector"]["matchLabels"]
     );
     let c = &spec["containers"][0];
-    let args: Vec<&str> = c["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let args = container_args(deploy);
     for a in [
         "--leader-elect",
         "--lease-name=winlint",
@@ -1178,8 +1168,18 @@ fn replicas_elect_a_leader_and_spread_over_nodes() {
             .any(|d| d["metadata"]["name"] == "winlint-leader-election")
     );
     let deploy = off.iter().find(|d| d["kind"] == "Deployment").unwrap();
-    let args = deploy["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
-    assert!(!args.contains("--leader-elect"), "{args}");
+    let args = container_args(deploy);
+    assert!(!args.contains(&"--leader-elect"), "{args:?}");
+}
+
+/// The winlint container's arguments in a rendered Deployment.
+fn container_args(deploy: &Value) -> Vec<&str> {
+    deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect()
 }
 
 /// NOTES.txt tells how to wait for readiness and how to see admission at work, and never
