@@ -98,7 +98,7 @@ impl Replica {
     /// Certificate controller passes only a leader runs (not `followed`).
     fn leader_passes(&self) -> f64 {
         let m = self.metrics();
-        ["current", "issued", "created", "broken", "error"]
+        ["current", "issued", "created", "broken"]
             .iter()
             .filter_map(|o| {
                 metric(
@@ -338,6 +338,16 @@ fn three_replicas_elect_one_leader_and_take_over_under_load() {
         })
     };
     admitted_in(0, 20);
+    // Followers only copy the Secret: a replica that never led ran no pass of the controller
+    // (read in this order: a leader logs its term before its first pass).
+    for r in &replicas {
+        let passes = r.leader_passes();
+        assert!(
+            passes == 0.0 || !r.terms().is_empty(),
+            "{} ran {passes} controller passes without leading",
+            r.name
+        );
+    }
 
     // 1. SIGKILL the leader: its Lease expires, another replica takes it over.
     phase.store(1, Ordering::Relaxed);
