@@ -312,7 +312,8 @@ pub fn audit(args: AuditArgs) -> i32 {
         audit.cluster_pods += if o.kind == "Pod" { 1 } else { o.pods.len() };
         summary.pods += workload::pod_sites(&o.object).len();
         // Pods the scheduler cannot place: the scheduler's word on the findings that explain it.
-        let rep = Judge::with_pending(judge.judge(&o.object, &o.namespace), &o.pending);
+        let mut rep = judge.judge(&o.object, &o.namespace);
+        Judge::with_pending(&mut rep.findings, &o.pending);
         if let Some(p) = &mut policy {
             p.object(
                 &o.object,

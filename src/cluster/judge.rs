@@ -112,10 +112,9 @@ impl<'a> Judge<'a> {
         engine::judge::lint_judged(object, config, self.context, Operation::Lint)
     }
 
-    /// The report of an object whose Pods `pending` the scheduler could not place: the
+    /// The findings of an object whose Pods `pending` the scheduler could not place: the
     /// scheduler's word joined to the findings that explain it.
-    pub fn with_pending(mut report: ObjectReport, pending: &[Pending]) -> ObjectReport {
-        pending::attach(&mut report.findings, pending);
-        report
+    pub fn with_pending(findings: &mut [crate::model::Finding], pending: &[Pending]) {
+        pending::attach(findings, pending);
     }
 }

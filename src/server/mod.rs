@@ -38,6 +38,7 @@
 //! listener), `certs` (serving certificate and its reload), `state` (what handlers share),
 //! `facts` (the cluster watch).
 
+mod audit_loop;
 mod blocking;
 mod ca_bundle;
 mod cert_controller;
@@ -85,6 +86,14 @@ pub enum LogFormat {
 pub enum FactsMode {
     #[default]
     On,
+    Off,
+}
+
+/// `--audit`: whether `winlint serve` audits the running workloads continuously.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum AuditMode {
+    On,
+    #[default]
     Off,
 }
 
@@ -204,6 +213,30 @@ pub struct ServeArgs {
     /// Seconds between checks of the managed certificates.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS", hide = true)]
     pub certificates_check_interval: f64,
+    /// Continuous audit (the chart turns it on): on the leader, judge every running workload
+    /// with the live facts, every --audit-interval and when the facts change, and keep
+    /// wgpolicyk8s.io PolicyReports per namespace (needs their CRDs, list on the workload
+    /// kinds, and write on policyreports: the chart's RBAC).
+    #[arg(long, value_enum, default_value_t = AuditMode::Off, env = "WINLINT_AUDIT")]
+    pub audit: AuditMode,
+    /// Seconds between two audits when the facts do not change.
+    #[arg(
+        long,
+        default_value_t = 600.0,
+        value_name = "SECONDS",
+        env = "WINLINT_AUDIT_INTERVAL"
+    )]
+    pub audit_interval: f64,
+    /// Seconds of facts changes gathered before an audit runs again.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS", hide = true)]
+    pub audit_debounce: f64,
+    /// Objects per list page of the audit.
+    #[arg(long, default_value_t = crate::cluster::PAGE_SIZE, value_name = "N", hide = true)]
+    pub audit_page_size: u32,
+    /// Whether this replica leads (embedding and tests): the audit runs while it says true.
+    /// `None`: see `leader_receiver` in `start`.
+    #[arg(skip)]
+    pub audit_leader: Option<watch::Receiver<bool>>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -244,6 +277,11 @@ impl ServeArgs {
             certificates_names: Vec::new(),
             certificates_validity: 365.0 * 86_400.0,
             certificates_check_interval: 60.0,
+            audit: AuditMode::Off,
+            audit_interval: 600.0,
+            audit_debounce: 10.0,
+            audit_page_size: crate::cluster::PAGE_SIZE,
+            audit_leader: None,
             cluster: ClusterArgs::default(),
         }
     }
@@ -466,6 +504,7 @@ fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
         ("--handshake-timeout", a.handshake_timeout),
         ("--cert-reload-interval", a.cert_reload_interval),
         ("--shutdown-timeout", a.shutdown_timeout),
+        ("--audit-interval", a.audit_interval),
     ];
     for (flag, v) in positive {
         if !(v.is_finite() && v > 0.0) {
@@ -480,6 +519,7 @@ fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
         ("--max-concurrency", a.max_concurrency),
         ("--max-connections", a.max_connections),
         ("--min-body-rate", a.min_body_rate as usize),
+        ("--audit-page-size", a.audit_page_size as usize),
     ];
     for (flag, v) in counts {
         if v == 0 {
@@ -489,6 +529,52 @@ fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
         }
     }
     Ok(())
+}
+
+/// Whether this replica leads, for the audit loop.
+///
+/// LEADER ELECTION (issue 29 item 2, branch h29-ha): until the Lease election of
+/// `server/leader.rs` is merged, every replica is its own leader (an always-true receiver).
+/// This is the one place to connect it: its receiver when the election is configured.
+fn leader_receiver(args: &ServeArgs) -> watch::Receiver<bool> {
+    args.audit_leader
+        .clone()
+        .unwrap_or_else(|| watch::channel(true).1)
+}
+
+/// `--audit=on`: the continuous audit on its own thread (`audit_loop`).
+fn start_audit(
+    args: &ServeArgs,
+    state: &Arc<AppState>,
+    metrics: audit_loop::AuditMetrics,
+    shutdown: &watch::Receiver<bool>,
+) -> Result<(), ServeError> {
+    if state.watch.is_none() {
+        tracing::warn!(
+            uid = "",
+            "audit on without live cluster facts: workloads are judged with the configured \
+             facts, every --audit-interval only"
+        );
+    }
+    let l = audit_loop::AuditLoop {
+        state: Arc::clone(state),
+        source: args.cluster.client_source(),
+        leader: leader_receiver(args),
+        evaluations: state.evaluations.subscribe(),
+        shutdown: shutdown.clone(),
+        options: audit_loop::AuditOptions {
+            interval: secs(args.audit_interval),
+            debounce: Duration::from_secs_f64(args.audit_debounce.max(0.0)),
+            page_size: args.audit_page_size,
+        },
+        metrics,
+    };
+    audit_loop::spawn(l)
+        .map(|_| ())
+        .map_err(|source| ServeError::Io {
+            what: "the audit thread".into(),
+            source,
+        })
 }
 
 /// Bind the listeners and start serving in the background.
@@ -572,8 +658,10 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         facts: Arc::new(ClusterFacts::empty()),
     };
     tracing::info!(uid = "", "evaluating with {}", facts_summary(&initial));
+    let audit_metrics = audit_loop::AuditMetrics::new(&mut metrics.registry);
     let state = Arc::new(AppState {
         evaluation: RwLock::new(Arc::new(initial)),
+        evaluations: watch::channel(0).0,
         config,
         facts_settled: AtomicBool::new(watch.is_none()),
         watch,
@@ -633,6 +721,10 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
             state.clone(),
             shutdown_rx.clone(),
         );
+    }
+
+    if args.audit == AuditMode::On {
+        start_audit(&args, &state, audit_metrics, &shutdown_rx)?;
     }
 
     let router = webhook_router(state.clone());
