@@ -9,8 +9,8 @@
 //! judged as it arrives; kept are its findings, the uids of the workloads and the Pending Pods).
 //!
 //! When: only while the `leader` receiver says this replica leads (the Lease election of
-//! `server/leader.rs`; without one, every replica is its own leader), at once on becoming
-//! leader, then every `--audit-interval` and whenever the evaluation state is rebuilt (new
+//! `server/leader.rs`; without one, every replica is its own leader), on becoming leader (once
+//! the cluster facts are in use, or their wait `--cluster-facts-timeout` is over), then every `--audit-interval` and whenever the evaluation state is rebuilt (new
 //! cluster facts: nodes, taints, builds, RuntimeClasses, namespaces' labels), debounced by
 //! `--audit-debounce` (a node pool upgrade changes many nodes in a few seconds). A run in
 //! progress when leadership is lost is dropped at its next API call: a new leader starts its
@@ -240,6 +240,14 @@ impl AuditLoop {
                 "audit: this replica leads: auditing every {:?} and on facts changes",
                 self.options.interval
             );
+            // The first run judges with the cluster's facts, not the configured ones: wait
+            // until they are in use (or their wait, --cluster-facts-timeout, is over).
+            while !self.state.facts_settled() {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+                    _ = until(&mut self.shutdown, true) => return,
+                }
+            }
             self.evaluations.borrow_and_update();
             let mut client = None;
             loop {
