@@ -15,7 +15,7 @@ mod k8s_support;
 
 use std::path::Path;
 
-use cli_support::{Out, Run, golden, root};
+use cli_support::{Out, Run, golden};
 use k8s_support::{Guard, Node};
 use serde_json::{Value, json};
 
@@ -288,8 +288,6 @@ fn noisy(c: &Guard, ns: &str, name: &str, containers: usize) {
             "spec": {"nodeSelector": {"kubernetes.io/os": "windows"}, "containers": containers}}}}))
         .ok();
 }
-
-/// winlint's reports of `kind` in `ns` (all namespaces when `None`).
 
 /// winlint's PolicyReports of `ns`, by name.
 fn policy_reports(c: &Guard, ns: &str) -> Vec<Value> {
