@@ -469,6 +469,25 @@ fn helm_template_when_helm_is_available() {
                     args.contains(&"--cluster-facts-timeout=30".to_string()),
                     "{args:?}"
                 );
+                // The continuous audit is on by default.
+                for a in ["--audit=on", "--audit-interval=600"] {
+                    assert!(args.contains(&a.to_string()), "{args:?}");
+                }
+            }
+            "ClusterRole" if d["metadata"]["name"] == "winlint-audit" => {
+                let r: k8s_openapi::api::rbac::v1::ClusterRole = typed(d);
+                // The audit reads the workloads (list only) and writes only the reports.
+                for rule in r.rules.unwrap() {
+                    let writes = rule.api_groups == Some(vec!["wgpolicyk8s.io".to_string()]);
+                    let verbs: Vec<String> = if writes {
+                        ["get", "list", "create", "patch", "delete"]
+                            .map(String::from)
+                            .to_vec()
+                    } else {
+                        vec!["list".to_string()]
+                    };
+                    assert_eq!(rule.verbs, verbs, "{d}");
+                }
             }
             "ClusterRole" => {
                 let r: k8s_openapi::api::rbac::v1::ClusterRole = typed(d);
@@ -482,7 +501,11 @@ fn helm_template_when_helm_is_available() {
             "ClusterRoleBinding" => {
                 let b: k8s_openapi::api::rbac::v1::ClusterRoleBinding = typed(d);
                 assert_eq!(b.role_ref.kind, "ClusterRole");
-                assert_eq!(b.role_ref.name, "winlint");
+                assert!(
+                    ["winlint", "winlint-audit"].contains(&b.role_ref.name.as_str()),
+                    "{d}"
+                );
+                assert_eq!(b.metadata.name.as_deref(), Some(b.role_ref.name.as_str()));
                 let s = &b.subjects.unwrap()[0];
                 assert_eq!(
                     (s.kind.as_str(), s.name.as_str(), s.namespace.as_deref()),

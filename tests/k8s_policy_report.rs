@@ -15,7 +15,7 @@ mod k8s_support;
 
 use std::path::Path;
 
-use cli_support::{Out, Run, golden, root};
+use cli_support::{Out, Run, golden};
 use k8s_support::{Guard, Node};
 use serde_json::{Value, json};
 
@@ -35,58 +35,6 @@ fn winlint(args: &[&str]) -> Out {
 
 fn path(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-fn install_crds(c: &Guard) {
-    for f in ["policyreports", "clusterpolicyreports"] {
-        let file = root().join(format!(
-            "testdata/policy-report/crd/wgpolicyk8s.io_{f}.yaml"
-        ));
-        c.kubectl(&["apply", "--server-side", "-f", path(&file)], None)
-            .ok();
-        c.kubectl(
-            &[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                &format!("crd/{f}.wgpolicyk8s.io"),
-            ],
-            None,
-        )
-        .ok();
-    }
-}
-
-/// A Deployment of `image` with `spec`, its ReplicaSet and one Pod, owned as the controllers
-/// would own them; the Pod's stored form.
-fn deployment(c: &Guard, ns: &str, name: &str, spec: Value) -> Value {
-    let labels = json!({"app": name});
-    let template = json!({"metadata": {"labels": labels}, "spec": spec});
-    let d = c
-        .create(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": name, "namespace": ns},
-            "spec": {"selector": {"matchLabels": labels}, "template": template}}))
-        .ok()
-        .json();
-    let owner = |kind: &str, o: &Value| {
-        json!([{"apiVersion": "apps/v1", "kind": kind, "name": o["metadata"]["name"],
-            "uid": o["metadata"]["uid"], "controller": true}])
-    };
-    let rs = c
-        .create(&json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
-            "metadata": {"name": format!("{name}-5d4f"), "namespace": ns,
-                "ownerReferences": owner("Deployment", &d)},
-            "spec": {"selector": {"matchLabels": labels}, "template": template}}))
-        .ok()
-        .json();
-    let mut pod = template.clone();
-    pod["apiVersion"] = "v1".into();
-    pod["kind"] = "Pod".into();
-    pod["metadata"]["name"] = format!("{name}-5d4f-x7k2p").into();
-    pod["metadata"]["namespace"] = ns.into();
-    pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "name": rs["metadata"]["name"], "uid": rs["metadata"]["uid"], "controller": true}]);
-    c.create(&pod).ok().json()
 }
 
 fn iis_spec(tolerate: bool) -> Value {
@@ -135,7 +83,7 @@ fn reports(c: &Guard, names: &[(&str, &str)]) -> String {
         "policyreports.v1alpha2.wgpolicyk8s.io",
         "clusterpolicyreports.v1alpha2.wgpolicyk8s.io",
     ] {
-        for mut r in managed(c, kind, None) {
+        for mut r in c.managed_reports(kind, None) {
             let ns = r["metadata"]["namespace"].as_str().map(str::to_string);
             let name = r["metadata"]["name"].clone();
             let labels = r["metadata"]["labels"].clone();
@@ -193,7 +141,7 @@ fn policy_reports_land_in_the_cluster_and_follow_the_workloads() {
             .contains("the wgpolicyk8s.io/v1alpha2 CRDs are not installed"),
         "{out}"
     );
-    install_crds(&c);
+    c.install_policy_report_crds();
     for n in [
         Node::windows(&c.unique("w22"), "10.0.20348").taint("os=windows:NoSchedule"),
         Node::linux(&c.unique("lin")),
@@ -205,12 +153,12 @@ fn policy_reports_land_in_the_cluster_and_follow_the_workloads() {
     c.create_namespace(&shop, &[]);
     c.create_namespace(&tools, &[]);
     let names = [(shop.as_str(), "$SHOP"), (tools.as_str(), "$TOOLS")];
-    let pod = deployment(&c, &shop, "iis", iis_spec(false));
+    let pod = c.deployment(&shop, "iis", iis_spec(false));
     let pod = pod["metadata"]["name"].as_str().unwrap().to_string();
     unschedulable(&c, &shop, &pod);
     let linux = json!({"nodeSelector": {"kubernetes.io/os": "linux"},
         "containers": [{"name": "nginx", "image": "nginx:1.27"}]});
-    deployment(&c, &tools, "nginx", linux);
+    c.deployment(&tools, "nginx", linux);
     let kc = path(&c.kubeconfig);
 
     // Pending: the scheduler's message is on the finding that explains it, in text and JSON.
@@ -341,24 +289,9 @@ fn noisy(c: &Guard, ns: &str, name: &str, containers: usize) {
         .ok();
 }
 
-/// winlint's reports of `kind` in `ns` (all namespaces when `None`).
-fn managed(c: &Guard, kind: &str, ns: Option<&str>) -> Vec<Value> {
-    let scope = match ns {
-        Some(ns) => ["-n", ns],
-        None => ["-A", ""],
-    };
-    let mut args = vec!["get", kind];
-    args.extend(scope.into_iter().filter(|a| !a.is_empty()));
-    args.extend(["-l", "app.kubernetes.io/managed-by=winlint", "-o", "json"]);
-    c.kubectl(&args, None).ok().json()["items"]
-        .as_array()
-        .unwrap()
-        .clone()
-}
-
 /// winlint's PolicyReports of `ns`, by name.
 fn policy_reports(c: &Guard, ns: &str) -> Vec<Value> {
-    let mut items = managed(c, "policyreports.v1alpha2.wgpolicyk8s.io", Some(ns));
+    let mut items = c.managed_reports("policyreports.v1alpha2.wgpolicyk8s.io", Some(ns));
     items.sort_by_key(|r| r["metadata"]["name"].as_str().unwrap().to_string());
     items
 }
@@ -375,8 +308,8 @@ fn one_failure_stops_nothing_and_large_reports_are_split(c: &Guard) {
     for i in 0..5 {
         noisy(c, &big, &format!("noisy{i}"), 100);
     }
-    deployment(c, &normal, "iis", iis_spec(false));
-    deployment(c, &doomed, "iis", iis_spec(false));
+    c.deployment(&normal, "iis", iis_spec(false));
+    c.deployment(&doomed, "iis", iis_spec(false));
     // No namespace controller runs: the namespace stays Terminating, its workloads listed.
     c.kubectl(&["delete", "namespace", &doomed, "--wait=false"], None)
         .ok();

@@ -14,11 +14,11 @@ use clap::{Args, ValueEnum};
 
 use super::args::{ColorChoice, FailOn, Format, TargetArgs};
 use super::output::{Sink, exit_code};
+use crate::cluster::judge::{AsPods, Judge};
 use crate::cluster::{self, ClusterArgs, ClusterError, ClusterFacts, ErrorKind, Origin, Scope};
 use crate::config::Config;
-use crate::engine;
+use crate::model::Context;
 use crate::model::workload;
-use crate::model::{Context, Operation};
 use crate::process::EXIT_USAGE;
 use crate::report::policy_report::{self, PolicyReports};
 use crate::report::{self, AuditSummary, ClusterSummary, FixState, InputError, Located, Summary};
@@ -167,59 +167,18 @@ struct Read {
     as_pods: Option<AsPods>,
 }
 
-/// Workloads are judged by the pods winlint's mutating webhook gives them.
-struct AsPods {
-    why: String,
-    /// The webhooks found, whose namespaceSelectors say where; `None`: everywhere
-    /// (`--assume-webhook`).
-    hooks: Option<Vec<cluster::webhooks::MutatingWebhook>>,
-}
-
-impl AsPods {
-    /// Whether the webhook mutates the pods of a namespace with `labels` (unknown labels:
-    /// none, as the API server matches a namespace it does not know).
-    fn covers(&self, labels: Option<&std::collections::BTreeMap<String, String>>) -> bool {
-        let none = std::collections::BTreeMap::new();
-        self.hooks
-            .as_ref()
-            .is_none_or(|hooks| hooks.iter().any(|h| h.covers(labels.unwrap_or(&none))))
-    }
-}
-
-/// Whether to judge workloads as the pods winlint's mutating webhook makes of them: `Some`
-/// when `--assume-webhook` says so or the cluster has the webhook. A cluster that does not
-/// let us look is judged as written, and says so.
+/// Whether to judge workloads as the pods winlint's mutating webhook makes of them
+/// ([`cluster::judge::webhook_judging`]). A cluster that does not let us look is judged as
+/// written, and says so.
 async fn webhook_judging(client: &kube::Client, assume: bool) -> Option<AsPods> {
-    if assume {
-        return Some(AsPods {
-            why: "--assume-webhook".into(),
-            hooks: None,
-        });
-    }
-    match cluster::webhooks::winlint_mutating(client, cluster::PAGE_SIZE).await {
-        Ok(found) if !found.is_empty() => Some(AsPods {
-            why: format!(
-                "winlint's mutating webhook is registered (MutatingWebhookConfiguration {})",
-                found
-                    .iter()
-                    .map(|h| h.configuration.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            hooks: Some(found),
-        }),
-        Ok(_) => None,
-        Err(e) => {
-            let why = match e.kind {
-                ErrorKind::Forbidden => "not allowed to list mutatingwebhookconfigurations".into(),
-                _ => e.without_hint(),
-            };
+    cluster::judge::webhook_judging(client, assume)
+        .await
+        .unwrap_or_else(|why| {
             eprintln!(
                 "winlint: judging workloads as written: {why}, so whether winlint's mutating webhook is registered is unknown (--assume-webhook judges them by their pods)"
             );
             None
-        }
-    }
+        })
 }
 
 fn read(args: &AuditArgs, cfg: &Config) -> Result<Read, String> {
@@ -322,15 +281,14 @@ pub fn audit(args: AuditArgs) -> i32 {
         },
         &args.view,
     );
-    // The configuration of the namespaces the webhook skips (its namespaceSelector): as written.
-    let as_written = target.config.clone();
     if let Some(a) = &as_pods {
         eprintln!(
             "winlint: judging workloads by the pods they create: {}",
             a.why
         );
-        target.config.policy.judge_as_pods = true;
     }
+    // The namespaces the webhook skips (its namespaceSelector) are judged as written.
+    let judge = Judge::new(&target.config, &target.context, as_pods);
     let mut summary = Summary::default();
     let mut audit = AuditSummary::default();
     let mut namespaces = BTreeSet::new();
@@ -353,14 +311,9 @@ pub fn audit(args: AuditArgs) -> i32 {
         summary.objects += 1;
         audit.cluster_pods += if o.kind == "Pod" { 1 } else { o.pods.len() };
         summary.pods += workload::pod_sites(&o.object).len();
-        let config = match &as_pods {
-            Some(a) if !a.covers(target.context.namespaces.get(&o.namespace)) => &as_written,
-            _ => &target.config,
-        };
-        let mut rep =
-            engine::judge::lint_judged(&o.object, config, &target.context, Operation::Lint);
         // Pods the scheduler cannot place: the scheduler's word on the findings that explain it.
-        cluster::pending::attach(&mut rep.findings, &o.pending);
+        let mut rep = judge.judge(&o.object, &o.namespace);
+        Judge::with_pending(&mut rep.findings, &o.pending);
         if let Some(p) = &mut policy {
             p.object(
                 &o.object,
@@ -453,19 +406,14 @@ fn apply_reports(
     scope: &Scope,
     reports: Vec<serde_json::Value>,
 ) -> Result<Vec<String>, String> {
-    let (cluster_reports, namespaced): (Vec<_>, Vec<_>) = reports
-        .into_iter()
-        .partition(|r| r["kind"] == "ClusterPolicyReport");
     block_on(async {
         let (client, _) = cluster::connect(&args.client_source())
             .await
             .map_err(|e| one_line(&e, POLICY_REPORT_RBAC))?;
         let now = policy_report::now_seconds();
-        let done = cluster::policy_report::apply(&client, scope, &namespaced, |failed| {
-            policy_report::with_failures(&cluster_reports, failed, now)
-        })
-        .await
-        .map_err(|e| one_line(&e, POLICY_REPORT_RBAC))?;
+        let done = policy_report::write(&client, scope, reports, now)
+            .await
+            .map_err(|e| one_line(&e, POLICY_REPORT_RBAC))?;
         let mut line = format!(
             "winlint: policy reports applied: {}",
             if done.written.is_empty() {

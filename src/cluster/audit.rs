@@ -88,27 +88,12 @@ pub async fn list_workloads(
     let mut owners: HashSet<String> = HashSet::new();
     for kind in KINDS {
         let ar = resource(kind);
-        let api: Api<DynamicObject> = match scope {
-            Scope::AllNamespaces => Api::all_with(client.clone(), &ar),
-            Scope::Namespace(ns) => Api::namespaced_with(client.clone(), ns, &ar),
-        };
-        let what = format!(
-            "{}{}",
-            ar.plural,
-            match scope {
-                Scope::AllNamespaces => " in all namespaces".to_string(),
-                Scope::Namespace(ns) => format!(" in namespace {ns}"),
-            }
-        );
+        let (api, what) = api_of(client, scope, &ar);
         let listed = list_paged_each(&api, page_size, &what, |o| {
             // A Pod whose controller was listed is never linted (its owner is): keep only
             // what maps it to that owner, not the whole Pod (issue 8: 10 000 Pods).
             if *kind == "Pod"
-                && let Some(uid) = o.metadata.owner_references.as_ref().and_then(|rs| {
-                    rs.iter()
-                        .find(|r| r.controller == Some(true))
-                        .map(|r| r.uid.as_str())
-                })
+                && let Some(uid) = controller_of(&o)
                 && owners.contains(uid)
             {
                 // And whether the scheduler has placed it (issue 20: Pending pods are joined
@@ -131,14 +116,7 @@ pub async fn list_workloads(
                 }));
                 return Ok(());
             }
-            let mut v = serde_json::to_value(&o).map_err(|e| {
-                ClusterError::new(ErrorKind::Other, format!("reading {what}"), e.to_string())
-            })?;
-            v["apiVersion"] = ar.api_version.clone().into();
-            v["kind"] = ar.kind.clone().into();
-            if let Some(m) = v["metadata"].as_object_mut() {
-                m.remove("managedFields");
-            }
+            let v = object_value(&o, &ar, &what)?;
             if *kind != "Pod"
                 && let Some(uid) = v["metadata"]["uid"].as_str()
             {
@@ -148,18 +126,174 @@ pub async fn list_workloads(
             Ok(())
         })
         .await;
-        match listed {
-            Ok(()) => {}
-            Err(e) if matches!(e.kind, ErrorKind::Forbidden | ErrorKind::NotFound) => {
-                skipped.push((kind.to_string(), e));
-            }
-            Err(e) => return Err(e),
-        }
+        skip_or_fail(listed, kind, &mut skipped)?;
     }
     Ok(Inventory {
         objects: top_owners(all),
         skipped,
     })
+}
+
+/// The API of `ar` in `scope`, and what listing it is called in errors.
+fn api_of(client: &kube::Client, scope: &Scope, ar: &ApiResource) -> (Api<DynamicObject>, String) {
+    let api: Api<DynamicObject> = match scope {
+        Scope::AllNamespaces => Api::all_with(client.clone(), ar),
+        Scope::Namespace(ns) => Api::namespaced_with(client.clone(), ns, ar),
+    };
+    let what = format!(
+        "{}{}",
+        ar.plural,
+        match scope {
+            Scope::AllNamespaces => " in all namespaces".to_string(),
+            Scope::Namespace(ns) => format!(" in namespace {ns}"),
+        }
+    );
+    (api, what)
+}
+
+/// A listed object as the rules read it: `apiVersion` and `kind` set, `managedFields` dropped.
+fn object_value(o: &DynamicObject, ar: &ApiResource, what: &str) -> Result<Value, ClusterError> {
+    let mut v = serde_json::to_value(o).map_err(|e| {
+        ClusterError::new(ErrorKind::Other, format!("reading {what}"), e.to_string())
+    })?;
+    v["apiVersion"] = ar.api_version.clone().into();
+    v["kind"] = ar.kind.clone().into();
+    if let Some(m) = v["metadata"].as_object_mut() {
+        m.remove("managedFields");
+    }
+    Ok(v)
+}
+
+/// A kind that RBAC forbids or the server lacks is skipped (into `skipped`); any other error
+/// fails the listing.
+fn skip_or_fail(
+    listed: Result<(), ClusterError>,
+    kind: &str,
+    skipped: &mut Vec<(String, ClusterError)>,
+) -> Result<(), ClusterError> {
+    match listed {
+        Err(e) if matches!(e.kind, ErrorKind::Forbidden | ErrorKind::NotFound) => {
+            skipped.push((kind.to_string(), e));
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// The uid of the controller owner of a listed object, if any.
+fn controller_of(o: &DynamicObject) -> Option<&str> {
+    o.metadata
+        .owner_references
+        .as_ref()?
+        .iter()
+        .find(|r| r.controller == Some(true))
+        .map(|r| r.uid.as_str())
+}
+
+/// A top owner found by [`stream_workloads`]: what the caller made of it when it was listed,
+/// and the Pods listed under it.
+#[derive(Debug)]
+pub struct Top<T> {
+    pub kind: &'static str,
+    pub namespace: String,
+    pub name: String,
+    /// What `on_top` returned for it.
+    pub value: T,
+    /// Its Pods (running now), directly or through a ReplicaSet or Job; 0 for a Pod reported
+    /// as itself.
+    pub pods: usize,
+    /// The Pods (its own, or itself) the scheduler has not placed.
+    pub pending: Vec<super::pending::Pending>,
+}
+
+/// The result of [`stream_workloads`]: the tops in listing order ([`KINDS`], then the API
+/// server's order: namespace, name), and the kinds skipped as in [`Inventory::skipped`].
+#[derive(Debug)]
+pub struct Streamed<T> {
+    pub tops: Vec<Top<T>>,
+    pub skipped: Vec<(String, ClusterError)>,
+}
+
+/// [`list_workloads`] in bounded memory (issue 29: `serve`'s audit loop on 10 000 Pods): each
+/// top owner is handed to `on_top` as its page arrives, its whole JSON alive for that call
+/// only; what is kept of it is what `on_top` returns, with the count and the Pending Pods
+/// listed under it. Memory: one page of objects, the uids of the workloads (not of the Pods),
+/// and what `on_top` keeps.
+///
+/// An owner is known by the uids of the objects listed before it: [`KINDS`] lists owners
+/// first (CronJob, Job, then Pod; Deployment, ReplicaSet, then Pod), so every ownership the
+/// controllers make is followed. An object whose controller is of a kind listed after its own
+/// (no built-in controller does that) is a top of its own here, where [`top_owners`], which
+/// sees everything at once, would put it under that controller.
+pub async fn stream_workloads<T>(
+    client: &kube::Client,
+    scope: &Scope,
+    page_size: u32,
+    mut on_top: impl FnMut(&Value) -> T,
+) -> Result<Streamed<T>, ClusterError> {
+    let mut tops: Vec<Top<T>> = Vec::new();
+    let mut skipped = Vec::new();
+    // The uid of every listed workload (not Pod) → the index of its top in `tops`.
+    let mut top_of: HashMap<String, usize> = HashMap::new();
+    for kind in KINDS {
+        let ar = resource(kind);
+        let (api, what) = api_of(client, scope, &ar);
+        let listed = list_paged_each(&api, page_size, &what, |o| {
+            let owner = controller_of(&o).and_then(|u| top_of.get(u).copied());
+            if *kind == "Pod" {
+                let pending = o.data.get("status").and_then(|s| {
+                    super::pending::of_pod(&serde_json::json!({
+                        "metadata": {"name": o.metadata.name},
+                        "status": super::pending::keep(s),
+                    }))
+                });
+                if let Some(t) = owner {
+                    let top = &mut tops[t];
+                    top.pods += 1;
+                    top.pending.extend(pending);
+                    return Ok(());
+                }
+                let v = object_value(&o, &ar, &what)?;
+                tops.push(top(kind, &o, on_top(&v), pending.into_iter().collect()));
+                return Ok(());
+            }
+            let uid = o.metadata.uid.clone().unwrap_or_default();
+            let t = match owner {
+                Some(t) => t,
+                None => {
+                    let v = object_value(&o, &ar, &what)?;
+                    tops.push(top(kind, &o, on_top(&v), Vec::new()));
+                    tops.len() - 1
+                }
+            };
+            if !uid.is_empty() {
+                top_of.insert(uid, t);
+            }
+            Ok(())
+        })
+        .await;
+        skip_or_fail(listed, kind, &mut skipped)?;
+    }
+    for t in &mut tops {
+        t.pending.sort_by(|a, b| a.pod.cmp(&b.pod));
+    }
+    Ok(Streamed { tops, skipped })
+}
+
+fn top<T>(
+    kind: &'static str,
+    o: &DynamicObject,
+    value: T,
+    pending: Vec<super::pending::Pending>,
+) -> Top<T> {
+    Top {
+        kind,
+        namespace: o.metadata.namespace.clone().unwrap_or_default(),
+        name: o.metadata.name.clone().unwrap_or_default(),
+        value,
+        pods: 0,
+        pending,
+    }
 }
 
 /// The `uid` of the controller owner of an object, if any.

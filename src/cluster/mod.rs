@@ -45,8 +45,13 @@
 //!   DaemonSets, Jobs, CronJobs and ReplicationControllers (paged, as JSON values) and keeps
 //!   the top owners, each Pod counted under its topmost controller ([`top_owners`]), with
 //!   the Pods the scheduler has not placed ([`pending`]).
-//! * [`policy_report`]: `winlint audit --policy-report=apply`, the PolicyReports of
-//!   [`crate::report::policy_report`] server-side applied, the stale ones deleted.
+//!   [`audit::stream_workloads`] is the same listing in bounded memory (each top owner judged
+//!   as its page arrives), for `winlint serve`'s audit loop.
+//! * [`judge`]: one audited object judged (lint, judged as the pods winlint's webhook gives
+//!   it, Pending Pods joined), for `winlint audit` and serve's audit loop alike.
+//! * [`policy_results`]: the audit as wgpolicyk8s.io PolicyReports (built as objects are
+//!   judged, split in parts); [`policy_report`]: them server-side applied, the stale ones
+//!   deleted (`winlint audit --policy-report=apply`, serve's audit loop).
 //!
 //! # RBAC
 //!
@@ -69,9 +74,11 @@ pub mod client;
 pub mod effective;
 pub mod facts;
 pub mod gmsa;
+pub mod judge;
 pub mod live;
 pub mod pending;
 pub mod policy_report;
+pub mod policy_results;
 pub mod webhooks;
 
 pub use crate::model::schedule::{self, Fit, Toleration, fit};

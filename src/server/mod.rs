@@ -42,6 +42,7 @@
 //! listener), `certs` (serving certificate and its reload), `state` (what handlers share),
 //! `facts` (the cluster watch).
 
+mod audit_loop;
 mod blocking;
 mod ca_bundle;
 mod cert_controller;
@@ -90,6 +91,14 @@ pub enum LogFormat {
 pub enum FactsMode {
     #[default]
     On,
+    Off,
+}
+
+/// `--audit`: whether `winlint serve` audits the running workloads continuously.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum AuditMode {
+    On,
+    #[default]
     Off,
 }
 
@@ -235,6 +244,30 @@ pub struct ServeArgs {
     /// Seconds between tries to acquire or renew the Lease (below --lease-renew-deadline).
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub lease_retry_period: f64,
+    /// Continuous audit (the chart turns it on): on the leader, judge every running workload
+    /// with the live facts, every --audit-interval and when the facts change, and keep
+    /// wgpolicyk8s.io PolicyReports per namespace (needs their CRDs, list on the workload
+    /// kinds, and write on policyreports: the chart's RBAC).
+    #[arg(long, value_enum, default_value_t = AuditMode::Off, env = "WINLINT_AUDIT")]
+    pub audit: AuditMode,
+    /// Seconds between two audits when the facts do not change.
+    #[arg(
+        long,
+        default_value_t = 600.0,
+        value_name = "SECONDS",
+        env = "WINLINT_AUDIT_INTERVAL"
+    )]
+    pub audit_interval: f64,
+    /// Seconds of facts changes gathered before an audit runs again.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS", hide = true)]
+    pub audit_debounce: f64,
+    /// Objects per list page of the audit.
+    #[arg(long, default_value_t = crate::cluster::PAGE_SIZE, value_name = "N", hide = true)]
+    pub audit_page_size: u32,
+    /// Whether this replica leads (embedding and tests): the audit runs while it says true.
+    /// `None`: see `leader_receiver` in `start`.
+    #[arg(skip)]
+    pub audit_leader: Option<watch::Receiver<bool>>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -282,6 +315,11 @@ impl ServeArgs {
             lease_duration: 15.0,
             lease_renew_deadline: 10.0,
             lease_retry_period: 2.0,
+            audit: AuditMode::Off,
+            audit_interval: 600.0,
+            audit_debounce: 10.0,
+            audit_page_size: crate::cluster::PAGE_SIZE,
+            audit_leader: None,
             cluster: ClusterArgs::default(),
         }
     }
@@ -512,6 +550,7 @@ fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
         ("--cert-reload-interval", a.cert_reload_interval),
         ("--shutdown-timeout", a.shutdown_timeout),
         ("--lease-retry-period", a.lease_retry_period),
+        ("--audit-interval", a.audit_interval),
     ];
     for (flag, v) in positive {
         if !(v.is_finite() && v > 0.0) {
@@ -526,6 +565,7 @@ fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
         ("--max-concurrency", a.max_concurrency),
         ("--max-connections", a.max_connections),
         ("--min-body-rate", a.min_body_rate as usize),
+        ("--audit-page-size", a.audit_page_size as usize),
     ];
     for (flag, v) in counts {
         if v == 0 {
@@ -546,6 +586,50 @@ fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
         )));
     }
     Ok(())
+}
+
+/// Whether this replica leads, for the audit loop: the receiver an embedder or test passes in
+/// (`audit_leader`), else the Lease election's (`--leader-elect`; without it this replica leads).
+fn leader_receiver(args: &ServeArgs, election: &leader::Election) -> watch::Receiver<bool> {
+    args.audit_leader
+        .clone()
+        .unwrap_or_else(|| election.receiver())
+}
+
+/// `--audit=on`: the continuous audit on its own thread (`audit_loop`).
+fn start_audit(
+    args: &ServeArgs,
+    election: &leader::Election,
+    state: &Arc<AppState>,
+    metrics: audit_loop::AuditMetrics,
+    shutdown: &watch::Receiver<bool>,
+) -> Result<(), ServeError> {
+    if state.watch.is_none() {
+        tracing::warn!(
+            uid = "",
+            "audit on without live cluster facts: workloads are judged with the configured \
+             facts, every --audit-interval only"
+        );
+    }
+    let l = audit_loop::AuditLoop {
+        state: Arc::clone(state),
+        source: args.cluster.client_source(),
+        leader: leader_receiver(args, election),
+        evaluations: state.evaluations.subscribe(),
+        shutdown: shutdown.clone(),
+        options: audit_loop::AuditOptions {
+            interval: secs(args.audit_interval),
+            debounce: Duration::from_secs_f64(args.audit_debounce.max(0.0)),
+            page_size: args.audit_page_size,
+        },
+        metrics,
+    };
+    audit_loop::spawn(l)
+        .map(|_| ())
+        .map_err(|source| ServeError::Io {
+            what: "the audit thread".into(),
+            source,
+        })
 }
 
 /// Bind the listeners and start serving in the background.
@@ -633,8 +717,10 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         facts: Arc::new(ClusterFacts::empty()),
     };
     tracing::info!(uid = "", "evaluating with {}", facts_summary(&initial));
+    let audit_metrics = audit_loop::AuditMetrics::new(&mut metrics.registry);
     let state = Arc::new(AppState {
         evaluation: RwLock::new(Arc::new(initial)),
+        evaluations: watch::channel(0).0,
         config,
         facts_settled: AtomicBool::new(watch.is_none()),
         watch,
@@ -694,6 +780,10 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
             state.clone(),
             shutdown_rx.clone(),
         );
+    }
+
+    if args.audit == AuditMode::On {
+        start_audit(&args, &election, &state, audit_metrics, &shutdown_rx)?;
     }
 
     let router = webhook_router(state.clone());

@@ -24,6 +24,9 @@ pub struct Evaluation {
 pub struct AppState {
     /// The current evaluation: a request clones the `Arc` (under the read lock only for that).
     pub(super) evaluation: RwLock<Arc<Evaluation>>,
+    /// A new generation each time [`Self::apply_facts`] swaps the evaluation in (the audit
+    /// loop runs again).
+    pub(super) evaluations: tokio::sync::watch::Sender<u64>,
     /// The configuration as loaded (`--config`): each snapshot is applied to it.
     pub(super) config: Config,
     /// The live facts (`None`: `--cluster-facts=off`, or no cluster configuration found).
@@ -71,6 +74,7 @@ impl AppState {
             std::mem::replace(&mut *cur, Arc::clone(&new))
         };
         self.metrics.facts_rebuilds.inc();
+        self.evaluations.send_modify(|g| *g += 1);
         let (was, now) = (facts_summary(&old), facts_summary(&new));
         if was != now {
             tracing::info!(uid = "", "evaluating with {now}");

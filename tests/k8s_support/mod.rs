@@ -673,6 +673,79 @@ impl Cluster {
 
     /// A namespace with `labels` and its `default` ServiceAccount (no controller-manager
     /// creates it here, and the ServiceAccount admission plugin refuses pods without it).
+    /// Install the wgpolicyk8s.io CRDs of testdata/policy-report/crd and wait until they are
+    /// served.
+    pub fn install_policy_report_crds(&self) {
+        for f in ["policyreports", "clusterpolicyreports"] {
+            let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+                "testdata/policy-report/crd/wgpolicyk8s.io_{f}.yaml"
+            ));
+            self.kubectl(
+                &["apply", "--server-side", "-f", file.to_str().unwrap()],
+                None,
+            )
+            .ok();
+            self.kubectl(
+                &[
+                    "wait",
+                    "--for=condition=Established",
+                    "--timeout=60s",
+                    &format!("crd/{f}.wgpolicyk8s.io"),
+                ],
+                None,
+            )
+            .ok();
+        }
+    }
+
+    /// winlint's reports of `kind` (`policyreports.v1alpha2.wgpolicyk8s.io`, …) in `ns`, or in
+    /// every namespace.
+    pub fn managed_reports(&self, kind: &str, ns: Option<&str>) -> Vec<Value> {
+        let scope = match ns {
+            Some(ns) => ["-n", ns],
+            None => ["-A", ""],
+        };
+        let mut args = vec!["get", kind];
+        args.extend(scope.into_iter().filter(|a| !a.is_empty()));
+        args.extend(["-l", "app.kubernetes.io/managed-by=winlint", "-o", "json"]);
+        self.kubectl(&args, None).ok().json()["items"]
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    /// A Deployment with `spec`, its ReplicaSet and one Pod, owned as the controllers
+    /// would own them; the Pod's stored form.
+    pub fn deployment(&self, ns: &str, name: &str, spec: Value) -> Value {
+        let labels = json!({"app": name});
+        let template = json!({"metadata": {"labels": labels}, "spec": spec});
+        let d = self
+            .create(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": name, "namespace": ns},
+                "spec": {"selector": {"matchLabels": labels}, "template": template}}))
+            .ok()
+            .json();
+        let owner = |kind: &str, o: &Value| {
+            json!([{"apiVersion": "apps/v1", "kind": kind, "name": o["metadata"]["name"],
+                "uid": o["metadata"]["uid"], "controller": true}])
+        };
+        let rs = self
+            .create(&json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "metadata": {"name": format!("{name}-5d4f"), "namespace": ns,
+                    "ownerReferences": owner("Deployment", &d)},
+                "spec": {"selector": {"matchLabels": labels}, "template": template}}))
+            .ok()
+            .json();
+        let mut pod = template.clone();
+        pod["apiVersion"] = "v1".into();
+        pod["kind"] = "Pod".into();
+        pod["metadata"]["name"] = format!("{name}-5d4f-x7k2p").into();
+        pod["metadata"]["namespace"] = ns.into();
+        pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "name": rs["metadata"]["name"], "uid": rs["metadata"]["uid"], "controller": true}]);
+        self.create(&pod).ok().json()
+    }
+
     pub fn create_namespace(&self, name: &str, labels: &[(&str, &str)]) {
         let labels: serde_json::Map<String, Value> = labels
             .iter()
