@@ -63,6 +63,14 @@ pub struct Metrics {
     pub certificates_secret_broken: Gauge,
     /// Passes of the certificate controller by outcome.
     pub certificate_passes: Family<Vec<(String, String)>, Counter>,
+    /// The serving certificate's notAfter (Unix seconds), set at start and on every reload.
+    pub cert_expiry: Gauge,
+    /// Configuration reloads (`--config` changed) by result: `ok` (in force), `error` (kept
+    /// the configuration in force).
+    pub config_reloads: Family<Vec<(String, String)>, Counter>,
+    /// 1 when the last content of --config was put in force (or at start), 0 after it was
+    /// refused: the configuration in force is then older than the file.
+    pub config_last_reload_ok: Gauge,
 }
 
 impl Metrics {
@@ -210,7 +218,31 @@ impl Metrics {
              error)",
             certificate_passes.clone(),
         );
+        let cert_expiry = Gauge::default();
+        registry.register(
+            "serving_certificate_expiration_timestamp_seconds",
+            "The serving certificate's notAfter, Unix seconds (set at start and on every reload)",
+            cert_expiry.clone(),
+        );
+        let config_reloads = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "config_reload",
+            "Reloads of the --config file after it changed, by result (ok: in force; error: \
+             refused, the configuration in force is kept)",
+            config_reloads.clone(),
+        );
+        let config_last_reload_ok = Gauge::default();
+        config_last_reload_ok.set(1);
+        registry.register(
+            "config_last_reload_successful",
+            "1 when the last content of the --config file is in force, 0 when it was refused \
+             (the previous configuration is in force)",
+            config_last_reload_ok.clone(),
+        );
         Metrics {
+            config_last_reload_ok,
+            cert_expiry,
+            config_reloads,
             connections,
             connections_evicted,
             connections_refused,
