@@ -994,7 +994,8 @@ impl Webhook {
         let mut items = Vec::new();
         for mut doc in yaml_support::yaml_docs(yaml) {
             let kind = doc["kind"].as_str().unwrap_or_default().to_string();
-            let name = format!("{}-{}", doc["metadata"]["name"].as_str().unwrap(), self.id);
+            // `winlint-<id>` (what `{name}` in the flags says), whatever `--url` names them.
+            let name = format!("{}-{}", winlint::manifests::NAME, self.id);
             doc["metadata"]["name"] = name.clone().into();
             for w in doc["webhooks"].as_array_mut().into_iter().flatten() {
                 w["name"] = format!("{}.{}", self.id, w["name"].as_str().unwrap()).into();
