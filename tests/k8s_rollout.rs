@@ -7,14 +7,12 @@
 //! `CI=true`.
 
 mod k8s_support;
-#[path = "yaml_support/mod.rs"]
-mod yaml_support;
 
 use std::path::Path;
 
+use k8s_support::yaml_support::yaml_docs;
 use k8s_support::{Guard, Node, Webhook, cluster, eventually, metric};
 use serde_json::{Value, json};
-use yaml_support::yaml_docs;
 
 const IIS_2019: &str = "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2019";
 

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 #[path = "../yaml_support/mod.rs"]
-mod yaml_support;
+pub mod yaml_support;
 
 /// The admin bearer token's user is in `system:masters`.
 pub const ADMIN_TOKEN: &str = "winlint-envtest-admin-token";
