@@ -451,10 +451,12 @@ pub enum ConfigError {
         line: usize,
         message: String,
     },
-    /// The file is YAML but not a `winlint.yaml`.
-    #[error("{file}: {source}")]
+    /// The file is YAML but not a `winlint.yaml` (`at`: `:LINE` of the field or value the
+    /// error names, when it can be found).
+    #[error("{file}{at}: {source}")]
     Schema {
         file: String,
+        at: String,
         source: serde_json::Error,
     },
     /// An error in the named file.
@@ -656,11 +658,15 @@ impl Config {
         if let Some(doc) = docs.into_iter().next()
             && !doc.value.is_null()
         {
-            let f: ConfigFile =
-                serde_json::from_value(doc.value).map_err(|source| ConfigError::Schema {
+            let f: ConfigFile = serde_json::from_value(doc.value.clone()).map_err(|source| {
+                let at = schema_line(&doc, &source.to_string())
+                    .map_or_else(String::new, |l| format!(":{l}"));
+                ConfigError::Schema {
                     file: name.to_string(),
+                    at,
                     source,
-                })?;
+                }
+            })?;
             cfg.apply_file(&f).map_err(|e| ConfigError::InFile {
                 file: name.to_string(),
                 source: Box::new(e),
@@ -679,9 +685,48 @@ impl Config {
     }
 }
 
+/// The line of what a serde error names: the key of "unknown field `x`", else the first
+/// scalar written as the quoted token ("unknown variant `block`"). serde_json's errors from a
+/// value carry no position; the source map has every node's.
+fn schema_line(doc: &crate::source::Document, message: &str) -> Option<usize> {
+    fn find(v: &serde_json::Value, at: &str, token: &str, key: bool) -> Option<String> {
+        match v {
+            serde_json::Value::Object(m) => m.iter().find_map(|(k, v)| {
+                let p = format!("{at}/{}", crate::model::pointer::escape(k));
+                if key && k == token {
+                    return Some(p);
+                }
+                find(v, &p, token, key)
+            }),
+            serde_json::Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| find(v, &format!("{at}/{i}"), token, key)),
+            serde_json::Value::String(s) if !key && s == token => Some(at.to_string()),
+            _ => None,
+        }
+    }
+    let token = message.split('`').nth(1)?;
+    let key = message.starts_with("unknown field");
+    let pointer = find(&doc.value, "", token, key)?;
+    Some(doc.map.node(&pointer)?.line)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schema_errors_name_their_line() {
+        let e = Config::from_yaml("target: {}\nwebhook:\n  enforcement: block\n", "w.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("w.yaml:3: unknown variant `block`"), "{e}");
+        let e = Config::from_yaml("webhook:\n  onError: allow\n  enforcment: warn\n", "w.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("w.yaml:3: unknown field `enforcment`"), "{e}");
+    }
 
     #[test]
     fn declared_images() {

@@ -37,8 +37,8 @@ use serde_json::{Value, json};
 /// Options of `winlint manifests`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ManifestsArgs {
-    /// Namespace to install into.
-    #[arg(long, default_value = "winlint")]
+    /// Namespace to install into (the chart's documented namespace too).
+    #[arg(long, default_value = DEFAULT_NAMESPACE)]
     pub namespace: String,
     /// Container image of the webhook.
     #[arg(long, default_value = concat!("ghcr.io/winlint/winlint:", env!("CARGO_PKG_VERSION")))]
@@ -74,13 +74,19 @@ pub struct ManifestsArgs {
     /// Live cluster facts (`off`: no ClusterRole, `winlint serve --cluster-facts off`).
     #[arg(long, value_enum, default_value_t = FactsMode::On)]
     pub cluster_facts: FactsMode,
+    /// `webhook.enforcement` of the ConfigMap's winlint.yaml (the chart's `webhook.enforcement`):
+    /// deny, or warn (admit, and return the denial as warnings: the rollout mode). Overrides
+    /// the --config file's value; default: the file's, else deny. `winlint serve` reloads the
+    /// ConfigMap when it changes: no restart to switch modes.
+    #[arg(long, value_parser = ["deny", "warn"], conflicts_with = "url")]
+    pub enforcement: Option<String>,
 }
 
 impl ManifestsArgs {
     /// Defaults (for embedding and tests).
     pub fn new() -> Self {
         ManifestsArgs {
-            namespace: "winlint".into(),
+            namespace: DEFAULT_NAMESPACE.into(),
             image: concat!("ghcr.io/winlint/winlint:", env!("CARGO_PKG_VERSION")).into(),
             url: None,
             ca_bundle: None,
@@ -91,6 +97,7 @@ impl ManifestsArgs {
             replicas: 2,
             cert_validity_days: 365,
             cluster_facts: FactsMode::On,
+            enforcement: None,
         }
     }
 }
@@ -158,6 +165,13 @@ pub fn generate_tls(names: &[String], days: u32) -> Result<GeneratedTls, Manifes
 
 /// Name of every object winlint installs.
 pub const NAME: &str = "winlint";
+/// Name of the webhook configurations `--url` prints (a webhook run outside the cluster while
+/// trying winlint): not the chart's (named after the release, `winlint` for `helm install
+/// winlint`), so that `helm install` afterwards does not fail on objects it does not own.
+pub const DEV_NAME: &str = "winlint-dev";
+/// The namespace `winlint manifests` installs into by default, and the one the chart's README
+/// installs the release into.
+pub const DEFAULT_NAMESPACE: &str = "winlint-system";
 /// Port of the webhook container (HTTPS) and of its metrics/health listener (HTTP).
 pub const WEBHOOK_PORT: u16 = 8443;
 pub const METRICS_PORT: u16 = 9090;
@@ -209,6 +223,7 @@ pub fn request_timeout_for(timeout_seconds: u32) -> String {
 }
 
 pub fn webhook_configurations(
+    name: &str,
     namespace: &str,
     failure_policy: &str,
     client_config: impl Fn(&str) -> Value,
@@ -236,10 +251,10 @@ pub fn webhook_configurations(
     vec![
         json!({"apiVersion": "admissionregistration.k8s.io/v1",
                "kind": "MutatingWebhookConfiguration",
-               "metadata": {"name": NAME, "labels": labels}, "webhooks": [mutating]}),
+               "metadata": {"name": name, "labels": labels}, "webhooks": [mutating]}),
         json!({"apiVersion": "admissionregistration.k8s.io/v1",
                "kind": "ValidatingWebhookConfiguration",
-               "metadata": {"name": NAME, "labels": labels}, "webhooks": [validating]}),
+               "metadata": {"name": name, "labels": labels}, "webhooks": [validating]}),
     ]
 }
 
@@ -340,7 +355,7 @@ pub fn in_cluster(
     }
     let ca = b64(&tls.ca_pem);
     out.extend(
-        webhook_configurations(ns, &args.failure_policy, |path| {
+        webhook_configurations(NAME, ns, &args.failure_policy, |path| {
             json!({"service": {"name": NAME, "namespace": ns, "path": path, "port": 443},
                    "caBundle": ca})
         })
@@ -452,6 +467,7 @@ pub fn out_of_cluster(
     let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem.as_bytes());
     let base = url.trim_end_matches('/').to_string();
     webhook_configurations(
+        DEV_NAME,
         namespace,
         failure_policy,
         |path| json!({"url": format!("{base}{path}"), "caBundle": ca}),
@@ -483,6 +499,32 @@ pub const DEFAULT_CONFIG: &str = "# winlint.yaml: target cluster and policy (see
 target: {}\n\
 webhook:\n  onError: allow\n";
 
+/// `text` (a winlint.yaml) with `webhook.enforcement` set to `mode` (`--enforcement`):
+/// re-emitted, so the file's comments are not kept.
+fn with_enforcement(text: &str, name: &str, mode: &str) -> Result<String, ManifestsError> {
+    let mut doc = crate::source::load(text)
+        .map_err(|e| crate::config::ConfigError::Syntax {
+            file: name.to_string(),
+            line: e.line,
+            message: e.message,
+        })?
+        .into_iter()
+        .next()
+        .map_or(Value::Null, |d| d.value);
+    if !doc.is_object() {
+        doc = json!({});
+    }
+    if !doc["webhook"].is_object() {
+        doc["webhook"] = json!({});
+    }
+    doc["webhook"]["enforcement"] = mode.into();
+    Ok(format!(
+        "# winlint.yaml: target cluster and policy (see `winlint explain`); webhook.enforcement \
+         from winlint manifests --enforcement.\n{}",
+        to_yaml(&[doc]).trim_start_matches("---\n")
+    ))
+}
+
 /// Produce the manifests as a YAML string; with `--url`, writes the generated certificate files.
 pub fn render(args: &ManifestsArgs) -> Result<String, ManifestsError> {
     let days = args.cert_validity_days;
@@ -501,7 +543,15 @@ pub fn render(args: &ManifestsArgs) -> Result<String, ManifestsError> {
         }
         None => (DEFAULT_CONFIG.to_string(), true, Vec::new()),
     };
-    let (config, mutates, pull_secrets) = config;
+    let (mut config, mutates, pull_secrets) = config;
+    if let Some(mode) = &args.enforcement {
+        let name = args.config.as_ref().map_or_else(
+            || "the default winlint.yaml".into(),
+            |p| p.display().to_string(),
+        );
+        config = with_enforcement(&config, &name, mode)?;
+        crate::config::Config::from_yaml(&config, &name)?;
+    }
     if let Some(url) = &args.url {
         let host = url_host(url)?;
         let kept = match (&args.ca_bundle, args.rotate_certs) {
@@ -541,14 +591,18 @@ pub fn render(args: &ManifestsArgs) -> Result<String, ManifestsError> {
                     format!(
                         "# Serving certificate for {host} written to {d}/tls.crt and {d}/tls.key; run:\n\
                          #   winlint serve --listen 0.0.0.0:PORT --tls-cert {d}/tls.crt --tls-key {d}/tls.key \\\n\
-                         #     --kubeconfig ~/.kube/config   # live cluster facts: get/list/watch on nodes, namespaces, runtimeclasses\n"
+                         #     --kubeconfig ~/.kube/config --webhook-configuration {DEV_NAME}\n\
+                         # (--kubeconfig: live cluster facts, get/list/watch on nodes, namespaces, runtimeclasses;\n\
+                         #  --webhook-configuration: checks that the caBundle below verifies the certificate)\n"
                     ),
                 )
             }
         };
         let docs = out_of_cluster(url, &args.namespace, &args.failure_policy, mutates, &ca);
         return Ok(format!(
-            "# winlint webhook configurations for {url} (winlint manifests --url)\n{note}{}",
+            "# winlint webhook configurations for {url} (winlint manifests --url), named {DEV_NAME}\n\
+             # (the chart's are named after its release: `helm install` later does not meet these).\n\
+             # Remove them when done: kubectl delete mutatingwebhookconfiguration,validatingwebhookconfiguration {DEV_NAME}\n{note}{}",
             to_yaml(&docs)
         ));
     }

@@ -599,10 +599,15 @@ fn helm_template_when_helm_is_available() {
         }
         v["webhooks"].clone()
     };
-    let ours = winlint::manifests::webhook_configurations("winlint-system", "Ignore", |path| {
-        json!({"service": {"name": "winlint", "namespace": "winlint-system", "path": path,
-                           "port": 443}})
-    });
+    let ours = winlint::manifests::webhook_configurations(
+        winlint::manifests::NAME,
+        winlint::manifests::DEFAULT_NAMESPACE,
+        "Ignore",
+        |path| {
+            json!({"service": {"name": "winlint", "namespace": "winlint-system", "path": path,
+                               "port": 443}})
+        },
+    );
     for kind in [
         "MutatingWebhookConfiguration",
         "ValidatingWebhookConfiguration",

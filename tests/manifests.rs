@@ -616,3 +616,90 @@ fn url_mode_keeps_existing_certificates() {
     let e = render(&args).unwrap_err().to_string();
     assert!(e.contains("has ca.crt, tls.crt but not tls.key"), "{e}");
 }
+
+/// Issue 29 item 3: `--enforcement` sets the ConfigMap's `webhook.enforcement` (over the
+/// `--config` file's, as the chart's `webhook.enforcement` does), the namespace default is the
+/// chart's documented one, and `--url` names its configurations apart from the chart's.
+#[test]
+fn enforcement_namespace_and_the_dev_registration_name() {
+    use winlint::config::{Config, Enforcement};
+    let enforcement = |docs: &[Value]| {
+        let cm = find(docs, "ConfigMap");
+        Config::from_yaml(cm["data"]["winlint.yaml"].as_str().unwrap(), "cm")
+            .unwrap()
+            .policy
+            .enforcement
+    };
+    let mut args = ManifestsArgs::new();
+    assert_eq!(args.namespace, "winlint-system");
+    assert_eq!(winlint::manifests::DEFAULT_NAMESPACE, "winlint-system");
+    let chart_readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("charts/winlint/README.md"),
+    )
+    .unwrap();
+    assert!(
+        chart_readme.contains("helm install winlint ./charts/winlint --namespace winlint-system")
+    );
+    assert_eq!(
+        enforcement(&yaml_docs(&render(&args).unwrap())),
+        Enforcement::Deny
+    );
+    args.enforcement = Some("warn".into());
+    assert_eq!(
+        enforcement(&yaml_docs(&render(&args).unwrap())),
+        Enforcement::Warn
+    );
+    // Over the file's value; the rest of the file is kept.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("winlint.yaml");
+    std::fs::write(
+        &file,
+        "# mine\ntarget:\n  windowsBuilds: [ltsc2019]\nwebhook:\n  enforcement: deny\n  onError: deny\n",
+    )
+    .unwrap();
+    args.config = Some(file);
+    let docs = yaml_docs(&render(&args).unwrap());
+    assert_eq!(enforcement(&docs), Enforcement::Warn);
+    let cm = find(&docs, "ConfigMap");
+    let c = Config::from_yaml(cm["data"]["winlint.yaml"].as_str().unwrap(), "cm").unwrap();
+    assert_eq!(c.policy.on_error, winlint::config::OnError::Deny);
+    assert_eq!(c.target.windows_builds.len(), 1);
+    // The in-cluster configurations carry the chart's name; --url's its own.
+    for d in docs.iter().filter(|d| {
+        d["kind"]
+            .as_str()
+            .is_some_and(|k| k.ends_with("WebhookConfiguration"))
+    }) {
+        assert_eq!(d["metadata"]["name"], winlint::manifests::NAME);
+    }
+    let mut url = ManifestsArgs::new();
+    url.url = Some("https://127.0.0.1:8443".into());
+    url.cert_dir = dir.path().join("certs");
+    let text = render(&url).unwrap();
+    let docs = yaml_docs(&text);
+    assert_eq!(docs.len(), 2);
+    for d in &docs {
+        assert_eq!(d["metadata"]["name"], "winlint-dev");
+    }
+    assert!(text.contains(
+        "kubectl delete mutatingwebhookconfiguration,validatingwebhookconfiguration winlint-dev"
+    ));
+    assert!(text.contains("--webhook-configuration winlint-dev"));
+}
+
+/// `--enforcement` is the ConfigMap's: refused with `--url`, which prints no ConfigMap.
+#[test]
+fn enforcement_flag_is_refused_with_url() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_winlint"))
+        .args([
+            "manifests",
+            "--url",
+            "https://127.0.0.1:8443",
+            "--enforcement",
+            "warn",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--enforcement"));
+}

@@ -63,6 +63,14 @@ pub struct Metrics {
     pub certificates_secret_broken: Gauge,
     /// Passes of the certificate controller by outcome.
     pub certificate_passes: Family<Vec<(String, String)>, Counter>,
+    /// The serving certificate's notAfter (Unix seconds), set at start and on every reload.
+    pub cert_expiry: Gauge,
+    /// Configuration reloads (`--config` changed) by result: `ok` (in force), `error` (kept
+    /// the configuration in force).
+    pub config_reloads: Family<Vec<(String, String)>, Counter>,
+    /// 1 when the last content of --config was put in force (or at start), 0 after it was
+    /// refused: the configuration in force is then older than the file.
+    pub config_last_reload_ok: Gauge,
 }
 
 impl Metrics {
@@ -210,7 +218,31 @@ impl Metrics {
              error)",
             certificate_passes.clone(),
         );
+        let cert_expiry = Gauge::default();
+        registry.register(
+            "serving_certificate_expiration_timestamp_seconds",
+            "The serving certificate's notAfter, Unix seconds (set at start and on every reload)",
+            cert_expiry.clone(),
+        );
+        let config_reloads = Family::<Vec<(String, String)>, Counter>::default();
+        registry.register(
+            "config_reload",
+            "Reloads of the --config file after it changed, by result (ok: in force; error: \
+             refused, the configuration in force is kept)",
+            config_reloads.clone(),
+        );
+        let config_last_reload_ok = Gauge::default();
+        config_last_reload_ok.set(1);
+        registry.register(
+            "config_last_reload_successful",
+            "1 when the last content of the --config file is in force, 0 when it was refused \
+             (the previous configuration is in force)",
+            config_last_reload_ok.clone(),
+        );
         Metrics {
+            config_last_reload_ok,
+            cert_expiry,
+            config_reloads,
             connections,
             connections_evicted,
             connections_refused,
@@ -297,4 +329,94 @@ pub(super) fn metrics_router(state: Arc<AppState>) -> Router {
             }),
         )
         .with_state(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Metrics;
+    use std::collections::BTreeSet;
+
+    /// Every family of `serve`'s registry with one member, the registry lookups' included, so
+    /// that the exposition names them all (an empty family is not encoded).
+    fn populated() -> Metrics {
+        let mut m = Metrics::new();
+        let reg = crate::registry::metrics::RegistryMetrics::default();
+        reg.register(&mut m.registry);
+        super::super::audit_loop::AuditMetrics::new(&mut m.registry);
+        let l = vec![("k".to_string(), "v".to_string())];
+        for f in [
+            &m.requests,
+            &m.findings,
+            &m.patches,
+            &m.cert_reloads,
+            &m.watch_errors,
+            &m.exemptions,
+            &m.would_deny,
+            &m.tls_handshake_errors,
+            &m.certificate_passes,
+            &m.config_reloads,
+            &reg.lookups,
+            &reg.failures,
+        ] {
+            f.get_or_create(&l).inc();
+        }
+        for f in [&m.windows_nodes, &m.cluster_objects, &m.ca_bundle_mismatch] {
+            f.get_or_create(&l).set(1);
+        }
+        m.latency.get_or_create(&l).observe(0.1);
+        reg.latency.get_or_create(&l).observe(0.1);
+        m
+    }
+
+    /// The sample names of the exposition: a counter `x` is `x_total`, a histogram `x_bucket`,
+    /// `x_sum` and `x_count` (what PromQL names).
+    fn exported(text: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for l in text.lines() {
+            let Some((name, kind)) = l.strip_prefix("# TYPE ").and_then(|r| r.split_once(' '))
+            else {
+                continue;
+            };
+            let suffixes: &[&str] = match kind {
+                "counter" => &["_total"],
+                "histogram" => &["_bucket", "_sum", "_count"],
+                _ => &[""],
+            };
+            out.extend(suffixes.iter().map(|s| format!("{name}{s}")));
+        }
+        out
+    }
+
+    /// Issue 29 item 7: every `winlint_*` name in the chart's PrometheusRule and Grafana
+    /// dashboard is a sample `serve` exports.
+    #[test]
+    fn the_alerts_and_the_dashboard_name_only_exported_metrics() {
+        let text = populated().render();
+        let exported = exported(&text);
+        for name in [
+            "winlint_admission_requests_total",
+            "winlint_admission_request_duration_seconds_bucket",
+            "winlint_registry_failures_total",
+            "winlint_config_reload_total",
+            "winlint_serving_certificate_expiration_timestamp_seconds",
+        ] {
+            assert!(exported.contains(name), "{name} not in\n{text}");
+        }
+        let chart = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("charts/winlint");
+        let re = regex::Regex::new(r"\bwinlint_[a-z0-9_]+").unwrap();
+        for file in [
+            "templates/prometheusrule.yaml",
+            "files/grafana-dashboard.json",
+        ] {
+            let body = std::fs::read_to_string(chart.join(file)).unwrap();
+            let named: BTreeSet<&str> = re.find_iter(&body).map(|m| m.as_str()).collect();
+            assert!(named.len() >= 10, "{file}: {named:?}");
+            for name in named {
+                assert!(
+                    exported.contains(name),
+                    "charts/winlint/{file} names {name}, which serve does not export:\n{text}"
+                );
+            }
+        }
+    }
 }

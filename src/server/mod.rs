@@ -14,6 +14,11 @@
 //!   when their content hash changes and the new pair parses and matches; established
 //!   connections keep going, new handshakes see the new certificate. File-event watchers fire
 //!   many times per atomic `..data` symlink swap of a Secret volume; polling is simpler.
+//! * Configuration: `--config` is polled the same way (`config_reload`): a valid new content
+//!   becomes a new evaluation state (as new cluster facts do), an invalid one is logged with
+//!   its file and line and the configuration in force is kept
+//!   (`winlint_config_reload_total{result}`). The enforcement in force, with the file's
+//!   SHA-256, is logged at start and on every change.
 //! * Shutdown: on SIGTERM/SIGINT `/readyz` turns 503, the listener stops after
 //!   `--shutdown-delay`, and in-flight requests finish (bounded by `--shutdown-timeout`).
 //! * Observability: `--metrics-listen` (plain HTTP) serves `/metrics` (Prometheus text),
@@ -47,12 +52,14 @@ mod blocking;
 mod ca_bundle;
 mod cert_controller;
 mod certs;
+mod config_reload;
 mod facts;
 mod handlers;
 mod handshake;
 pub mod leader;
 mod limits;
 mod metrics;
+mod poll;
 mod state;
 mod transport;
 
@@ -65,7 +72,6 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
-use crate::admission::Webhook;
 use crate::cluster::{ClusterArgs, ClusterError, ClusterFacts};
 use crate::config::{Config, ConfigError};
 
@@ -75,7 +81,7 @@ use handlers::webhook_router;
 pub use metrics::Metrics;
 use metrics::metrics_router;
 use state::facts_summary;
-pub use state::{AppState, Evaluation};
+pub use state::{AppState, Evaluation, LoadedConfig};
 use transport::{Timeouts, accept_loop};
 
 /// Log output format.
@@ -117,9 +123,14 @@ pub struct ServeArgs {
     /// PEM CA bundle: require and verify client certificates (the API server's) against it.
     #[arg(long, env = "WINLINT_CLIENT_CA")]
     pub client_ca: Option<PathBuf>,
-    /// The same `winlint.yaml` as the CLI (target, rules, fixes, mutation, webhook).
+    /// The same `winlint.yaml` as the CLI (target, rules, fixes, mutation, webhook). Re-read
+    /// when it changes: a valid new content is put in force without a restart, an invalid one
+    /// is logged (file and line) and the configuration in force is kept.
     #[arg(long, env = "WINLINT_CONFIG")]
     pub config: Option<PathBuf>,
+    /// Seconds between checks of the --config file for changes.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub config_reload_interval: f64,
     /// Plain-HTTP listener for /metrics, /healthz and /readyz (off when not given).
     #[arg(long, env = "WINLINT_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
@@ -283,6 +294,7 @@ impl ServeArgs {
             tls_key,
             client_ca: None,
             config: None,
+            config_reload_interval: 10.0,
             metrics_listen: None,
             log_format: LogFormat::Text,
             cert_reload_interval: 10.0,
@@ -525,20 +537,6 @@ impl ServeError {
     }
 }
 
-fn load_config(args: &ServeArgs) -> Result<Config, ServeError> {
-    match &args.config {
-        Some(path) => match Config::from_file(path) {
-            // The read error names the flag too.
-            Err(ConfigError::Read { source, .. }) => Err(ServeError::Io {
-                what: format!("--config {}", path.display()),
-                source,
-            }),
-            other => Ok(other?),
-        },
-        None => Ok(Config::default()),
-    }
-}
-
 /// Limits that would make the webhook answer nothing (issue 15: `--max-body-bytes=0` and
 /// `--request-timeout=0` were accepted).
 fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
@@ -548,6 +546,7 @@ fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
         ("--idle-timeout", a.idle_timeout),
         ("--handshake-timeout", a.handshake_timeout),
         ("--cert-reload-interval", a.cert_reload_interval),
+        ("--config-reload-interval", a.config_reload_interval),
         ("--shutdown-timeout", a.shutdown_timeout),
         ("--lease-retry-period", a.lease_retry_period),
         ("--audit-interval", a.audit_interval),
@@ -635,7 +634,8 @@ fn start_audit(
 /// Bind the listeners and start serving in the background.
 pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
     check_flags(&args)?;
-    let config = load_config(&args)?;
+    let (loaded, config_hash) = config_reload::load(args.config.as_deref())?;
+    let config = loaded.config.clone();
     let mut metrics = Metrics::new();
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let election =
@@ -677,6 +677,7 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         None => None,
     };
     let (ck, hash) = load_pair(&args.tls_cert, &args.tls_key)?;
+    let first_cert = ck.clone();
     let store = Arc::new(CertStore {
         current: RwLock::new(Arc::new(ck)),
     });
@@ -709,19 +710,18 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         }
         _ => None,
     };
-    let initial = Evaluation {
-        webhook: Webhook::with_context(
-            config.clone(),
-            state::with_images(Arc::default(), images.as_ref()),
-        ),
-        facts: Arc::new(ClusterFacts::empty()),
-    };
+    let initial = Evaluation::build(
+        Arc::new(loaded),
+        Arc::new(ClusterFacts::empty()),
+        images.as_ref(),
+    );
     tracing::info!(uid = "", "evaluating with {}", facts_summary(&initial));
+    state::log_enforcement(None, &initial);
     let audit_metrics = audit_loop::AuditMetrics::new(&mut metrics.registry);
     let state = Arc::new(AppState {
         evaluation: RwLock::new(Arc::new(initial)),
         evaluations: watch::channel(0).0,
-        config,
+        rebuilding: Default::default(),
         facts_settled: AtomicBool::new(watch.is_none()),
         watch,
         counted_errors: Default::default(),
@@ -738,6 +738,7 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         ca_bundle: Default::default(),
         images,
     });
+    certs::record_expiry(&state, &first_cert);
     certs::spawn_reload(
         &args,
         store.clone(),
@@ -745,6 +746,7 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
         shutdown_rx.clone(),
         hash,
     );
+    config_reload::spawn(&args, state.clone(), shutdown_rx.clone(), config_hash);
 
     if let Some((client, reader, credentials)) = pull_secrets {
         tokio::spawn(crate::registry::pull_secrets::follow(

@@ -1,7 +1,9 @@
 //! What the handlers share: the current evaluation state, metrics, limits.
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
@@ -12,23 +14,67 @@ use crate::config::Config;
 
 use super::Metrics;
 
-/// What requests are evaluated with: the webhook (effective configuration + context) and the
-/// cluster facts it was built from. Immutable; replaced whole when the facts change.
+/// What requests are evaluated with: the webhook (effective configuration + context), the
+/// cluster facts and the configuration it was built from. Immutable; replaced whole when the
+/// facts or the configuration change ([`AppState::apply_facts`], [`AppState::apply_config`]).
 pub struct Evaluation {
     pub webhook: Webhook,
     /// The snapshot behind it ([`ClusterFacts::empty`] without live facts).
     pub facts: Arc<ClusterFacts>,
+    /// The configuration behind it, as loaded (before the facts are applied).
+    pub config: Arc<LoadedConfig>,
+}
+
+/// A configuration as loaded from `--config`, and where it came from (for the log).
+#[derive(Debug, Clone, Default)]
+pub struct LoadedConfig {
+    pub config: Config,
+    /// The `--config` file (`None`: the built-in defaults).
+    pub path: Option<PathBuf>,
+    /// SHA-256 of the file's bytes in hex, what `sha256sum` prints for it.
+    pub sha256: Option<String>,
+}
+
+impl LoadedConfig {
+    /// `FILE (sha256 0123456789ab)`, or `the built-in defaults (no --config)`.
+    pub fn source(&self) -> String {
+        match (&self.path, &self.sha256) {
+            (Some(p), Some(h)) => format!("{} (sha256 {})", p.display(), &h[..h.len().min(12)]),
+            (Some(p), None) => p.display().to_string(),
+            _ => "the built-in defaults (no --config)".to_string(),
+        }
+    }
+}
+
+impl Evaluation {
+    /// The one derivation of an evaluation state: the configuration with the facts applied
+    /// ([`Effective`]), the context with the registry's facts.
+    pub(super) fn build(
+        config: Arc<LoadedConfig>,
+        facts: Arc<ClusterFacts>,
+        images: Option<&crate::registry::serve::ServeImages>,
+    ) -> Evaluation {
+        let eff = Effective::new(&config.config, &facts);
+        let context = with_images(eff.context, images);
+        let webhook = Webhook::with_context(Arc::unwrap_or_clone(eff.config), context);
+        Evaluation {
+            webhook,
+            facts,
+            config,
+        }
+    }
 }
 
 /// State shared by the handlers.
 pub struct AppState {
     /// The current evaluation: a request clones the `Arc` (under the read lock only for that).
     pub(super) evaluation: RwLock<Arc<Evaluation>>,
-    /// A new generation each time [`Self::apply_facts`] swaps the evaluation in (the audit
-    /// loop runs again).
+    /// A new generation each time [`Self::rebuild`] swaps the evaluation in (new facts or a
+    /// reloaded configuration: the audit loop runs again).
     pub(super) evaluations: tokio::sync::watch::Sender<u64>,
-    /// The configuration as loaded (`--config`): each snapshot is applied to it.
-    pub(super) config: Config,
+    /// Held while an evaluation state is built and swapped in, so that a facts snapshot and
+    /// a configuration reload arriving together both end up in force.
+    pub(super) rebuilding: Mutex<()>,
     /// The live facts (`None`: `--cluster-facts=off`, or no cluster configuration found).
     pub(super) watch: Option<ClusterWatch>,
     /// `/readyz` may say ready: the first sync arrived, its wait timed out, or no facts.
@@ -65,20 +111,37 @@ impl AppState {
     /// snapshot (public for tests and embedding). The derivation is not free (the context
     /// holds every namespace): call it off the request path.
     pub fn apply_facts(&self, facts: Arc<ClusterFacts>) {
-        let eff = Effective::new(&self.config, &facts);
-        let context = with_images(eff.context, self.images.as_ref());
-        let webhook = Webhook::with_context(Arc::unwrap_or_clone(eff.config), context);
-        let new = Arc::new(Evaluation { webhook, facts });
-        let old = {
-            let mut cur = self.evaluation.write().unwrap_or_else(|e| e.into_inner());
-            std::mem::replace(&mut *cur, Arc::clone(&new))
-        };
+        self.rebuild(None, Some(facts));
         self.metrics.facts_rebuilds.inc();
+    }
+
+    /// Build the evaluation state of a new configuration (the current facts applied) and swap
+    /// it in: what the `--config` reload does once the file's new content is valid.
+    pub fn apply_config(&self, config: Arc<LoadedConfig>) {
+        self.rebuild(Some(config), None);
+    }
+
+    /// The one path that replaces the evaluation state: the current one with a new
+    /// configuration or new facts. Logs what changed: the facts judged with, and the
+    /// enforcement in force with its source.
+    fn rebuild(&self, config: Option<Arc<LoadedConfig>>, facts: Option<Arc<ClusterFacts>>) {
+        let _one_at_a_time = self.rebuilding.lock().unwrap_or_else(|e| e.into_inner());
+        let cur = self.evaluation();
+        let new = Arc::new(Evaluation::build(
+            config.unwrap_or_else(|| Arc::clone(&cur.config)),
+            facts.unwrap_or_else(|| Arc::clone(&cur.facts)),
+            self.images.as_ref(),
+        ));
+        let old = {
+            let mut slot = self.evaluation.write().unwrap_or_else(|e| e.into_inner());
+            std::mem::replace(&mut *slot, Arc::clone(&new))
+        };
         self.evaluations.send_modify(|g| *g += 1);
         let (was, now) = (facts_summary(&old), facts_summary(&new));
         if was != now {
             tracing::info!(uid = "", "evaluating with {now}");
         }
+        log_enforcement(Some(&old), &new);
         // `old` is dropped here, outside the lock.
     }
 
@@ -151,6 +214,69 @@ pub(super) fn with_images(
     let mut cx = Arc::unwrap_or_clone(context);
     cx.images = Some(images.source());
     Arc::new(cx)
+}
+
+/// Log the enforcement in force (`webhook.enforcement`, `webhook.onError`, and the namespaces
+/// that override the mode with their label) with the configuration's source: at start
+/// (`was` = `None`) and whenever one of them changes.
+pub(super) fn log_enforcement(was: Option<&Evaluation>, now: &Evaluation) {
+    let summary = enforcement_summary(now);
+    let source = now.config.source();
+    if was.is_some_and(|w| enforcement_summary(w) == summary && w.config.source() == source) {
+        return;
+    }
+    let p = &now.webhook.config.policy;
+    tracing::info!(
+        uid = "",
+        enforcement = enforcement_name(p.enforcement),
+        on_error = on_error_name(p.on_error),
+        config = %source,
+        "enforcement in force: {summary}; configuration from {source}"
+    );
+}
+
+fn enforcement_name(e: crate::config::Enforcement) -> &'static str {
+    match e {
+        crate::config::Enforcement::Deny => "deny",
+        crate::config::Enforcement::Warn => "warn",
+    }
+}
+
+fn on_error_name(e: crate::config::OnError) -> &'static str {
+    match e {
+        crate::config::OnError::Allow => "allow",
+        crate::config::OnError::Deny => "deny",
+    }
+}
+
+/// `deny (webhook.enforcement), onError allow, namespaces labelled winlint.io/enforcement: 2 warn`.
+fn enforcement_summary(e: &Evaluation) -> String {
+    use crate::model::labels::ENFORCEMENT_NAMESPACE_LABEL;
+    let p = &e.webhook.config.policy;
+    let mut overrides = BTreeMap::<&str, usize>::new();
+    for labels in e.facts.namespaces.values() {
+        if let Some(mode) = labels
+            .get(ENFORCEMENT_NAMESPACE_LABEL)
+            .and_then(|v| crate::config::Enforcement::from_label(v))
+            .filter(|m| *m != p.enforcement)
+        {
+            *overrides.entry(enforcement_name(mode)).or_default() += 1;
+        }
+    }
+    let overrides = if overrides.is_empty() {
+        "none".to_string()
+    } else {
+        overrides
+            .iter()
+            .map(|(m, n)| format!("{n} {m}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "{} (webhook.enforcement), onError {}, namespaces labelled {ENFORCEMENT_NAMESPACE_LABEL} otherwise: {overrides}",
+        enforcement_name(p.enforcement),
+        on_error_name(p.on_error)
+    )
 }
 
 /// What an evaluation state judges with, for the log: where the facts come from and the

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 #[path = "../yaml_support/mod.rs"]
-mod yaml_support;
+pub mod yaml_support;
 
 /// The admin bearer token's user is in `system:masters`.
 pub const ADMIN_TOKEN: &str = "winlint-envtest-admin-token";
@@ -922,7 +922,8 @@ pub fn register_webhooks(cluster: &Cluster, id: &str, yaml: &str) -> Vec<(String
     let mut items = Vec::new();
     for mut doc in yaml_support::yaml_docs(yaml) {
         let kind = doc["kind"].as_str().unwrap_or_default().to_string();
-        let name = format!("{}-{}", doc["metadata"]["name"].as_str().unwrap(), id);
+        // `winlint-<id>` (what `{name}` in the flags says), whatever `--url` names them.
+        let name = format!("{}-{}", winlint::manifests::NAME, id);
         doc["metadata"]["name"] = name.clone().into();
         for w in doc["webhooks"].as_array_mut().into_iter().flatten() {
             w["name"] = format!("{}.{}", id, w["name"].as_str().unwrap()).into();
