@@ -179,8 +179,10 @@ impl RegistryClient {
                 got: digest,
             });
         }
-        let ct = resp.header(header::CONTENT_TYPE);
-        match parse_manifest(&resp.body, ct)? {
+        let manifest = parse_manifest(&resp.body, resp.header(header::CONTENT_TYPE))?;
+        // The list's bytes are not kept while its entries are read: one body at a time.
+        drop(resp);
+        match manifest {
             Manifest::List(mut platforms) => {
                 // The Windows entries' users (issue 26 item 2): the kubelet's runAsNonRoot
                 // check reads the config of the entry the node pulls. Bounded, and best
@@ -231,7 +233,9 @@ impl RegistryClient {
                 got,
             });
         }
-        match parse_manifest(&resp.body, resp.header(header::CONTENT_TYPE))? {
+        let manifest = parse_manifest(&resp.body, resp.header(header::CONTENT_TYPE))?;
+        drop(resp);
+        match manifest {
             Manifest::Single { config, .. } => self.config(r, origin, reader, config).await,
             Manifest::List(_) => Err(ParseError::Shape("a list entry that is a list").into()),
         }
