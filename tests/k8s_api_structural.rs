@@ -223,6 +223,30 @@ fn mutations() -> Vec<(&'static str, bool, Mutate)> {
         ("selector empty", true, |o, _, _| {
             with_label_selector(o).then(|| set(o.clone(), "/spec/selector", json!({})))
         }),
+        ("selector expression In without values", true, |o, _, _| {
+            // `ValidateLabelSelectorRequirement`: In and NotIn need values, whatever the labels.
+            with_label_selector(o).then(|| {
+                set(
+                    o.clone(),
+                    "/spec/selector/matchExpressions",
+                    json!([{"key": "winlint-mutated", "operator": "In", "values": []}]),
+                )
+            })
+        }),
+        (
+            "selector expression NotIn without values",
+            true,
+            |o, _, _| {
+                // Would select every pod if it parsed; it does not.
+                with_label_selector(o).then(|| {
+                    set(
+                        o.clone(),
+                        "/spec/selector/matchExpressions",
+                        json!([{"key": "winlint-mutated", "operator": "NotIn"}]),
+                    )
+                })
+            },
+        ),
         ("template label added (still selected)", false, |o, _, m| {
             Some(set(
                 o.clone(),

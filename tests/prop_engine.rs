@@ -2093,6 +2093,8 @@ fn registry_context(refs: &[(&str, &[&str])]) -> Context {
                     variant: None,
                     os_version: version.map(str::to_string),
                     os_features: vec![],
+                    digest: None,
+                    user: None,
                 }
             })
             .collect();

@@ -127,7 +127,33 @@ async fn platform_lists_from_a_real_registry() {
         docker.digest, multi.digest,
         "skopeo converted the media types"
     );
-    assert_eq!(docker.platforms, multi.platforms);
+    // The entries' digests differ (skopeo converted them too); the platforms do not.
+    let bare = |f: &ImageFacts| -> Vec<_> {
+        f.platforms
+            .iter()
+            .cloned()
+            .map(|mut p| {
+                p.digest = None;
+                p
+            })
+            .collect()
+    };
+    assert_eq!(bare(&docker), bare(&multi));
+    // The Windows entries' configs were read for their User (issue 26), the Linux ones not.
+    let users: Vec<(&str, Option<&str>)> = multi
+        .platforms
+        .iter()
+        .map(|p| (p.os.as_str(), p.user.as_deref()))
+        .collect();
+    assert_eq!(
+        users,
+        vec![
+            ("linux", None),
+            ("windows", Some("ContainerUser")),
+            ("windows", Some("ContainerUser"))
+        ]
+    );
+    assert_eq!(docker.user_for(&[WS2022]).as_deref(), Some("ContainerUser"));
 
     // A single Windows manifest: the build is only in its config.
     let single = get("app:single-ltsc2022").await;
@@ -653,4 +679,96 @@ fn the_cli_looks_images_up_with_registry() {
     let (down, err) = run(&["--registry", "--registry-cache", cache_arg]);
     assert!(err.contains("judged by its name"), "{err}");
     assert!(!down.contains("registry:"), "{down}");
+}
+
+/// The user of a manifest list's Windows entry (issue 26 item 2): the kubelet's `runAsNonRoot`
+/// check reads the config of the entry the node pulls. `winlint --registry` reads it: a list
+/// whose Windows entry runs as ContainerAdministrator makes WIN409 an error, one whose entry
+/// sets no `User` a warning (not enforced), one with ContainerUser nothing; offline, none of
+/// these private images is known.
+#[test]
+fn the_user_of_a_lists_windows_entry_decides_win409() {
+    if tools().is_none() {
+        return;
+    }
+    let reg = Registry::start(None);
+    let mut l = Layout::new();
+    let linux = entry(&l.manifest(&LINUX), &LINUX);
+    for (tag, user) in [
+        ("admin", Some("ContainerAdministrator")),
+        ("nouser", None),
+        ("user", Some("ContainerUser")),
+    ] {
+        let win = entry(&l.manifest_as(&W2022, user), &W2022);
+        let old = entry(&l.manifest_as(&W1809, Some("ContainerUser")), &W1809);
+        let list = l.index(vec![linux.clone(), old, win]);
+        l.tag(&list, tag);
+    }
+    for tag in ["admin", "nouser", "user"] {
+        reg.push(l.dir.path(), tag, "shop/app", true);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pod = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  os: {{name: windows}}\n  \
+         nodeSelector: {{kubernetes.io/os: windows}}\n  tolerations: [{{key: os, operator: Equal, \
+         value: windows, effect: NoSchedule}}]\n  securityContext: {{runAsNonRoot: true}}\n  \
+         containers:\n  - {{name: a, image: {h}/shop/app:admin}}\n  \
+         - {{name: b, image: {h}/shop/app:nouser}}\n  - {{name: c, image: {h}/shop/app:user}}\n",
+        h = reg.host
+    );
+    std::fs::write(dir.path().join("pod.yaml"), pod).unwrap();
+    let win409 = |extra: &[&str]| -> Vec<(String, String)> {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_winlint"))
+            .args(["--windows-build", "ltsc2022", "-o", "json"])
+            .args(extra)
+            .arg(dir.path().join("pod.yaml"))
+            .env("DOCKER_CONFIG", dir.path().join("docker"))
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "WIN409")
+            .map(|f| {
+                (
+                    f["pointer"].as_str().unwrap_or_default().to_string(),
+                    f["severity"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        win409(&[]),
+        vec![],
+        "offline the private images are unknown"
+    );
+    assert_eq!(
+        win409(&["--registry"]),
+        vec![
+            ("/spec/containers/0/image".to_string(), "error".to_string()),
+            (
+                "/spec/containers/1/image".to_string(),
+                "warning".to_string()
+            ),
+        ]
+    );
+    // On ltsc2019 nodes the pull picks the 1809 entry, which runs as ContainerUser.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_winlint"))
+        .args(["--windows-build", "ltsc2019", "--registry", "-o", "json"])
+        .arg(dir.path().join("pod.yaml"))
+        .env("DOCKER_CONFIG", dir.path().join("docker"))
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        !report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "WIN409"),
+        "{report}"
+    );
 }

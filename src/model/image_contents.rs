@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use super::image::{ImageRef, normal_registry};
+use super::image_facts::{ImageFacts, Platform};
+use super::windows::{parse_build, parse_revision};
 
 /// One image (or family of images) and what is known to be inside.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -22,12 +24,13 @@ pub struct ImageEntry {
     /// The glob on the reference's normal form.
     #[serde(rename = "match")]
     pub pattern: String,
-    /// `windows` or `linux`. Checked by the configuration; the image rules do not read it yet
-    /// (they read the registry's platforms, else the tag).
+    /// `windows` or `linux`. Without the registry's facts, the image rules read it (with
+    /// `builds`) as the registry's platforms ([`ImageEntry::declared_facts`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub os: Option<String>,
-    /// The Windows builds the image is published for (`ltsc2022`, `10.0.20348`); checked, not
-    /// read by the image rules yet.
+    /// The Windows builds the image is published for (`ltsc2022`, `10.0.20348`,
+    /// `10.0.20348.2966` with its revision); the image rules read them as the registry's
+    /// Windows entries when the registry was not asked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub builds: Vec<String>,
     /// The image config's `User`; `""`: the config sets none (the container runs as
@@ -44,6 +47,47 @@ pub struct ImageEntry {
     /// Where the facts come from (required in winlint's table).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+}
+
+impl ImageEntry {
+    /// The platforms the entry declares, as a registry would publish them (issue 26): one
+    /// Windows entry per build (`os.version` `10.0.N`, or the full version when written with
+    /// its revision, which WIN510 compares), or one Linux platform for `os: linux`. A single
+    /// image for one build, a list for several. `None` when it declares neither builds nor
+    /// `os: linux` (an `os: windows` without builds says nothing the image rules can check).
+    pub fn declared_facts(&self) -> Option<ImageFacts> {
+        let platform = |os: &str, os_version: Option<String>| Platform {
+            os: os.into(),
+            architecture: "amd64".into(),
+            variant: None,
+            os_version,
+            os_features: Vec::new(),
+            digest: None,
+            user: None,
+        };
+        let platforms: Vec<Platform> = if self.os.as_deref() == Some("linux") {
+            vec![platform("linux", None)]
+        } else {
+            self.builds
+                .iter()
+                .filter_map(|b| {
+                    let build = parse_build(b)?;
+                    let version = if parse_revision(b).is_some() {
+                        b.trim().to_string()
+                    } else {
+                        format!("10.0.{}", build.0)
+                    };
+                    Some(platform("windows", Some(version)))
+                })
+                .collect()
+        };
+        (!platforms.is_empty()).then(|| ImageFacts {
+            digest: String::new(),
+            list: platforms.len() > 1,
+            platforms,
+            user: None,
+        })
+    }
 }
 
 /// Where an entry comes from, for messages.

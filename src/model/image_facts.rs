@@ -37,6 +37,15 @@ pub struct Platform {
     /// `os.features` (`win32k`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub os_features: Vec<String>,
+    /// A list entry's manifest digest (`sha256:<64 hex>`, checked: it goes into a URL path);
+    /// `None` for a single manifest's platform or a digest that is not one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// A list entry's image config `User`, when the lookup read that entry's config: `""`
+    /// when the config sets none (the container runs as ContainerAdministrator); `None`:
+    /// not read (only Windows entries are, [`MAX_ENTRY_CONFIGS`] at most).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
 }
 
 impl Platform {
@@ -59,10 +68,10 @@ pub struct ImageFacts {
     pub list: bool,
     /// The platforms, attestation entries left out.
     pub platforms: Vec<Platform>,
-    /// The image config's `config.User`, the user the container runs as without
-    /// `runAsUserName` (Nano Server: `ContainerUser`). Read from the config blob, which only a
-    /// single manifest's lookup fetches: `None` for a list, for a config without a user, and in
-    /// disk caches written before it was recorded.
+    /// A single manifest's image config `config.User`, the user the container runs as without
+    /// `runAsUserName` (Nano Server: `ContainerUser`): `None` for a config without a user, and
+    /// in disk caches written before it was recorded. A list's users are its entries'
+    /// ([`Platform::user`]); read them through [`user_for`](Self::user_for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
 }
@@ -98,6 +107,45 @@ impl ImageFacts {
         b.sort();
         b.dedup();
         b
+    }
+
+    /// The Windows entry containerd picks on a host of `host` build: among the entries the
+    /// host runs (the LTSC window of containerd 1.6.23+/1.7.7+), the greatest `os.version`
+    /// (`windowsMatchComparer.Less`: build, then revision). `None` when none has a build the
+    /// host runs.
+    pub fn entry_for(&self, host: Build) -> Option<&Platform> {
+        self.windows()
+            .filter_map(|p| {
+                let b = p.build().filter(|&b| host_runs(host, b, true))?;
+                let rev = p
+                    .os_version
+                    .as_deref()
+                    .and_then(super::windows::parse_revision);
+                Some(((b, rev.unwrap_or(0)), p))
+            })
+            .max_by_key(|(k, _)| *k)
+            .map(|(_, p)| p)
+    }
+
+    /// The image config's `User` of the image a Windows host of each of `hosts` runs (`""`: the
+    /// config sets none). A single manifest: its config's (`None` when it sets none). A list:
+    /// the entry [`entry_for`](Self::entry_for) each host (or, with no host known, every
+    /// Windows entry), when the lookup read each such entry's config and they all agree;
+    /// `None` otherwise.
+    pub fn user_for(&self, hosts: &[Build]) -> Option<String> {
+        if !self.list {
+            return self.user.clone();
+        }
+        let entries: Vec<&Platform> = if hosts.is_empty() {
+            self.windows().collect()
+        } else {
+            hosts.iter().filter_map(|&h| self.entry_for(h)).collect()
+        };
+        let first = entries.first()?.user.clone()?;
+        entries
+            .iter()
+            .all(|p| p.user.as_deref() == Some(first.as_str()))
+            .then_some(first)
     }
 
     /// Does a Windows host of `host` build pull and run this image? `relaxed`: the node's
@@ -184,6 +232,10 @@ pub const MAX_ENTRIES: usize = 256;
 /// `os.features` and `config.User` are read; a real config (history and environment included)
 /// is a few KiB, tens for images of many layers.
 pub const MAX_CONFIG_BYTES: usize = 1 << 20;
+/// The most Windows entries of a list whose configs a lookup reads (two requests each: the
+/// entry's manifest, its config) to learn their `User`. MCR's multi-build tags have one
+/// Windows entry per LTSC (three today); the rest of a larger list keeps its users unknown.
+pub const MAX_ENTRY_CONFIGS: usize = 4;
 /// The most `os.features` of a platform (real ones name at most `win32k`).
 const MAX_FEATURES: usize = 16;
 
@@ -244,7 +296,11 @@ pub fn parse_manifest(bytes: &[u8], content_type: Option<&str>) -> Result<Manife
                     .and_then(|a| a.reference_type.as_deref())
                     != Some("attestation-manifest")
             })
-            .filter_map(|e| e.platform.map(wire::Platform::into_platform))
+            .filter_map(|e| {
+                let mut p = e.platform.map(wire::Platform::into_platform)?;
+                p.digest = e.digest.filter(|d| is_digest(d));
+                Some(p)
+            })
             .filter(|p| p.os != "unknown")
             .collect();
         return Ok(Manifest::List(out));
@@ -358,9 +414,11 @@ mod wire {
         pub size: Option<u64>,
     }
 
-    /// A list entry: its platform and the one annotation read.
+    /// A list entry: its digest, its platform and the one annotation read.
     #[derive(Deserialize)]
     pub struct Entry {
+        #[serde(default)]
+        pub digest: Option<String>,
         #[serde(default)]
         pub platform: Option<Platform>,
         #[serde(default)]
@@ -396,6 +454,8 @@ mod wire {
                 variant: self.variant.filter(|v| !v.is_empty()),
                 os_version: self.os_version.filter(|v| !v.is_empty()),
                 os_features: self.os_features.map(|f| f.0).unwrap_or_default(),
+                digest: None,
+                user: None,
             }
         }
     }
@@ -527,10 +587,67 @@ mod tests {
                     variant: None,
                     os_version: v.map(str::to_string),
                     os_features: vec![],
+                    digest: None,
+                    user: None,
                 })
                 .collect(),
             user: None,
         }
+    }
+
+    #[test]
+    fn a_lists_user_is_that_of_the_entry_each_host_pulls() {
+        let mut f = facts(
+            true,
+            &[
+                ("linux", None),
+                ("windows", Some("10.0.17763.5329")),
+                ("windows", Some("10.0.20348.999")),
+                ("windows", Some("10.0.20348.2966")),
+            ],
+        );
+        let users = [
+            None,
+            Some(""),
+            Some("ContainerUser"),
+            Some("ContainerAdministrator"),
+        ];
+        for (p, u) in f.platforms.iter_mut().zip(users) {
+            p.user = u.map(str::to_string);
+        }
+        // containerd's pick: the greatest os.version of a build the host runs, by number.
+        let picked = |h| f.entry_for(h).and_then(|p| p.os_version.clone());
+        assert_eq!(picked(WS2022).as_deref(), Some("10.0.20348.2966"));
+        assert_eq!(picked(WS2025).as_deref(), Some("10.0.20348.2966"));
+        assert_eq!(picked(WS2019).as_deref(), Some("10.0.17763.5329"));
+        assert_eq!(
+            f.user_for(&[WS2022]).as_deref(),
+            Some("ContainerAdministrator")
+        );
+        assert_eq!(f.user_for(&[WS2019]).as_deref(), Some(""));
+        // Hosts whose entries disagree, or no host known and entries that disagree: unknown.
+        assert_eq!(f.user_for(&[WS2019, WS2022]), None);
+        assert_eq!(f.user_for(&[]), None);
+        // An entry whose config was not read: unknown.
+        f.platforms[3].user = None;
+        assert_eq!(f.user_for(&[WS2022]), None);
+        // A single manifest: its config's user.
+        let mut single = facts(false, &[("windows", Some("10.0.20348.1"))]);
+        single.user = Some("ContainerUser".into());
+        assert_eq!(single.user_for(&[WS2019]).as_deref(), Some("ContainerUser"));
+    }
+
+    #[test]
+    fn a_list_entry_keeps_its_digest_when_it_is_one() {
+        let good = format!("sha256:{}", "a".repeat(64));
+        let index = json!({"mediaType": OCI_INDEX, "manifests": [
+            {"digest": good, "platform": {"os": "windows", "architecture": "amd64"}},
+            {"digest": "sha256:../x", "platform": {"os": "windows", "architecture": "amd64"}}]});
+        let Ok(Manifest::List(p)) = parse_manifest(index.to_string().as_bytes(), None) else {
+            panic!()
+        };
+        assert_eq!(p[0].digest.as_deref(), Some(good.as_str()));
+        assert_eq!(p[1].digest, None);
     }
 
     #[test]

@@ -77,10 +77,11 @@ pub fn effective_user(
         });
     }
     let reference = c.image()?;
+    // A list's user is that of the entry each Windows host the pod faces pulls.
     if let Some(user) = eval
         .context
         .image_facts(reference, site.namespace)
-        .and_then(|f| f.user.clone())
+        .and_then(|f| f.user_for(&eval.host_builds(site)))
     {
         return Some(EffectiveUser {
             name: user,

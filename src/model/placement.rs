@@ -20,7 +20,9 @@ use std::sync::Arc;
 use std::collections::BTreeMap;
 
 use super::context::Context;
-use super::labels::{AKS_OS_SKU_LABEL, ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL};
+use super::labels::{
+    AKS_OS_SKU_LABEL, ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, BUILD_LABEL, OS_LABEL,
+};
 use super::nodes::{NodeGroup, NodeOs, RuntimeClassFacts, Taint};
 use super::platform::Platform;
 use super::schedule::{self, Fit, Toleration, TolerationRef};
@@ -288,7 +290,7 @@ pub fn windows_landing(
 
 /// The Windows nodes the configured target stands for, one per configured build, as the
 /// scheduler would see them: the labels the kubelet sets on every Windows node (both OS labels,
-/// `kubernetes.io/arch=amd64`, the build label), AKS's OS SKU when the platform is AKS, and the
+/// both arch labels, `amd64`, the build label), AKS's OS SKU when the platform is AKS, and the
 /// target's Windows taints. A selector on any other label (a node pool's name) selects none of
 /// them: offline winlint cannot know which pools are Windows.
 pub fn configured_windows_nodes(target: &Target) -> Vec<NodeGroup> {
@@ -297,7 +299,11 @@ pub fn configured_windows_nodes(target: &Target) -> Vec<NodeGroup> {
         for key in [OS_LABEL, BETA_OS_LABEL] {
             labels.insert(key.to_string(), "windows".to_string());
         }
-        labels.insert(ARCH_LABEL.to_string(), "amd64".to_string());
+        // The kubelet still sets the deprecated beta arch label beside the stable one
+        // (`initialNode`): flannel's per-arch DaemonSets select on it.
+        for key in [ARCH_LABEL, BETA_ARCH_LABEL] {
+            labels.insert(key.to_string(), "amd64".to_string());
+        }
         if let Some(b) = build {
             labels.insert(BUILD_LABEL.to_string(), b.to_string());
             if target.platform == Some(Platform::Aks)

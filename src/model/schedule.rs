@@ -107,11 +107,7 @@ impl NodeView<'_> {
 /// error: `None`.
 fn requirement_matches(req: &Value, get: impl Fn(&str) -> Option<String>) -> Option<bool> {
     let key = req["key"].as_str()?;
-    let values: Vec<&str> = match &req["values"] {
-        Value::Null => vec![],
-        Value::Array(a) => each(a).map(|v| v.as_str()).collect::<Option<_>>()?,
-        _ => return None,
-    };
+    let values = requirement_values(req)?;
     let have = get(key);
     match req["operator"].as_str()? {
         op @ ("Gt" | "Lt") if values.len() == 1 => {
@@ -124,6 +120,32 @@ fn requirement_matches(req: &Value, get: impl Fn(&str) -> Option<String>) -> Opt
         }
         op => set_requirement(op, &values, have.as_deref()),
     }
+}
+
+/// A requirement's `values`: absent or null is none; anything but a list of strings is
+/// malformed (`None`).
+fn requirement_values(req: &Value) -> Option<Vec<&str>> {
+    match &req["values"] {
+        Value::Null => Some(vec![]),
+        Value::Array(a) => each(a).map(|v| v.as_str()).collect(),
+        _ => None,
+    }
+}
+
+/// One `metav1.LabelSelectorRequirement` (a workload's `spec.selector.matchExpressions` item)
+/// against labels, as `LabelSelectorAsSelector` + `Matches` do: only the set-based operators
+/// (no `Gt`/`Lt` in a label selector). A malformed requirement, which the API server's
+/// `ValidateLabelSelector` refuses, is `None`.
+pub fn label_requirement_matches<'a>(
+    req: &Value,
+    have: impl Fn(&str) -> Option<&'a str>,
+) -> Option<bool> {
+    let key = req["key"].as_str()?;
+    set_requirement(
+        req["operator"].as_str()?,
+        &requirement_values(req)?,
+        have(key),
+    )
 }
 
 /// The set-based operators node and label selectors share (`labels.Requirement.Matches`):

@@ -1,5 +1,6 @@
 //! One image lookup against the distribution API (`/v2/NAME/manifests/REF`, `/v2/NAME/blobs/D`):
-//! the manifest (a list gives the platforms), the config blob of a single manifest, and the
+//! the manifest (a list gives the platforms), the config blob of a single manifest (and of a
+//! list's first Windows entries, for their `User`), and the
 //! auth dance a `401` starts (Basic from the keyring, or a Bearer token from the challenge's
 //! realm, cached per repository and credential until it expires).
 //!
@@ -28,8 +29,8 @@ use super::http::{Http, HttpError, Limits, Origin, Response};
 use super::keyring::{Credential, Credentials, Matched, Reader};
 use crate::model::image::ImageRef;
 use crate::model::image_facts::{
-    ImageFacts, MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, Manifest, ParseError, parse_image_config,
-    parse_manifest,
+    ImageConfig, ImageFacts, MAX_CONFIG_BYTES, MAX_ENTRY_CONFIGS, MAX_MANIFEST_BYTES, Manifest,
+    ParseError, parse_image_config, parse_manifest,
 };
 
 /// Every manifest media type winlint reads (MCR serves the Docker ones); the test checks it
@@ -178,27 +179,33 @@ impl RegistryClient {
                 got: digest,
             });
         }
-        let ct = resp.header(header::CONTENT_TYPE);
-        match parse_manifest(&resp.body, ct)? {
-            Manifest::List(platforms) => Ok(ImageFacts {
-                digest,
-                list: true,
-                platforms,
-                // The entries' configs are not fetched: their users stay unknown.
-                user: None,
-            }),
-            Manifest::Single { config, .. } => {
-                let blob = self
-                    .get(r, &origin, reader, Method::GET, Object::Config(&config))
-                    .await?;
-                check(&blob, "the config blob")?;
-                if sha256(&blob.body) != config {
-                    return Err(LookupError::Digest {
-                        asked: config,
-                        got: sha256(&blob.body),
-                    });
+        let manifest = parse_manifest(&resp.body, resp.header(header::CONTENT_TYPE))?;
+        // The list's bytes are not kept while its entries are read: one body at a time.
+        drop(resp);
+        match manifest {
+            Manifest::List(mut platforms) => {
+                // The Windows entries' users (issue 26 item 2): the kubelet's runAsNonRoot
+                // check reads the config of the entry the node pulls. Bounded, and best
+                // effort: an entry that cannot be read keeps its user unknown.
+                for p in platforms
+                    .iter_mut()
+                    .filter(|p| p.is_windows() && p.digest.is_some())
+                    .take(MAX_ENTRY_CONFIGS)
+                {
+                    let entry = p.digest.clone().unwrap_or_default();
+                    if let Ok(image) = self.entry_config(r, &origin, reader, &entry).await {
+                        p.user = Some(image.user.unwrap_or_default());
+                    }
                 }
-                let image = parse_image_config(&blob.body)?;
+                Ok(ImageFacts {
+                    digest,
+                    list: true,
+                    platforms,
+                    user: None,
+                })
+            }
+            Manifest::Single { config, .. } => {
+                let image = self.config(r, &origin, reader, config).await?;
                 Ok(ImageFacts {
                     digest,
                     list: false,
@@ -207,6 +214,52 @@ impl RegistryClient {
                 })
             }
         }
+    }
+
+    /// The image config of list entry `entry` (a checked digest): its manifest, which must be
+    /// a single one of that digest, then its config.
+    async fn entry_config(
+        &self,
+        r: &ImageRef,
+        origin: &Origin,
+        reader: &Reader,
+        entry: &str,
+    ) -> Result<ImageConfig, LookupError> {
+        let resp = self.manifest(r, origin, reader, Method::GET, entry).await?;
+        let got = sha256(&resp.body);
+        if got != entry {
+            return Err(LookupError::Digest {
+                asked: entry.into(),
+                got,
+            });
+        }
+        let manifest = parse_manifest(&resp.body, resp.header(header::CONTENT_TYPE))?;
+        drop(resp);
+        match manifest {
+            Manifest::Single { config, .. } => self.config(r, origin, reader, config).await,
+            Manifest::List(_) => Err(ParseError::Shape("a list entry that is a list").into()),
+        }
+    }
+
+    /// The config blob `config` (a checked digest), verified against its digest.
+    async fn config(
+        &self,
+        r: &ImageRef,
+        origin: &Origin,
+        reader: &Reader,
+        config: String,
+    ) -> Result<ImageConfig, LookupError> {
+        let blob = self
+            .get(r, origin, reader, Method::GET, Object::Config(&config))
+            .await?;
+        check(&blob, "the config blob")?;
+        if sha256(&blob.body) != config {
+            return Err(LookupError::Digest {
+                asked: config,
+                got: sha256(&blob.body),
+            });
+        }
+        Ok(parse_image_config(&blob.body)?)
     }
 
     /// The registry's [`Origin`]: what every URL of the lookup is checked against.

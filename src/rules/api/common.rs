@@ -24,6 +24,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::model::schedule::label_requirement_matches;
 use crate::model::workload::PodSite;
 
 /// Who refuses a pod spec that fails validation: the API server refuses the object, except a
@@ -64,19 +65,22 @@ fn is_lower_alnum_or_dash(c: u8) -> bool {
 }
 
 /// Whether a `metav1.LabelSelector` (`matchLabels`, `matchExpressions`) selects `labels`, as
-/// `LabelSelectorAsSelector` + `Matches` do. `None`: the selector is not one winlint can judge
-/// (an unknown operator, a value that is not a string).
+/// `LabelSelectorAsSelector` + `Matches` do (the expressions through the scheduler's own
+/// [`label_requirement_matches`]). `None`: the selector is malformed (an unknown operator, `In`
+/// or `NotIn` without values, `Exists` or `DoesNotExist` with values, a value that is not a
+/// string), which the API server's `ValidateLabelSelector` refuses.
 pub(crate) fn selector_matches(selector: &Value, labels: &Map<String, Value>) -> Option<bool> {
     let label = |k: &str| labels.get(k).and_then(Value::as_str);
+    // Parse everything first, as `LabelSelectorAsSelector` does: a malformed requirement
+    // anywhere makes the whole selector malformed, whatever the others match.
+    let mut ok = true;
     for (k, v) in selector
         .get("matchLabels")
         .and_then(Value::as_object)
         .into_iter()
         .flatten()
     {
-        if label(k) != Some(v.as_str()?) {
-            return Some(false);
-        }
+        ok &= label(k) == Some(v.as_str()?);
     }
     for e in selector
         .get("matchExpressions")
@@ -84,24 +88,9 @@ pub(crate) fn selector_matches(selector: &Value, labels: &Map<String, Value>) ->
         .into_iter()
         .flatten()
     {
-        let key = e.get("key").and_then(Value::as_str)?;
-        let values: Vec<&str> = e
-            .get("values")
-            .and_then(Value::as_array)
-            .map(|v| v.iter().map(Value::as_str).collect::<Option<Vec<_>>>())
-            .unwrap_or(Some(Vec::new()))?;
-        let ok = match e.get("operator").and_then(Value::as_str)? {
-            "In" => label(key).is_some_and(|l| values.contains(&l)),
-            "NotIn" => label(key).is_none_or(|l| !values.contains(&l)),
-            "Exists" => label(key).is_some(),
-            "DoesNotExist" => label(key).is_none(),
-            _ => return None,
-        };
-        if !ok {
-            return Some(false);
-        }
+        ok &= label_requirement_matches(e, label)?;
     }
-    Some(true)
+    Some(ok)
 }
 
 /// Whether a label selector selects everything (no `matchLabels`, no `matchExpressions`).
@@ -152,6 +141,14 @@ pub(crate) mod tests {
         assert_eq!(m(e("Exists", json!([]))), Some(true));
         assert_eq!(m(e("DoesNotExist", json!([]))), Some(false));
         assert_eq!(m(e("Gt", json!(["1"]))), None);
+        // Malformed, refused by the API server whatever the labels: `None`, even where another
+        // requirement already fails to match.
+        assert_eq!(m(e("In", json!([]))), None);
+        assert_eq!(m(e("NotIn", Value::Null)), None);
+        assert_eq!(m(e("Exists", json!(["front"]))), None);
+        let mixed = json!({"matchLabels": {"app": "api"},
+            "matchExpressions": [{"key": "tier", "operator": "In"}]});
+        assert_eq!(m(mixed), None);
         assert!(selector_is_empty(&json!({})));
         assert!(selector_is_empty(&json!({"matchLabels": {}})));
         assert!(!selector_is_empty(&json!({"matchLabels": {"a": "b"}})));

@@ -32,6 +32,8 @@ template, as the API server does (Kubernetes `pkg/apis/apps/validation`
 * `apps/v1` requires `spec.selector` (`spec.selector: Required value`; the old
   `extensions/v1beta1` and `apps/v1beta1` defaulted it from the template's labels);
 * an empty selector (`{}`) is refused (`empty selector is invalid for deployment`);
+* a malformed selector is refused whatever it would select (`ValidateLabelSelector`: `In` and
+  `NotIn` need values, `Exists` and `DoesNotExist` take none, no other operator exists);
 * the selector must select the template's labels (`spec.template.metadata.labels: Invalid value:
   …: ``selector`` does not match template ``labels```).
 
@@ -111,6 +113,19 @@ fn selector_mismatch(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
             ),
         )
     };
+    // `ValidateLabelSelector` refuses a malformed selector whatever the labels.
+    let judged = |sel: &Value| match selector_matches(sel, labels) {
+        Some(true) => Vec::new(),
+        Some(false) => vec![mismatch(&show_selector(sel))],
+        None => vec![Finding::new(
+            &WIN801,
+            "/spec/selector",
+            format!(
+                "the {kind}'s selector {} is not a valid label selector (In and NotIn need values, Exists and DoesNotExist take none, no other operator exists, values are strings); the API server refuses it. Fix the selector so that it selects the pod template's labels",
+                show_selector(sel)
+            ),
+        )],
+    };
     match kind {
         k if LABEL_SELECTOR_KINDS.contains(&k) => {
             let Some(sel) = selector else {
@@ -156,10 +171,7 @@ fn selector_mismatch(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
                     ),
                 )];
             }
-            match selector_matches(sel, labels) {
-                Some(false) => vec![mismatch(&show_selector(sel))],
-                _ => Vec::new(),
-            }
+            judged(sel)
         }
         "ReplicationController" => {
             // `SetDefaults_ReplicationController`: an empty selector becomes the template's
@@ -226,10 +238,7 @@ fn selector_mismatch(site: &PodSite, _eval: &Eval) -> Vec<Finding> {
             if !manual && mentions(sel, JOB_GENERATED) {
                 return Vec::new();
             }
-            match selector_matches(sel, labels) {
-                Some(false) => vec![mismatch(&show_selector(sel))],
-                _ => Vec::new(),
-            }
+            judged(sel)
         }
         _ => Vec::new(),
     }
@@ -303,6 +312,27 @@ mod tests {
             d["spec"].as_object_mut().unwrap().remove("selector");
         }
         d
+    }
+
+    #[test]
+    fn win801_a_malformed_selector_is_refused_whatever_it_would_match() {
+        // NotIn without values would select every pod; `ValidateLabelSelector` refuses it.
+        for expr in [
+            json!({"key": "app", "operator": "NotIn"}),
+            json!({"key": "app", "operator": "In", "values": []}),
+            json!({"key": "app", "operator": "Exists", "values": ["web"]}),
+            json!({"key": "app", "operator": "Gt", "values": ["1"]}),
+        ] {
+            let d = deployment(
+                json!({"matchLabels": {"app": "web"}, "matchExpressions": [expr]}),
+                json!({"app": "web"}),
+            );
+            assert_eq!(
+                hits(&d, &cfg(), "WIN801"),
+                hit(Severity::Error, "/spec/selector"),
+                "{expr}"
+            );
+        }
     }
 
     #[test]

@@ -49,6 +49,10 @@ envFrom:
 
 ## Fix
 Use a prefix such as `App__` (.NET maps `__` to `:`), and rename the offending keys.
+
+## Severity
+`error` for a prefix the API server rejects; `warning` for keys of a known ConfigMap or Secret
+that the kubelet skips (the pod is admitted and starts without them).
 "#,
     fix: None,
     source: "VAL, KEP4369, kubelet",

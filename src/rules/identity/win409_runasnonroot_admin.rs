@@ -47,8 +47,9 @@ pub static WIN409: RuleMeta = RuleMeta {
 For every container with effective `runAsNonRoot: true` (its own `securityContext`, else the
 pod's), the user it runs as, decided the way the kubelet decides it: its effective
 `windowsOptions.runAsUserName`, else the image config's `User` (from the registry with
-`--registry`, else from the user's `images:` in `winlint.yaml`, else from winlint's table of
-known images):
+`--registry`: a single manifest's config, or for a manifest list the config of the Windows entry
+the nodes' build pulls; else from the user's `images:` in `winlint.yaml`, else from winlint's
+table of known images):
 
 * that user is `ContainerAdministrator` (any case) → **error**: the kubelet refuses to start the
   container;

@@ -6,13 +6,37 @@
 use std::sync::Arc;
 
 use crate::model::image::ImageInfo;
+use crate::model::image_contents::{self, Origin};
 use crate::model::image_facts::{HostVerdict, ImageFacts};
 use crate::model::windows::{Build, Isolation};
 use crate::model::{ContainerRef, Eval};
 
-/// The registry's facts for a container's image, if looked up.
+/// The facts of a container's image: the registry's when they were looked up, else the
+/// platforms the user declares for it in `winlint.yaml` `images:` (`os`, `builds`), built as
+/// the registry would publish them, so that offline CI judges a private image as the registry
+/// would (issue 26). Messages name which through [`source`].
 pub fn facts(eval: &Eval, c: &ContainerRef) -> Option<Arc<ImageFacts>> {
-    eval.context.image_facts(c.image()?, eval.namespace)
+    let image = c.image()?;
+    eval.context
+        .image_facts(image, eval.namespace)
+        .or_else(|| Some(Arc::new(declared(eval, image)?.1)))
+}
+
+/// The declared entry of `image` (the user's `images:`, not winlint's table) and its facts.
+fn declared(eval: &Eval, image: &str) -> Option<(String, ImageFacts)> {
+    let r = crate::model::image::parse(image)?;
+    let known =
+        image_contents::lookup(&eval.target.images, &r).filter(|k| k.origin == Origin::Config)?;
+    Some((known.why(), known.entry.declared_facts()?))
+}
+
+/// Where [`facts`] come from, for a message: `registry`, or `winlint.yaml images: "PATTERN"`.
+pub fn source(eval: &Eval, c: &ContainerRef) -> String {
+    let image = c.image().unwrap_or_default();
+    match eval.context.image_facts(image, eval.namespace) {
+        Some(_) => "registry".into(),
+        None => declared(eval, image).map_or_else(|| "registry".into(), |(why, _)| why),
+    }
 }
 
 /// How winlint knows a container's image is Linux-only ([`linux_only`]).
@@ -122,6 +146,8 @@ mod tests {
             variant: None,
             os_version: version.map(str::to_string),
             os_features: vec![],
+            digest: None,
+            user: None,
         }
     }
 

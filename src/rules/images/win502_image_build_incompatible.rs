@@ -130,8 +130,9 @@ pub(crate) fn image_build_incompatible(site: &PodSite, eval: &Eval) -> Vec<Findi
                     "it is a single image built for"
                 };
                 let mut msg = format!(
-                    "{} image {img}: registry: {what} {} ({}); containerd pulls and runs none of them on {}, which {} run: {}",
+                    "{} image {img}: {}: {what} {} ({}); containerd pulls and runs none of them on {}, which {} run: {}",
                     c.label(),
+                    image_registry::source(eval, c),
                     describe_builds(&published),
                     image_registry::platforms(&f),
                     describe_builds(&hosts),

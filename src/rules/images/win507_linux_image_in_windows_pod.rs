@@ -117,8 +117,9 @@ pub(crate) fn linux_image_in_windows_pod(site: &PodSite, eval: &Eval) -> Vec<Fin
                     &WIN507,
                     image_ptr(site, c),
                     format!(
-                        "{} uses {img}: registry: it has no Windows entry ({}), so on a Windows node the pull fails with \"no matching manifest for windows/amd64\"; {}",
+                        "{} uses {img}: {}: it has no Windows entry ({}), so on a Windows node the pull fails with \"no matching manifest for windows/amd64\"; {}",
                         c.label(),
+                        image_registry::source(eval, c),
                         image_registry::platforms(&f),
                         instead(i, &hosts)
                     ),

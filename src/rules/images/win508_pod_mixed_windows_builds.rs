@@ -88,8 +88,8 @@ pub(crate) fn pod_mixed_windows_builds(site: &PodSite, eval: &Eval) -> Vec<Findi
         .iter()
         .map(|(c, img, _, b)| {
             let from = match image_registry::facts(eval, c) {
-                Some(_) => ", registry",
-                None => "",
+                Some(_) => format!(", {}", image_registry::source(eval, c)),
+                None => String::new(),
             };
             format!("{} {img} ({b}{from})", c.label())
         })

@@ -2,7 +2,7 @@
 
 use crate::model::Eval;
 use crate::model::image::ImageInfo;
-use crate::model::image_facts::{ImageFacts, host_runs};
+use crate::model::image_facts::ImageFacts;
 use crate::model::meta::{Mutation, Reads, RuleOs};
 use crate::model::nodes::NodeGroup;
 use crate::model::pod::is_host_process;
@@ -94,11 +94,7 @@ fn image_version(
 ) -> Option<(String, u32)> {
     match facts {
         Some(f) => {
-            let picked = f
-                .windows()
-                .filter(|p| p.build().is_some_and(|b| host_runs(build, b, true)))
-                .filter_map(|p| p.os_version.as_deref())
-                .max()?;
+            let picked = f.entry_for(build)?.os_version.as_deref()?;
             let rev = parse_revision(picked)?;
             (crate::model::windows::parse_build(picked) == Some(build))
                 .then(|| (picked.to_string(), rev))
@@ -187,7 +183,11 @@ fn finding(
         }
     }
     let (first, version) = behind.first()?;
-    let source = if facts.is_some() { "registry: " } else { "" };
+    let source = if facts.is_some() {
+        format!("{}: ", image_registry::source(eval, c))
+    } else {
+        String::new()
+    };
     let host_versions: Vec<String> = {
         let mut v: Vec<String> = behind
             .iter()
@@ -319,6 +319,8 @@ mod tests {
             variant: None,
             os_version: Some(v.into()),
             os_features: vec![],
+            digest: None,
+            user: None,
         };
         let context = |versions: &[&str]| {
             let mut map: ImageFactsMap = BTreeMap::new();

@@ -89,7 +89,8 @@ pub(crate) fn mixed_os_images(site: &PodSite, eval: &Eval) -> Vec<Finding> {
 fn linux_only(eval: &Eval, c: &ContainerRef, info: &ImageInfo) -> Option<String> {
     Some(match image_registry::linux_only(eval, c, info)? {
         LinuxOnly::Registry(f) => format!(
-            " (registry: {}, no Windows entry)",
+            " ({}: {}, no Windows entry)",
+            image_registry::source(eval, c),
             image_registry::platforms(&f)
         ),
         LinuxOnly::ByName => String::new(),

@@ -181,7 +181,8 @@ fn lacks_windows(eval: &Eval, c: &ContainerRef, info: &ImageInfo) -> Option<Lack
     let image = c.image()?;
     Some(match image_registry::linux_only(eval, c, info)? {
         LinuxOnly::Registry(f) => Lacks::Because(format!(
-            "{image} has no Windows entry (registry: {})",
+            "{image} has no Windows entry ({}: {})",
+            image_registry::source(eval, c),
             image_registry::platforms(&f)
         )),
         LinuxOnly::ByName => match info.known {
@@ -401,6 +402,8 @@ mod tests {
             variant: None,
             os_version: (os == "windows").then(|| "10.0.20348.1".to_string()),
             os_features: vec![],
+            digest: None,
+            user: None,
         };
         let cx = |platforms: Vec<Platform>| {
             let mut map: ImageFactsMap = BTreeMap::new();

@@ -109,6 +109,12 @@ spec:
 ## Fix
 Use an SMB share through the SMB CSI driver (`smb.csi.k8s.io`), Azure Files, or a CSI driver with a
 Windows node plugin, via a `persistentVolumeClaim`.
+
+## Severity
+`error` for a volume type Windows nodes cannot mount (NFS, iSCSI, Ceph and the like; on Kubernetes
+≤ 1.13 every type outside the legacy allow-list); `warning` for an in-tree plugin removed from
+Kubernetes that only works through CSI migration with the driver's Windows node plugin, and for a
+type not known to work on Windows.
 "#,
     fix: None,
     source: "seed, K-STOR, KEP116",

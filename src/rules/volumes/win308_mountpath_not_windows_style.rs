@@ -51,6 +51,10 @@ volumeMounts:
 Safe with `winlint --fix` when the rule is enabled: prefix `C:` (`/cache` → `C:/cache`), which is
 exactly what the kubelet does. Never applied by the admission webhook (it would rewrite upstream
 manifests for nothing).
+
+## Severity
+`info` from Kubernetes 1.9 on, where the kubelet makes the path absolute on `C:`; `warning` on
+Kubernetes ≤ 1.8, where such a path failed.
 "#,
     fix: Some(FixSafety::Safe),
     source: "KL-PATH, K-EX, issue-9 research §3",
