@@ -296,11 +296,12 @@ fn plan_container(
         )
     });
     // Already broken now: the move is not what breaks it.
-    if j.verdict != Verdict::RunsAsIs && !now_builds.is_empty() {
+    if matches!(j.verdict, Verdict::Retag | Verdict::Rebuild) && !now_builds.is_empty() {
         let now = facts(mv.now.runtime == Runtime::Containerd);
         if now_builds
             .iter()
-            .all(|&b| verdict::judge(&now, b, now_iso).verdict != Verdict::RunsAsIs)
+            .map(|&b| verdict::judge(&now, b, now_iso).verdict)
+            .all(|v| matches!(v, Verdict::Retag | Verdict::Rebuild))
         {
             j.evidence.push_str(
                 " (it does not run on the current nodes either: winlint lint reports it)",

@@ -80,14 +80,22 @@ pub fn judge(f: &Facts, host: Build, iso: Isolation) -> Judgement {
         );
     }
     if f.info.invalid.is_some() {
-        return Judgement::new(
-            Verdict::Unknown,
-            format!(
-                "the reference {} does not parse: its build cannot be told",
-                f.image
-            ),
-            None,
-        );
+        // What can still be read from it is judged, as the linter's build rules do (WIN509
+        // reports the reference itself); nothing else is.
+        if f.info.build.is_none() {
+            return Judgement::new(
+                Verdict::Unknown,
+                format!(
+                    "the reference {} does not parse: its build cannot be told",
+                    f.image
+                ),
+                Some("write a reference the kubelet pulls (winlint lint: WIN509)".into()),
+            );
+        }
+        let mut j = by_name(f, host, iso);
+        j.evidence
+            .push_str(" (the reference does not parse as written: winlint lint: WIN509)");
+        return j;
     }
     if let Some(facts) = &f.registry {
         return by_registry(f, facts, host, iso);
@@ -97,10 +105,8 @@ pub fn judge(f: &Facts, host: Build, iso: Isolation) -> Judgement {
 
 fn relaxed_note(image: Build, host: Build) -> String {
     format!(
-        "containerd accepts images from the previous LTSC on a {} host ({} ≤ image ≤ {}; containerd 1.6.23+/1.7.7+, platform_windows_compat.go)",
+        "containerd on {} hosts runs images from the previous LTSC up to the host's build ({image} ≤ {host}; containerd 1.6.23+/1.7.7+, platform_windows_compat.go)",
         host.token(),
-        image,
-        host
     )
 }
 
@@ -192,6 +198,20 @@ fn runs_by_name(image: Build, host: Build, iso: Isolation, relaxed: bool) -> boo
 fn by_name(f: &Facts, host: Build, iso: Isolation) -> Judgement {
     let i = f.info;
     if let Some(b) = i.build {
+        if iso == Isolation::Hyperv && b < host && !image_facts::host_runs(host, b, f.relaxed) {
+            // Hyper-V runs an older image, but the pull picks a manifest list's entry by the
+            // host's build (shared/registry.md): whether this tag is a list, the name does not say.
+            return Judgement::new(
+                Verdict::Unknown,
+                format!(
+                    "the tag names {} ({b}); Hyper-V isolation runs images of the host's build or older, but a manifest list's entry is picked by the host's build ({host}), so the pull fails when this tag is a list",
+                    b.token()
+                ),
+                Some(format!(
+                    "run `winlint plan --registry` to see whether it is a list, and name the windows {b} manifest by digest if it is"
+                )),
+            );
+        }
         if runs_by_name(b, host, iso, f.relaxed) {
             let why = if b == host {
                 format!("the tag names {} ({b}), the planned build", b.token())
