@@ -327,6 +327,29 @@ fn move_to(
             Some(format!("image: {s}")),
         );
     }
+    // A family whose current releases are multi-OS lists with an ltsc2022 entry (the CSI
+    // sidecars, the e2e images, …): a current release, when the planned host runs that entry.
+    if let Some(r) = i.pullable()
+        && crate::model::known_images::publishes_multi_os_lists(&r.registry, &r.repository)
+        && image_facts::host_runs(host, windows::WS2022, f.relaxed)
+    {
+        let entry = if host == windows::WS2022 {
+            "its ltsc2022 entry".to_string()
+        } else {
+            format!(
+                "its ltsc2022 entry ({})",
+                relaxed_note(windows::WS2022, host)
+            )
+        };
+        return Judgement::new(
+            Verdict::Retag,
+            format!(
+                "{evidence}; current releases of {} are multi-OS manifest lists with Windows entries for 1809 and ltsc2022, and a {host} host pulls {entry}",
+                r.familiar()
+            ),
+            Some(format!("image: a current release of {}", r.familiar())),
+        );
+    }
     let base = base_image(f.image, host);
     let retag = i
         .retag(&host.image_token())
@@ -458,6 +481,19 @@ mod tests {
         assert!(
             change.contains("example.com/app:1.0-windowsservercore-ltsc2025"),
             "{change}"
+        );
+    }
+
+    #[test]
+    fn an_old_sidecar_moves_to_a_current_multi_os_release() {
+        let j = judge_name(
+            "mcr.microsoft.com/oss/kubernetes-csi/livenessprobe:v2.0.1-alpha.1-windows-1809-amd64",
+            WS2025,
+        );
+        assert_eq!(j.verdict, Verdict::Retag, "{j:?}");
+        assert_eq!(
+            j.change.as_deref(),
+            Some("image: a current release of mcr.microsoft.com/oss/kubernetes-csi/livenessprobe")
         );
     }
 
