@@ -91,6 +91,11 @@ fn markdown_golden() {
     golden("markdown", "expected.md");
 }
 
+#[test]
+fn html_golden() {
+    golden("html", "expected.html");
+}
+
 /// Every verdict class is in the goldens, and the counts add up.
 #[test]
 fn the_goldens_hold_every_verdict() {

@@ -26,6 +26,8 @@ pub(super) enum PlanFormat {
     Json,
     /// For a pull-request comment.
     Markdown,
+    /// One self-contained page.
+    Html,
 }
 
 /// `winlint plan`
@@ -89,6 +91,7 @@ pub(super) fn plan(args: PlanArgs) -> i32 {
                 PlanFormat::Text => plan.text(),
                 PlanFormat::Json => plan.json(),
                 PlanFormat::Markdown => plan.markdown(),
+                PlanFormat::Html => plan.html(),
             };
             if let Err(e) = crate::process::print_stdout(&out) {
                 eprintln!("winlint: cannot write: {e}");

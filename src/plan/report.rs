@@ -1,5 +1,5 @@
 //! The plan as people act on it: grouped text (blocked workloads first, each with its change),
-//! JSON, and Markdown for a pull-request comment.
+//! JSON, Markdown for a pull-request comment, and one HTML page.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -218,6 +218,107 @@ impl Plan {
         for e in &self.errors {
             let _ = writeln!(o, "\n> error: {}", md(e));
         }
+        o
+    }
+}
+
+impl Plan {
+    /// One self-contained page (the style of `-o html`, `report/html.css`; nothing loaded, every
+    /// text escaped): the counts by verdict as cards, the node pools, then the workloads, blocked
+    /// first, each with its changes.
+    pub fn html(&self) -> String {
+        use crate::report::html::escape;
+        let mut o = String::from(
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <title>winlint plan</title>\n<style>\n",
+        );
+        o.push_str(include_str!("../report/html.css"));
+        let _ = write!(
+            o,
+            "</style>\n</head>\n<body>\n<h1>winlint plan</h1>\n<p class=\"summary\">{}</p>\n\
+             <p class=\"summary\">{}</p>\n<section id=\"overview\">\n<div class=\"cards\">\n",
+            escape(&self.heading()),
+            escape(&self.counts_line())
+        );
+        for v in Verdict::ALL {
+            let class = if v.blocks() {
+                "error"
+            } else if v == Verdict::RunsAsIs {
+                "score"
+            } else {
+                "warning"
+            };
+            let _ = writeln!(
+                o,
+                "<div class=\"card {class}\"><span class=\"n\">{}</span>{}</div>",
+                self.counts.get(&v).copied().unwrap_or(0),
+                v.name()
+            );
+        }
+        o.push_str("</div>\n</section>\n");
+        if !self.lifecycle.is_empty() {
+            o.push_str("<section id=\"pools\">\n<h2>Node pools</h2>\n<ul>\n");
+            for n in &self.lifecycle {
+                let _ = writeln!(
+                    o,
+                    "<li><b>{}</b> ({}): {} <span class=\"note\">{}</span></li>",
+                    weight(n.weight),
+                    n.pool,
+                    escape(&n.message),
+                    escape(&n.source)
+                );
+            }
+            o.push_str("</ul>\n</section>\n");
+        }
+        o.push_str("<section id=\"workloads\">\n<h2>Workloads</h2>\n");
+        for w in &self.workloads {
+            let _ = write!(
+                o,
+                "<article class=\"object\">\n<h3>{} {}</h3>\n<p class=\"where\">{}</p>\n<ol>\n",
+                w.verdict.name(),
+                escape(&w.object),
+                escape(&w.file)
+            );
+            let item = |o: &mut String, head: String, why: &str, change: Option<&str>| {
+                let _ = write!(
+                    o,
+                    "<li class=\"finding\"><p>{head}</p><p>{}</p>",
+                    escape(why)
+                );
+                if let Some(c) = change {
+                    let _ = write!(o, "<p class=\"fix\"><b>change:</b> {}</p>", escape(c));
+                }
+                o.push_str("</li>\n");
+            };
+            for p in &w.pod {
+                item(
+                    &mut o,
+                    format!("<span class=\"rule\">{}</span> pod", p.verdict.name()),
+                    &p.evidence,
+                    p.change.as_deref(),
+                );
+            }
+            for c in &w.containers {
+                item(
+                    &mut o,
+                    format!(
+                        "<span class=\"rule\">{}</span> {} <code>{}</code> <span class=\"at\">on {}</span>",
+                        c.verdict.name(),
+                        escape(&c.container),
+                        escape(&c.image),
+                        escape(&c.build)
+                    ),
+                    &c.evidence,
+                    c.change.as_deref(),
+                );
+            }
+            o.push_str("</ol>\n</article>\n");
+        }
+        o.push_str("</section>\n");
+        for e in &self.errors {
+            let _ = writeln!(o, "<p class=\"note\">error: {}</p>", escape(e));
+        }
+        o.push_str("</body>\n</html>\n");
         o
     }
 }
