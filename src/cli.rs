@@ -6,6 +6,7 @@
 //!   ([`prescan`]), pass 2 on all cores ([`parallel`]), `--fix` ([`fix`], written back by
 //!   [`write`]), the report ([`output`]);
 //! * [`catalog`]: `rules` and `explain`; [`cluster`]: a live cluster (`--cluster`, `audit`);
+//!   [`plan`]: `plan`, a move of the Windows nodes judged ([`crate::plan`]);
 //!   [`registry`]: `--registry`.
 
 mod args;
@@ -17,6 +18,7 @@ mod input;
 mod lint;
 mod output;
 mod parallel;
+mod plan;
 mod prescan;
 mod registry;
 mod write;
@@ -46,6 +48,7 @@ pub fn main() -> i32 {
         Some(Command::Rules { output }) => list_rules(output),
         Some(Command::Explain { rule }) => explain(&rule),
         Some(Command::Audit(a)) => cluster::audit(a),
+        Some(Command::Plan(a)) => plan::plan(a),
         Some(Command::Serve(a)) => crate::server::serve(a),
         Some(Command::Manifests(a)) => crate::manifests::manifests(a),
     }

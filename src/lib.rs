@@ -20,6 +20,7 @@ pub mod config;
 pub mod engine;
 pub mod manifests;
 pub mod model;
+pub mod plan;
 pub mod process;
 pub mod registry;
 pub mod render;

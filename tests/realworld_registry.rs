@@ -116,29 +116,7 @@ fn corpus_before_and_after_registry() {
         return;
     }
     let fixture = fixture();
-    let reg = Registry::start(None);
-    for i in &fixture.images {
-        let r = winlint::model::image::parse(&i.image).expect("a reference");
-        let tag = r.tag.clone().unwrap_or_else(|| "latest".into());
-        let mut l = Layout::new();
-        let entries = i
-            .platforms
-            .iter()
-            .map(|p| {
-                let plat = Plat {
-                    os: &p.os,
-                    arch: &p.architecture,
-                    version: p.os_version.as_deref(),
-                };
-                entry(&l.manifest(&plat), &plat)
-            })
-            .collect();
-        let index = l.index(entries);
-        l.tag(&index, &tag);
-        // Docker media types: MCR and Docker Hub serve manifest lists.
-        let name = format!("{}/{}", r.registry, r.repository);
-        reg.push(l.dir.path(), &tag, &name, true);
-    }
+    let reg = pushed(&fixture);
     let cache = tempfile::tempdir().unwrap();
     let cache_arg = cache.path().to_str().unwrap();
     let registry = [
@@ -270,4 +248,93 @@ fn report(target: &str, before: &BTreeSet<Finding>, after: &BTreeSet<Finding>) -
         }
     }
     diff
+}
+
+/// A local registry holding the fixture's images under their own names (Docker media types:
+/// MCR and Docker Hub serve manifest lists).
+fn pushed(fixture: &Fixture) -> Registry {
+    let reg = Registry::start(None);
+    for i in &fixture.images {
+        let r = winlint::model::image::parse(&i.image).expect("a reference");
+        let tag = r.tag.clone().unwrap_or_else(|| "latest".into());
+        let mut l = Layout::new();
+        let entries = i
+            .platforms
+            .iter()
+            .map(|p| {
+                let plat = Plat {
+                    os: &p.os,
+                    arch: &p.architecture,
+                    version: p.os_version.as_deref(),
+                };
+                entry(&l.manifest(&plat), &plat)
+            })
+            .collect();
+        let index = l.index(entries);
+        l.tag(&index, &tag);
+        // Docker media types: MCR and Docker Hub serve manifest lists.
+        let name = format!("{}/{}", r.registry, r.repository);
+        reg.push(l.dir.path(), &tag, &name, true);
+    }
+    reg
+}
+
+/// `winlint plan --registry` on testdata/plan, 2022 → 2025 (issue 27): the registry's lists
+/// decide, and a tag to move to is named with its digest when the registry lists it for the
+/// planned build (servercore:ltsc2019 → servercore:ltsc2025, a one-entry list of 10.0.26100).
+#[test]
+fn plan_with_the_registry_names_the_tag_and_digest() {
+    if tools().is_none() {
+        return;
+    }
+    let reg = pushed(&fixture());
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_winlint"))
+        .args(["plan", "testdata/plan", "--no-config", "--platform", "aks"])
+        .args([
+            "--windows-build",
+            "ltsc2022",
+            "--to",
+            "ltsc2025",
+            "--format",
+            "json",
+        ])
+        .args([
+            "--registry",
+            "--registry-mirror",
+            &reg.host,
+            "--registry-cache",
+        ])
+        .arg(cache.path())
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["registry"], true);
+    let container = |object: &str| {
+        plan["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["object"] == object)
+            .unwrap_or_else(|| panic!("{object} not planned"))["containers"][0]
+            .clone()
+    };
+    let web = container("Deployment/win-webserver");
+    assert_eq!(web["verdict"], "retag", "{web}");
+    assert!(
+        web["evidence"].as_str().unwrap().starts_with("registry: "),
+        "{web}"
+    );
+    let change = web["change"].as_str().unwrap();
+    assert!(
+        change.starts_with("image: mcr.microsoft.com/windows/servercore:ltsc2025 (digest sha256:"),
+        "{change}"
+    );
+    // Not in the registry (404): judged by its name, and said on stderr.
+    let ps = container("windows-storage-example/Deployment/example-windows-pod");
+    assert_eq!(ps["verdict"], "runs-as-is", "{ps}");
+    assert!(stderr.contains("(judged by its name)"), "{stderr}");
 }

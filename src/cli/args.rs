@@ -41,6 +41,8 @@ pub(super) enum Command {
     Explain { rule: String },
     /// Lint the workloads running in the cluster now, with the cluster's facts.
     Audit(cluster::AuditArgs),
+    /// Plan a move of the Windows nodes (--to ltsc2025): what each workload needs.
+    Plan(super::plan::PlanArgs),
     /// Run the HTTPS admission webhook.
     Serve(crate::server::ServeArgs),
     /// Print install manifests for the admission webhook.

@@ -22,6 +22,7 @@ use crate::model::workload;
 use crate::process::EXIT_USAGE;
 use crate::report::policy_report::{self, PolicyReports};
 use crate::report::{self, AuditSummary, ClusterSummary, FixState, InputError, Located, Summary};
+use serde_json::Value;
 
 /// The rights the facts need (a 403 names them).
 const FACTS_RBAC: &str = "the cluster's facts need list on nodes, namespaces and \
@@ -206,6 +207,56 @@ fn read(args: &AuditArgs, cfg: &Config) -> Result<Read, String> {
             scope,
             inventory,
             as_pods: webhook_judging(&client, args.assume_webhook).await,
+        })
+    })?
+}
+
+/// What `winlint plan --cluster` reads: the target with the cluster's facts and, when
+/// `workloads`, the running workloads (top owners, as `audit` lists them) of the namespace
+/// (`None`: the kubeconfig context's) or of all; the kinds it could not list, as errors.
+pub struct PlanRead {
+    pub target: ClusterTarget,
+    pub objects: Vec<(String, Value)>,
+    pub skipped: Vec<InputError>,
+}
+
+pub(super) fn plan_read(
+    args: &ClusterArgs,
+    cfg: &Config,
+    workloads: bool,
+    namespace: Option<String>,
+    all: bool,
+) -> Result<PlanRead, String> {
+    block_on(async {
+        let (client, origin) = cluster::connect(&args.client_source())
+            .await
+            .map_err(|e| one_line(&e, FACTS_RBAC))?;
+        let facts = cluster::read_once(&client, cluster::PAGE_SIZE)
+            .await
+            .map_err(|e| one_line(&e, FACTS_RBAC))?;
+        let (mut objects, mut not_listed) = (Vec::new(), Vec::new());
+        if workloads {
+            let scope = if all {
+                Scope::AllNamespaces
+            } else {
+                Scope::Namespace(namespace.unwrap_or_else(|| origin.namespace.clone()))
+            };
+            let inventory = cluster::list_workloads(&client, &scope, cluster::PAGE_SIZE)
+                .await
+                .map_err(|e| one_line(&e, AUDIT_RBAC))?;
+            not_listed = inventory.skipped.iter().map(|(_, e)| skipped(e)).collect();
+            let source = format!(
+                "cluster {}",
+                origin.context.as_deref().unwrap_or(&origin.server)
+            );
+            objects = (inventory.objects.into_iter())
+                .map(|o| (source.clone(), o.object))
+                .collect();
+        }
+        Ok(PlanRead {
+            target: ClusterTarget::new(cfg, &facts, &origin),
+            objects,
+            skipped: not_listed,
         })
     })?
 }

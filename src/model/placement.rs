@@ -342,8 +342,9 @@ const AKS_WINDOWS_SKUS: [(&str, Build); 3] = [
     ("Windows2025", windows::WS2025),
 ];
 
-/// AKS's `kubernetes.azure.com/os-sku` of a Windows node of `build`.
-fn aks_os_sku(build: Build) -> Option<&'static str> {
+/// AKS's `kubernetes.azure.com/os-sku` of a Windows node of `build` (also `winlint plan`'s
+/// nodes after a move).
+pub fn aks_os_sku(build: Build) -> Option<&'static str> {
     AKS_WINDOWS_SKUS
         .iter()
         .find(|(_, b)| *b == build)

@@ -1,0 +1,307 @@
+//! `winlint plan FILES --to ltsc2025`: the inputs the linter reads (files, directories, stdin,
+//! charts and kustomizations, through [`collect_inputs`]), or the workloads running in the
+//! cluster (`--cluster`), judged for a move of the Windows nodes ([`crate::plan`]).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use serde_json::Value;
+
+use crate::model::date::today_utc;
+use crate::model::workload::objects;
+use crate::model::{Context, KubeVersion};
+use crate::plan::report::Plan;
+use crate::plan::{Move, Verdict, lifecycle, plan_object};
+use crate::process::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE};
+use crate::source;
+
+use super::collect::collect_inputs;
+use super::{TargetArgs, cluster, input, registry};
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub(super) enum PlanFormat {
+    /// Grouped: blocked workloads first, each with its change.
+    Text,
+    Json,
+    /// For a pull-request comment.
+    Markdown,
+    /// One self-contained page.
+    Html,
+}
+
+/// `winlint plan`
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// Files or directories (recursive *.yaml, *.yml, *.json), charts, kustomizations; - reads
+    /// stdin. With --cluster and no path: the workloads running in the cluster.
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// The planned Windows build of the nodes, repeatable: ltsc2025, 10.0.26100, ltsc2022.
+    #[arg(long = "to", value_name = "BUILD", required = true)]
+    to: Vec<String>,
+    /// The planned Kubernetes version (default: the current one, --kubernetes-version or the
+    /// cluster's).
+    #[arg(long = "kubernetes", value_name = "X.Y")]
+    kubernetes: Option<String>,
+    /// The date the platforms' lifecycles are read at (YYYY-MM-DD; default today, UTC).
+    #[arg(long, value_name = "DATE")]
+    as_of: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
+    format: PlanFormat,
+    /// Verdicts that make the exit code 1 (comma-separated): pin-breaks, rebuild,
+    /// needs-hyperv, retag, unknown (default: none; the exit code is 0 whatever the plan).
+    #[arg(long, value_name = "VERDICTS", value_delimiter = ',')]
+    fail_on: Vec<String>,
+    /// The current state (Windows builds, taints, RuntimeClasses) from the cluster; without
+    /// paths, the workloads running there too.
+    #[arg(long)]
+    cluster: bool,
+    #[command(flatten)]
+    cluster_args: crate::cluster::ClusterArgs,
+    /// With --cluster and no path: the namespace whose workloads are planned (default: the
+    /// kubeconfig context's).
+    #[arg(short, long, value_name = "NS", conflicts_with = "all_namespaces")]
+    namespace: Option<String>,
+    /// With --cluster and no path: every namespace.
+    #[arg(short = 'A', long)]
+    all_namespaces: bool,
+    /// The current state: --windows-build, --kubernetes-version, --platform, --isolation
+    /// (which is also the planned isolation), --config.
+    #[command(flatten)]
+    target: TargetArgs,
+    #[command(flatten)]
+    render: crate::render::RenderArgs,
+    #[command(flatten)]
+    registry: registry::RegistryArgs,
+    /// Largest input read, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = input::DEFAULT_MAX_INPUT_BYTES,
+        value_parser = clap::value_parser!(u64).range(1..))]
+    max_input_bytes: u64,
+}
+
+/// The objects to plan, each with the name of where it came from.
+type Objects = Vec<(String, Value)>;
+
+pub(super) fn plan(args: PlanArgs) -> i32 {
+    match run(&args) {
+        Ok((plan, fail)) => {
+            let out = match args.format {
+                PlanFormat::Text => plan.text(),
+                PlanFormat::Json => plan.json(),
+                PlanFormat::Markdown => plan.markdown(),
+                PlanFormat::Html => plan.html(),
+            };
+            if let Err(e) = crate::process::print_stdout(&out) {
+                eprintln!("winlint: cannot write: {e}");
+                return EXIT_USAGE;
+            }
+            if !plan.errors.is_empty() {
+                EXIT_USAGE
+            } else if fail {
+                EXIT_FINDINGS
+            } else {
+                EXIT_OK
+            }
+        }
+        Err(e) => {
+            eprintln!("winlint: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
+fn run(args: &PlanArgs) -> Result<(Plan, bool), String> {
+    let fail_on = (args.fail_on.iter())
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            Verdict::parse(s.trim()).ok_or_else(|| {
+                format!("--fail-on {s}: not a verdict (pin-breaks, rebuild, needs-hyperv, retag, unknown, runs-as-is)")
+            })
+        })
+        .collect::<Result<BTreeSet<_>, _>>()?;
+    let to = (args.to.iter())
+        .flat_map(|s| s.split(','))
+        .map(|s| {
+            crate::model::windows::parse_build(s)
+                .ok_or_else(|| format!("--to {s}: not a Windows build (ltsc2025, 10.0.26100)"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let as_of = match &args.as_of {
+        Some(d) if is_date(d) => d.clone(),
+        Some(d) => return Err(format!("--as-of {d}: not a date (YYYY-MM-DD)")),
+        None => today_utc(),
+    };
+    let mut cfg = args.target.to_config().map_err(|e| e.to_string())?;
+    if args.paths.is_empty() && !args.cluster {
+        return Err("no input; give files, directories or - for stdin, or --cluster".into());
+    }
+    let mut errors = Vec::new();
+    let (mut cx, from_cluster, objects) = if args.cluster {
+        let read = cluster::plan_read(
+            &args.cluster_args,
+            &cfg,
+            args.paths.is_empty(),
+            args.namespace.clone(),
+            args.all_namespaces,
+        )?;
+        cfg = read.target.config;
+        errors.extend(read.skipped);
+        (read.target.context, true, read.objects)
+    } else {
+        (Context::default(), false, Vec::new())
+    };
+    let objects = if args.paths.is_empty() {
+        objects
+    } else {
+        read_inputs(args, &cfg.target.kubernetes.to_string(), &mut errors)
+    };
+    // Context objects of the inputs (RuntimeClasses, namespaces) add to the cluster's.
+    for (_, v) in &objects {
+        for (_, o) in crate::model::workload::objects(v) {
+            cx.add(o);
+        }
+    }
+    let now = cfg.target.clone();
+    let mut after = now.clone();
+    if let Some(k) = &args.kubernetes {
+        after.kubernetes = KubeVersion::parse(k)
+            .ok_or_else(|| format!("--kubernetes {k}: not a version (1.35)"))?;
+    }
+    // --registry: every image, and the tags it could move to, looked up before planning.
+    if args.registry.registry {
+        let mut images = BTreeSet::new();
+        for (_, v) in &objects {
+            for (_, o) in objects_of(v) {
+                crate::registry::source::image_references(o, &mut images);
+            }
+        }
+        let candidates: Vec<String> = images
+            .iter()
+            .flat_map(|r| {
+                let info = crate::model::image::analyze(r);
+                to.iter()
+                    .flat_map(|&b| crate::plan::verdict::candidates(&info, b))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        images.extend(candidates);
+        registry::attach(&args.registry, &images, &mut cx)?;
+    }
+    let mv = Move::new(now, after, to.clone(), as_of.clone());
+    let mut workloads = Vec::new();
+    let mut not_windows = 0;
+    for (file, v) in &objects {
+        for (_, o) in objects_of(v) {
+            let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
+            if !crate::model::workload::is_pod_kind(kind) {
+                continue;
+            }
+            match plan_object(o, file, &mv, &cx) {
+                Some(w) => workloads.push(w),
+                None => not_windows += 1,
+            }
+        }
+    }
+    let mut lifecycle = Vec::new();
+    if let Some(p) = mv.platform {
+        for &b in &mv.now.windows_builds {
+            lifecycle.extend(lifecycle::notices(
+                p,
+                b,
+                mv.now.kubernetes,
+                &as_of,
+                "current",
+            ));
+        }
+        for &b in &to {
+            lifecycle.extend(lifecycle::notices(
+                p,
+                b,
+                mv.after.kubernetes,
+                &as_of,
+                "planned",
+            ));
+        }
+    }
+    let named = |b: &crate::model::windows::Build| format!("{b} ({})", b.token());
+    let mut plan = Plan {
+        from: mv.now.windows_builds.iter().map(named).collect(),
+        to: to.iter().map(named).collect(),
+        platform: mv.platform.map(|p| p.name().to_string()),
+        kubernetes_from: mv.now.kubernetes.to_string(),
+        kubernetes_to: mv.after.kubernetes.to_string(),
+        isolation: match mv.after.isolation {
+            crate::model::windows::Isolation::Process => "process".into(),
+            crate::model::windows::Isolation::Hyperv => "hyperv".into(),
+        },
+        as_of,
+        facts: if from_cluster {
+            "cluster"
+        } else {
+            "configured"
+        }
+        .into(),
+        registry: args.registry.registry,
+        lifecycle,
+        counts: Default::default(),
+        not_windows,
+        workloads,
+        errors: errors
+            .iter()
+            .map(|e: &crate::report::InputError| match e.line {
+                0 => format!("{}: {}", e.file, e.message),
+                l => format!("{}:{l}: {}", e.file, e.message),
+            })
+            .collect(),
+    };
+    plan.finish();
+    let fail = plan.workloads.iter().any(|w| fail_on.contains(&w.verdict));
+    Ok((plan, fail))
+}
+
+fn objects_of(v: &Value) -> Vec<(String, &Value)> {
+    objects(v)
+}
+
+fn is_date(d: &str) -> bool {
+    let b = d.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+/// The inputs' objects, read as the linter reads them (one code path: [`collect_inputs`]).
+fn read_inputs(
+    args: &PlanArgs,
+    kube: &str,
+    errors: &mut Vec<crate::report::InputError>,
+) -> Objects {
+    let mut render = args.render.clone();
+    render.output_cap = args.max_input_bytes;
+    let inputs = collect_inputs(&args.paths, &render, kube, args.max_input_bytes, errors);
+    let mut out = Vec::new();
+    for input in &inputs {
+        let bytes = match input.read(args.max_input_bytes) {
+            Ok(b) => b,
+            Err(e) => {
+                errors.push(crate::report::InputError {
+                    file: input.name.clone(),
+                    line: 0,
+                    column: 0,
+                    message: e.to_string(),
+                });
+                continue;
+            }
+        };
+        match source::load_bytes_values(&bytes) {
+            Ok(values) => out.extend(values.into_iter().map(|v| (input.name.clone(), v))),
+            Err(e) => errors.push(super::lint::load_error(&input.name, e)),
+        }
+    }
+    out
+}

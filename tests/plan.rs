@@ -1,0 +1,189 @@
+//! `winlint plan` end to end: the goldens of `testdata/plan` (text, JSON, Markdown: a workload in
+//! every verdict class, see its README), the exit codes of `--fail-on`, stdin, and the usage
+//! errors. `WINLINT_BLESS=1 cargo test --test plan` rewrites the goldens.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+/// The planned move of the goldens: a mixed 2019/2022 AKS cluster on 1.34 to Windows Server 2025
+/// on 1.35, read on a fixed date.
+const MOVE: &[&str] = &[
+    "--no-config",
+    "--platform",
+    "aks",
+    "--windows-build",
+    "ltsc2019",
+    "--windows-build",
+    "ltsc2022",
+    "--kubernetes-version",
+    "1.34",
+    "--to",
+    "ltsc2025",
+    "--kubernetes",
+    "1.35",
+    "--as-of",
+    "2026-11-29",
+];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn plan(extra: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_winlint"))
+        .current_dir(root())
+        .arg("plan")
+        .args(extra)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("winlint runs");
+    if let Some(s) = stdin {
+        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn golden(format: &str, file: &str) {
+    let mut args = vec!["testdata/plan", "--format", format];
+    args.extend_from_slice(MOVE);
+    let out = plan(&args, None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = String::from_utf8(out.stdout).unwrap();
+    let path = root().join("testdata/plan").join(file);
+    if std::env::var_os("WINLINT_BLESS").is_some() {
+        std::fs::write(&path, &got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("{}: missing (run with WINLINT_BLESS=1)", path.display()));
+    assert!(
+        got == want,
+        "{} differs (WINLINT_BLESS=1 cargo test --test plan rewrites it):\n{}",
+        path.display(),
+        similar::TextDiff::from_lines(&want, &got).unified_diff()
+    );
+}
+
+#[test]
+fn text_golden() {
+    golden("text", "expected.txt");
+}
+
+#[test]
+fn json_golden() {
+    golden("json", "expected.json");
+}
+
+#[test]
+fn markdown_golden() {
+    golden("markdown", "expected.md");
+}
+
+#[test]
+fn html_golden() {
+    golden("html", "expected.html");
+}
+
+/// Every verdict class is in the goldens, and the counts add up.
+#[test]
+fn the_goldens_hold_every_verdict() {
+    let mut args = vec!["testdata/plan", "--format", "json"];
+    args.extend_from_slice(MOVE);
+    let out = plan(&args, None);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let counts = v["counts"].as_object().unwrap();
+    for verdict in [
+        "pin-breaks",
+        "rebuild",
+        "needs-hyperv",
+        "retag",
+        "unknown",
+        "runs-as-is",
+    ] {
+        assert!(
+            counts[verdict].as_u64().unwrap() > 0,
+            "no {verdict} in the goldens: {counts:?}"
+        );
+    }
+    let total: u64 = counts.values().map(|c| c.as_u64().unwrap()).sum();
+    assert_eq!(total, v["workloads"].as_array().unwrap().len() as u64);
+    assert_eq!(v["not_windows"], 1);
+    // Blocked workloads come first.
+    let verdicts: Vec<&str> = v["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts.first(), Some(&"pin-breaks"));
+    assert_eq!(verdicts.last(), Some(&"runs-as-is"));
+}
+
+#[test]
+fn fail_on_sets_the_exit_code() {
+    let run = |fail_on: &str| {
+        let mut args = vec!["testdata/plan", "--fail-on", fail_on];
+        args.extend_from_slice(MOVE);
+        plan(&args, None).status.code()
+    };
+    assert_eq!(run("rebuild,pin-breaks"), Some(1));
+    assert_eq!(run("needs-hyperv"), Some(1));
+    // The one runs-as-is-only file: nothing to fail on.
+    let mut args = vec![
+        "testdata/plan/minikube-hybrid-win-webserver-ws2025.yaml",
+        "--fail-on",
+        "rebuild,pin-breaks,retag,unknown,needs-hyperv",
+    ];
+    args.extend_from_slice(MOVE);
+    assert_eq!(plan(&args, None).status.code(), Some(0));
+    let out = plan(
+        &["testdata/plan", "--to", "ltsc2025", "--fail-on", "broken"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a verdict"));
+}
+
+#[test]
+fn stdin_is_an_input_and_usage_errors_say_what() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelector: {kubernetes.io/os: windows}\n  containers:\n  - {name: c, image: 'mcr.microsoft.com/windows/nanoserver:ltsc2022'}\n";
+    let out = plan(
+        &["-", "--no-config", "--to", "ltsc2025", "--format", "json"],
+        Some(pod),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["workloads"][0]["verdict"], "runs-as-is");
+    assert_eq!(v["workloads"][0]["file"], "<stdin>");
+    for (args, says) in [
+        (
+            vec!["testdata/plan", "--to", "ltsc2099"],
+            "not a Windows build",
+        ),
+        (
+            vec!["testdata/plan", "--to", "ltsc2025", "--as-of", "soon"],
+            "not a date",
+        ),
+        (vec!["--to", "ltsc2025"], "no input"),
+    ] {
+        let out = plan(&args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
