@@ -26,7 +26,6 @@ fn serve(c: &Guard, config: Option<&str>, extra: &[&str]) -> Webhook {
     Webhook::watching(c, None, config, extra)
 }
 
-#[test]
 fn warn_mode_creates_the_pod_and_the_client_sees_the_warning() {
     let Some(c) = cluster() else { return };
     // A Windows node of the target's build: node rules judge, and deny, against what is seen.
@@ -74,7 +73,6 @@ fn warn_mode_creates_the_pod_and_the_client_sees_the_warning() {
     assert!(denied.stderr.contains("WIN502"), "{}", denied.stderr);
 }
 
-#[test]
 fn a_stale_ca_bundle_is_reported_in_the_log_the_metric_and_readyz() {
     let Some(c) = cluster() else { return };
     let wh = serve(
@@ -176,4 +174,20 @@ fn a_stale_ca_bundle_is_reported_in_the_log_the_metric_and_readyz() {
 fn base64_encode(b: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use k8s_support::skip_support::{run, test};
+    run(vec![
+        test(
+            "warn_mode_creates_the_pod_and_the_client_sees_the_warning",
+            warn_mode_creates_the_pod_and_the_client_sees_the_warning,
+        ),
+        test(
+            "a_stale_ca_bundle_is_reported_in_the_log_the_metric_and_readyz",
+            a_stale_ca_bundle_is_reported_in_the_log_the_metric_and_readyz,
+        ),
+    ]);
 }
