@@ -28,6 +28,9 @@ use serde_json::{Value, json};
 #[path = "../yaml_support/mod.rs"]
 mod yaml_support;
 
+// One file for every support module: a test binary may load it more than once (the copies
+// share nothing that matters: tests/skip_support).
+#[allow(clippy::duplicate_mod)]
 #[path = "../skip_support/mod.rs"]
 pub mod skip_support;
 

@@ -21,6 +21,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use winlint::registry::client::sha256;
 
+// One file for every support module: a test binary may load it more than once (the copies
+// share nothing that matters: tests/skip_support).
+#[allow(clippy::duplicate_mod)]
 #[path = "../skip_support/mod.rs"]
 pub mod skip_support;
 
