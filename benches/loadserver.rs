@@ -11,6 +11,12 @@
 //!   With `--parse` it parses the body into a `serde_json::Value` first and serializes the
 //!   answer: the JSON floor every webhook that reads the object pays.
 //!
+//!   With `--patch FILE` (issue 29, scripts/e2e-load.sh) `/mutate` answers with a canned
+//!   JSONPatch: FILE is a JSON object `{"NEEDLE": [ops…], …}` and the first NEEDLE found in the
+//!   body picks the ops (none found: no patch). It replays what winlint would patch at the
+//!   no-op's cost, so that the API server's cost of applying a patch is measured apart from the
+//!   webhook's own.
+//!
 //! * `loadserver soak --winlint BIN --bodies DIR [--secs 600] [--rotate 30] [--restart 60]
 //!   [--rate 400] [--workers 4] [--follow-readiness]`: the soak (see `soak` below and
 //!   BENCHMARKS.md).
@@ -84,6 +90,43 @@ async fn allow_parsed(body: Bytes) -> Response {
         .expect("valid response")
 }
 
+/// `--patch`: (needle, base64 JSONPatch), the first needle found in a `/mutate` body wins.
+static PATCHES: std::sync::OnceLock<Vec<(Vec<u8>, String)>> = std::sync::OnceLock::new();
+
+fn load_patches(file: &str) -> Vec<(Vec<u8>, String)> {
+    use base64::Engine;
+    let text = std::fs::read_to_string(file).expect("--patch FILE");
+    let map: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&text).expect("--patch FILE: a JSON object NEEDLE -> ops");
+    map.into_iter()
+        .map(|(needle, ops)| {
+            let ops = serde_json::to_vec(&ops).expect("ops serialize");
+            (
+                needle.into_bytes(),
+                base64::engine::general_purpose::STANDARD.encode(ops),
+            )
+        })
+        .collect()
+}
+
+async fn allow_mutate(body: Bytes) -> Response {
+    let patch = PATCHES
+        .get()
+        .and_then(|p| p.iter().find(|(needle, _)| find(&body, needle).is_some()));
+    let Some((_, patch)) = patch else {
+        return allow(body).await;
+    };
+    let uid = uid(&body);
+    let out = format!(
+        r#"{{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{{"uid":"{uid}","allowed":true,"patchType":"JSONPatch","patch":"{patch}"}}}}"#
+    );
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(out))
+        .expect("valid response")
+}
+
 async fn allow(body: Bytes) -> Response {
     let uid = uid(&body);
     let v1beta1 = find(&body[..body.len().min(256)], b"admission.k8s.io/v1beta1").is_some();
@@ -137,7 +180,7 @@ async fn baseline(listen: SocketAddr, cert: PathBuf, key: PathBuf, parse: bool) 
             .route("/validate", post(allow_parsed))
     } else {
         Router::new()
-            .route("/mutate", post(allow))
+            .route("/mutate", post(allow_mutate))
             .route("/validate", post(allow))
     };
     let router = router
@@ -662,6 +705,9 @@ fn main() {
                 .expect("--listen ADDR");
             let cert = PathBuf::from(arg(&args, "--tls-cert").expect("--tls-cert FILE"));
             let key = PathBuf::from(arg(&args, "--tls-key").expect("--tls-key FILE"));
+            if let Some(file) = arg(&args, "--patch") {
+                PATCHES.set(load_patches(&file)).expect("set once");
+            }
             tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()

@@ -446,3 +446,66 @@ fn split_modules_are_read_in_their_folders() {
         );
     }
 }
+
+/// The test binaries on libtest-mimic (`harness = false` under `[[test]]` in Cargo.toml, issue
+/// 29): a `#[test]` there would compile to nothing, so a test added that way would silently
+/// never run; and a test that needs an outside tool (the skip helpers of tests/skip_support)
+/// must live in such a binary, or a missing tool is reported as `ok`.
+#[test]
+fn tests_that_can_skip_are_reported_as_ignored() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let toml = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let mut mimic = BTreeSet::new();
+    for section in toml.split("\n[").filter(|s| s.starts_with("[test]]")) {
+        let name = section
+            .lines()
+            .find_map(|l| l.strip_prefix("name = \""))
+            .and_then(|l| l.strip_suffix('"'))
+            .expect("a [[test]] with a name");
+        if section.lines().any(|l| l.trim() == "harness = false") {
+            mimic.insert(name.to_string());
+        }
+    }
+    let mut wrong = Vec::new();
+    for entry in std::fs::read_dir(root.join("tests")).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(name) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".rs"))
+        else {
+            continue;
+        };
+        if name == "architecture" {
+            continue; // names the helpers above
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let attr = text
+            .lines()
+            .any(|l| l.trim_start().starts_with("#[test]") || l.contains("#[tokio::test"));
+        let skips = [
+            "cluster()",
+            "ci_tool(",
+            "registry_support::tools()",
+            "skip_support::skip",
+        ]
+        .iter()
+        .any(|s| text.contains(s));
+        if mimic.contains(name) {
+            if attr {
+                wrong.push(format!(
+                    "tests/{name}.rs runs on libtest-mimic: list the test in its `main` instead of #[test]"
+                ));
+            }
+            if !text.contains("run(vec![") {
+                wrong.push(format!("tests/{name}.rs has no skip_support::run main"));
+            }
+        } else if skips {
+            wrong.push(format!(
+                "tests/{name}.rs calls a skip helper under libtest, which reports a skipped test as \
+                 `ok`: give it `harness = false` in Cargo.toml and a skip_support::run main"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

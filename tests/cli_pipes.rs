@@ -126,11 +126,11 @@ fn ctrl_c_between_write_and_rename_leaves_the_whole_file_and_no_temp_file() {
         "the example has fixable findings"
     );
 
-    let out = Command::new(bin())
-        .args(["--fix", file.to_str().unwrap()])
-        .env("WINLINT_TEST_SIGINT_BEFORE_RENAME", "1")
-        .output()
-        .unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(["--fix", file.to_str().unwrap()])
+        .env("WINLINT_TEST_SIGINT_BEFORE_RENAME", "1");
+    sigint_default(&mut cmd);
+    let out = cmd.output().unwrap();
     assert_eq!(
         out.status.signal(),
         Some(libc_sigint()),
@@ -145,5 +145,30 @@ fn ctrl_c_between_write_and_rename_leaves_the_whole_file_and_no_temp_file() {
 }
 
 fn libc_sigint() -> i32 {
-    2
+    libc::SIGINT
+}
+
+/// The child starts with SIGINT at its default action and unblocked, whatever this test process
+/// inherited: a shell starts a background job (`cargo test &`) with SIGINT ignored, and exec
+/// keeps an ignored disposition and the signal mask, so the raised SIGINT would then do nothing
+/// and the test would depend on how it was started. winlint itself rightly keeps an inherited
+/// `SIG_IGN` (a background `winlint --fix` must not die on the terminal's Ctrl-C).
+fn sigint_default(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only signal(2), sigemptyset, sigaddset and sigprocmask between fork and exec, all
+    // async-signal-safe; nothing is allocated.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::signal(libc::SIGINT, libc::SIG_DFL) == libc::SIG_ERR {
+                return Err(std::io::Error::last_os_error());
+            }
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            if libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }

@@ -15,7 +15,6 @@ fn golden(name: &str, actual: &str) {
     cli_support::golden(&format!("testdata/text/{name}"), actual);
 }
 
-#[test]
 fn grouped_layout_is_exact_at_a_fixed_width() {
     let out = Run::new(&["--layout", "grouped", INPUT])
         .env("COLUMNS", "80")
@@ -42,7 +41,6 @@ fn grouped_layout_is_exact_at_a_fixed_width() {
 
 /// A pipe gets the one-line records, as before the grouped layout existed (`--layout lines`
 /// forces them at a terminal); each names its object.
-#[test]
 fn a_pipe_gets_one_line_per_finding() {
     let piped = winlint(&[INPUT]);
     piped.assert_code(1);
@@ -69,14 +67,16 @@ fn a_pipe_gets_one_line_per_finding() {
 
 /// On a real terminal (a pseudo-terminal from util-linux `script`) the layout is grouped and
 /// the width is the terminal's.
-#[test]
 fn a_terminal_gets_the_grouped_layout_at_its_width() {
     if std::process::Command::new("script")
         .arg("--version")
         .output()
         .is_err()
     {
-        eprintln!("skipped: no `script` (util-linux) to make a terminal");
+        cli_support::skip_support::skip::<()>(
+            "no `script` (util-linux) to make a terminal",
+            cli_support::skip_support::GET_APT,
+        );
         return;
     }
     let cmd = format!(
@@ -99,7 +99,6 @@ fn a_terminal_gets_the_grouped_layout_at_its_width() {
     );
 }
 
-#[test]
 fn statistics_count_per_rule_and_severity() {
     let out = winlint(&["--statistics", INPUT]);
     out.assert_code(1);
@@ -143,7 +142,6 @@ fn statistics_count_per_rule_and_severity() {
 }
 
 /// `--severity` hides findings below it from the report, never from the exit code.
-#[test]
 fn severity_is_a_display_filter() {
     let out = winlint(&["--severity", "warning", INPUT]);
     out.assert_code(1);
@@ -180,7 +178,6 @@ fn severity_is_a_display_filter() {
 }
 
 /// JSON gains `namespace` where the manifest sets one; the other keys stay as they were.
-#[test]
 fn json_names_the_namespace_the_manifest_gives() {
     let json = winlint(&["-o", "json", INPUT]).json();
     let findings = json["findings"].as_array().unwrap();
@@ -207,4 +204,33 @@ fn json_names_the_namespace_the_manifest_gives() {
             other => panic!("unexpected object {other}"),
         }
     }
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use cli_support::skip_support::{run, test};
+    run(vec![
+        test(
+            "grouped_layout_is_exact_at_a_fixed_width",
+            grouped_layout_is_exact_at_a_fixed_width,
+        ),
+        test(
+            "a_pipe_gets_one_line_per_finding",
+            a_pipe_gets_one_line_per_finding,
+        ),
+        test(
+            "a_terminal_gets_the_grouped_layout_at_its_width",
+            a_terminal_gets_the_grouped_layout_at_its_width,
+        ),
+        test(
+            "statistics_count_per_rule_and_severity",
+            statistics_count_per_rule_and_severity,
+        ),
+        test("severity_is_a_display_filter", severity_is_a_display_filter),
+        test(
+            "json_names_the_namespace_the_manifest_gives",
+            json_names_the_namespace_the_manifest_gives,
+        ),
+    ]);
 }

@@ -64,7 +64,6 @@ fn run_chromium(bin: &str, profile: &Path, extra: &[String], page: &Path) -> Out
     out
 }
 
-#[test]
 fn chromium_shows_the_report_and_runs_no_markup_from_manifests() {
     let Some(bin) = chromium() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -100,7 +99,6 @@ fn chromium_shows_the_report_and_runs_no_markup_from_manifests() {
     );
 }
 
-#[test]
 fn chromium_screenshot_is_the_window_and_not_blank() {
     let Some(bin) = chromium() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -141,4 +139,20 @@ fn chromium_screenshot_is_the_window_and_not_blank() {
         .filter(|p| near(p, [0xcf, 0x22, 0x2e]))
         .count();
     assert!(red > 100, "{red} pixels of the error colour");
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use cli_support::skip_support::{run, test};
+    run(vec![
+        test(
+            "chromium_shows_the_report_and_runs_no_markup_from_manifests",
+            chromium_shows_the_report_and_runs_no_markup_from_manifests,
+        ),
+        test(
+            "chromium_screenshot_is_the_window_and_not_blank",
+            chromium_screenshot_is_the_window_and_not_blank,
+        ),
+    ]);
 }

@@ -146,7 +146,6 @@ fn names(w: &World) -> [(&str, &str); 2] {
     [(w.prod.as_str(), "$PROD"), (w.dev.as_str(), "$DEV")]
 }
 
-#[test]
 fn audit_reports_each_workload_once_under_its_top_owner() {
     let Some(c) = cluster() else { return };
     let t0 = Instant::now();
@@ -265,7 +264,6 @@ fn audit_reports_each_workload_once_under_its_top_owner() {
     eprintln!("test took {:.2?}", t0.elapsed());
 }
 
-#[test]
 fn audit_one_namespace_or_all() {
     let Some(c) = cluster() else { return };
     let _nodes = with_nodes(&c, tainted_ltsc2022(&c));
@@ -371,7 +369,6 @@ fn audit_one_namespace_or_all() {
     winlint(&["audit", "-n", "x", "-A", "--kubeconfig", kc]).assert_code(2);
 }
 
-#[test]
 fn audit_reports_the_kinds_it_may_not_list() {
     let Some(c) = cluster() else { return };
     let _nodes = with_nodes(&c, tainted_ltsc2022(&c));
@@ -482,7 +479,6 @@ fn audit_reports_the_kinds_it_may_not_list() {
 }
 
 /// The errors that need no API server: no kubeconfig, an unknown context, nothing listening.
-#[test]
 fn cluster_configuration_errors_are_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
@@ -598,7 +594,6 @@ fn rules(out: &Out) -> Vec<String> {
     v
 }
 
-#[test]
 fn cluster_facts_decide_what_the_file_is_judged_against() {
     let Some(c) = cluster() else { return };
     let t0 = Instant::now();
@@ -748,7 +743,6 @@ fn cluster_facts_decide_what_the_file_is_judged_against() {
 
 /// With the node-aware rules, WIN007 asks whether some Windows node the pod
 /// can select tolerates it: a pool without the taint, selected by the pod, is enough.
-#[test]
 fn an_untainted_pool_the_pod_selects_needs_no_toleration() {
     let Some(c) = cluster() else { return };
     let _lock = with_nodes(
@@ -787,8 +781,6 @@ fn an_untainted_pool_the_pod_selects_needs_no_toleration() {
 ///
 /// `KUBEBUILDER_ASSETS=$PWD/target/k8s-assets cargo test --release --test k8s_audit --
 ///  --ignored --nocapture audit_scale`
-#[test]
-#[ignore = "measurement: creates 10 000 Pods' worth of workloads"]
 fn audit_scale_measurement() {
     use futures::StreamExt;
     use kube::api::{Api, DynamicObject, PostParams};
@@ -962,7 +954,6 @@ fn audit_scale_measurement() {
 /// say WIN007 (the webhook's `/validate`, configured with `webhook.mutate: false`, denies).
 /// With it the pods get the toleration at creation: audit finds the configuration and judges
 /// the Deployment by its pods, and both find no error.
-#[test]
 fn audit_and_the_webhook_agree_with_and_without_the_mutating_webhook() {
     let Some(c) = cluster() else { return };
     // The webhook configuration is cluster-wide and changes every audit's verdict: it exists
@@ -1124,8 +1115,6 @@ fn audit_and_the_webhook_agree_with_and_without_the_mutating_webhook() {
 ///
 /// `KUBEBUILDER_ASSETS=… cargo test --release --test k8s_audit -- --ignored --nocapture
 ///  audit_registry_cache`
-#[test]
-#[ignore = "measurement: a registry and 1 000 Pods"]
 fn audit_registry_cache_measurement() {
     use registry_support::{Layout, Plat, Registry};
     let Some(c) = cluster() else { return };
@@ -1217,4 +1206,45 @@ fn audit_registry_cache_measurement() {
             report["findings"].as_array().unwrap().len(),
         );
     }
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use k8s_support::skip_support::{run, test};
+    run(vec![
+        test(
+            "audit_reports_each_workload_once_under_its_top_owner",
+            audit_reports_each_workload_once_under_its_top_owner,
+        ),
+        test("audit_one_namespace_or_all", audit_one_namespace_or_all),
+        test(
+            "audit_reports_the_kinds_it_may_not_list",
+            audit_reports_the_kinds_it_may_not_list,
+        ),
+        test(
+            "cluster_configuration_errors_are_one_line",
+            cluster_configuration_errors_are_one_line,
+        ),
+        test(
+            "cluster_facts_decide_what_the_file_is_judged_against",
+            cluster_facts_decide_what_the_file_is_judged_against,
+        ),
+        test(
+            "an_untainted_pool_the_pod_selects_needs_no_toleration",
+            an_untainted_pool_the_pod_selects_needs_no_toleration,
+        ),
+        // Run with --ignored: measurement: creates 10 000 Pods' worth of workloads.
+        test("audit_scale_measurement", audit_scale_measurement).with_ignored_flag(true),
+        test(
+            "audit_and_the_webhook_agree_with_and_without_the_mutating_webhook",
+            audit_and_the_webhook_agree_with_and_without_the_mutating_webhook,
+        ),
+        // Run with --ignored: measurement: a registry and 1 000 Pods.
+        test(
+            "audit_registry_cache_measurement",
+            audit_registry_cache_measurement,
+        )
+        .with_ignored_flag(true),
+    ]);
 }

@@ -114,7 +114,6 @@ fn rebuilt_since(addr: std::net::SocketAddr, before: f64) {
     std::thread::sleep(std::time::Duration::from_secs(2));
 }
 
-#[test]
 fn the_audit_loop_follows_leadership_facts_and_workloads() {
     let Some(c) = k8s_support::cluster() else {
         return;
@@ -263,7 +262,6 @@ fn the_audit_loop_follows_leadership_facts_and_workloads() {
 /// (half Windows, half Linux, each its own top owner: the audit's worst case, a result per
 /// Pod) in namespaces of 500, then one audit by a `winlint serve --audit=on` process: the run's
 /// time and the process's peak memory (VmHWM). Not run without the variable.
-#[test]
 fn measure_audit_loop_on_many_pods() {
     let Ok(n) = std::env::var("WINLINT_AUDIT_SCALE").map(|v| v.parse::<usize>().unwrap()) else {
         eprintln!("skipped: set WINLINT_AUDIT_SCALE=10000 to measure the audit loop");
@@ -382,4 +380,20 @@ fn measure_audit_loop_on_many_pods() {
             .contains(&format!("{n} objects judged")),
         "{line}"
     );
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use k8s_support::skip_support::{run, test};
+    run(vec![
+        test(
+            "the_audit_loop_follows_leadership_facts_and_workloads",
+            the_audit_loop_follows_leadership_facts_and_workloads,
+        ),
+        test(
+            "measure_audit_loop_on_many_pods",
+            measure_audit_loop_on_many_pods,
+        ),
+    ]);
 }

@@ -133,7 +133,6 @@ fn expected_groups() -> Vec<String> {
     v
 }
 
-#[test]
 fn live_snapshot_converges_and_follows_changes() {
     let Some(c) = cluster() else { return };
     let test_start = Instant::now();
@@ -333,7 +332,6 @@ fn live_snapshot_converges_and_follows_changes() {
     eprintln!("test took {:.2?}", test_start.elapsed());
 }
 
-#[test]
 fn one_shot_read_matches_the_live_facts() {
     let Some(c) = cluster() else { return };
     let test_start = Instant::now();
@@ -352,7 +350,6 @@ fn one_shot_read_matches_the_live_facts() {
     eprintln!("test took {:.2?}", test_start.elapsed());
 }
 
-#[test]
 fn forbidden_client_reports_clearly_keeps_the_last_snapshot_and_recovers() {
     let Some(c) = cluster() else { return };
     let test_start = Instant::now();
@@ -440,7 +437,6 @@ fn forbidden_client_reports_clearly_keeps_the_last_snapshot_and_recovers() {
     eprintln!("test took {:.2?}", test_start.elapsed());
 }
 
-#[test]
 fn unreachable_then_dropped_api_server_is_retried() {
     let Some(c) = cluster() else { return };
     let test_start = Instant::now();
@@ -519,7 +515,6 @@ fn unreachable_then_dropped_api_server_is_retried() {
     eprintln!("test took {:.2?}", test_start.elapsed());
 }
 
-#[test]
 fn audit_lists_workloads_once_under_their_top_owner() {
     let Some(c) = cluster() else { return };
     let test_start = Instant::now();
@@ -653,8 +648,6 @@ fn audit_lists_workloads_once_under_their_top_owner() {
 ///
 /// `KUBEBUILDER_ASSETS=$PWD/target/k8s-assets cargo test --release --test k8s_cluster --
 ///  --ignored --nocapture scale`
-#[test]
-#[ignore = "measurement: creates 5 000 Nodes and 2 000 Namespaces"]
 fn scale_measurement() {
     let Some(c) = cluster() else { return };
     let nodes: usize = std::env::var("SCALE_NODES")
@@ -730,7 +723,6 @@ fn scale_measurement() {
     );
 }
 
-#[test]
 fn kubeconfig_context_is_honoured() {
     use base64::Engine as _;
     let Some(c) = cluster() else { return };
@@ -784,4 +776,38 @@ fn kubeconfig_context_is_honoured() {
     assert_eq!(e.kind, ErrorKind::Config, "{e}");
     assert!(e.to_string().contains("no-such-kubeconfig"), "{e}");
     eprintln!("test took {:.2?}", test_start.elapsed());
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use k8s_support::skip_support::{run, test};
+    run(vec![
+        test(
+            "live_snapshot_converges_and_follows_changes",
+            live_snapshot_converges_and_follows_changes,
+        ),
+        test(
+            "one_shot_read_matches_the_live_facts",
+            one_shot_read_matches_the_live_facts,
+        ),
+        test(
+            "forbidden_client_reports_clearly_keeps_the_last_snapshot_and_recovers",
+            forbidden_client_reports_clearly_keeps_the_last_snapshot_and_recovers,
+        ),
+        test(
+            "unreachable_then_dropped_api_server_is_retried",
+            unreachable_then_dropped_api_server_is_retried,
+        ),
+        test(
+            "audit_lists_workloads_once_under_their_top_owner",
+            audit_lists_workloads_once_under_their_top_owner,
+        ),
+        // Run with --ignored: measurement: creates 5 000 Nodes and 2 000 Namespaces.
+        test("scale_measurement", scale_measurement).with_ignored_flag(true),
+        test(
+            "kubeconfig_context_is_honoured",
+            kubeconfig_context_is_honoured,
+        ),
+    ]);
 }

@@ -134,7 +134,6 @@ fn denied_rules(stderr: &str) -> Vec<String> {
 /// stored as written, with a warning that says what its pods will get; its Pod is mutated; the
 /// ltsc2019 variant is denied for WIN502 alone while only ltsc2022 nodes exist; and without the
 /// pod mutating webhook (`webhook.mutate: false`) the template is judged as written.
-#[test]
 fn fresh_install_admits_a_windows_deployment_judged_by_its_pods() {
     let Some(c) = cluster() else { return };
     let t = Instant::now();
@@ -218,7 +217,6 @@ fn probable_pod(ns: &str, name: &str) -> Value {
 /// Deployment in a `restricted` namespace, also after a namespace is labelled live),
 /// `winlint.io/default-os=windows` (a probable pod is mutated there, not elsewhere), and the
 /// exempt label (`webhook.exemptNamespaceLabel`: nothing evaluated).
-#[test]
 fn namespace_facts_come_from_the_watch() {
     let Some(c) = cluster() else { return };
     let t = Instant::now();
@@ -334,7 +332,6 @@ fn namespace_facts_come_from_the_watch() {
 /// mid-stream. The webhook answers all along: with the configured facts until the first sync
 /// (and `/readyz` says so after `--cluster-facts-timeout`), then with the cluster's, and while
 /// the watch is down with the last good ones. Clear logs, metrics, no panic.
-#[test]
 fn unreachable_at_start_then_dropped_mid_stream_keeps_the_last_good_facts() {
     let Some(c) = cluster() else { return };
     let t = Instant::now();
@@ -429,7 +426,6 @@ fn unreachable_at_start_then_dropped_mid_stream_keeps_the_last_good_facts() {
 /// webhook already answers; ready with the live facts once they arrive, with the snapshot's
 /// objects in the metrics. `--cluster-facts=off` keeps the offline behaviour on the same
 /// cluster: ready at once, the configured toleration, no watch.
-#[test]
 fn readyz_waits_for_the_first_sync_and_facts_off_stays_offline() {
     let Some(c) = cluster() else { return };
     let rt = k8s_support::runtime();
@@ -512,7 +508,6 @@ fn readyz_waits_for_the_first_sync_and_facts_off_stays_offline() {
 /// which rights it needs; once the ClusterRole of `winlint manifests` is bound, it recovers
 /// by itself and judges with the cluster's facts (here: untainted Windows nodes, so no
 /// toleration is added any more).
-#[test]
 fn rbac_forbidden_serves_configured_facts_then_recovers_when_granted() {
     let Some(c) = cluster() else { return };
     let t = Instant::now();
@@ -582,7 +577,6 @@ fn rbac_forbidden_serves_configured_facts_then_recovers_when_granted() {
 // denial, `mutation.hyperv: auto`) must keep them passing and enable the two ignored ones.
 
 /// Add an ltsc2019 node: an ltsc2019 pod is admitted; remove it: denied again.
-#[test]
 fn an_ltsc2019_pod_runs_while_an_ltsc2019_node_exists() {
     let Some(c) = cluster() else { return };
     let wh = serve(&c, None, None, &[]);
@@ -620,7 +614,6 @@ fn an_ltsc2019_pod_runs_while_an_ltsc2019_node_exists() {
 
 /// GKE taints its Windows nodes `node.kubernetes.io/os=windows:NoSchedule`: that is the
 /// toleration winlint adds (and the one a workload's pods will get), not the configured default.
-#[test]
 fn gke_windows_taint_is_the_toleration_added() {
     let Some(c) = cluster() else { return };
     let wh = serve(&c, None, None, &[]);
@@ -657,7 +650,6 @@ fn gke_windows_taint_is_the_toleration_added() {
 /// cluster's own toleration; an ltsc2019 image is admitted because an ltsc2019 node exists, and
 /// its pods are pinned to that build; a pod that no node can run (a Windows Server 2025 image)
 /// is denied with a message that names the nodes it could select and their builds.
-#[test]
 fn issue8_gke_cluster_with_ltsc2019_and_ltsc2022_groups() {
     let Some(c) = cluster() else { return };
     const GKE: &str = "node.kubernetes.io/os=windows:NoSchedule";
@@ -722,7 +714,6 @@ fn issue8_gke_cluster_with_ltsc2019_and_ltsc2022_groups() {
 }
 
 /// No Windows node observed: the rules that need node facts do not deny; a warning says why.
-#[test]
 fn no_windows_node_means_a_warning_not_a_denial() {
     let Some(c) = cluster() else { return };
     let wh = serve(&c, None, None, &[]);
@@ -744,7 +735,6 @@ fn no_windows_node_means_a_warning_not_a_denial() {
 /// `mutation.hyperv: auto` with a Hyper-V RuntimeClass: a pod whose image no selectable node
 /// can run under process isolation (ltsc2019 image, ltsc2022 nodes) gets that class and is
 /// admitted; a HostProcess pod never does.
-#[test]
 fn hyperv_auto_admits_with_the_hyperv_runtime_class() {
     let Some(c) = cluster() else { return };
     let rc = c.unique("hyperv");
@@ -798,8 +788,6 @@ fn hyperv_auto_admits_with_the_hyperv_runtime_class() {
 ///
 /// `KUBEBUILDER_ASSETS=$PWD/target/k8s-assets cargo test --release --test k8s_facts --
 ///  --ignored --nocapture scale`
-#[test]
-#[ignore = "measurement: creates 5 000 Nodes and 2 000 Namespaces"]
 fn scale_first_sync_through_serve() {
     let Some(c) = cluster() else { return };
     let _nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
@@ -886,7 +874,6 @@ fn create_template_pod(
 /// (`mutation.linuxGuard: auto`): a redis Deployment's pod is pinned to Linux nodes, recorded
 /// and said in a warning; a multi-OS image's pod and an unknown image's pod are left unpinned;
 /// and once the Windows nodes are tainted, nothing is pinned.
-#[test]
 fn linux_guard_auto_pins_linux_only_pods_on_untainted_windows_nodes() {
     let Some(c) = cluster() else { return };
     let wh = serve(&c, None, None, &[]);
@@ -944,4 +931,62 @@ fn linux_guard_auto_pins_linux_only_pods_on_untainted_windows_nodes() {
     );
     let (stored, _) = create_template_pod(&c, &ns, "cache-pod-tainted", &redis);
     assert!(stored["spec"].get("nodeSelector").is_none(), "{stored:#}");
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use k8s_support::skip_support::{run, test};
+    run(vec![
+        test(
+            "fresh_install_admits_a_windows_deployment_judged_by_its_pods",
+            fresh_install_admits_a_windows_deployment_judged_by_its_pods,
+        ),
+        test(
+            "namespace_facts_come_from_the_watch",
+            namespace_facts_come_from_the_watch,
+        ),
+        test(
+            "unreachable_at_start_then_dropped_mid_stream_keeps_the_last_good_facts",
+            unreachable_at_start_then_dropped_mid_stream_keeps_the_last_good_facts,
+        ),
+        test(
+            "readyz_waits_for_the_first_sync_and_facts_off_stays_offline",
+            readyz_waits_for_the_first_sync_and_facts_off_stays_offline,
+        ),
+        test(
+            "rbac_forbidden_serves_configured_facts_then_recovers_when_granted",
+            rbac_forbidden_serves_configured_facts_then_recovers_when_granted,
+        ),
+        test(
+            "an_ltsc2019_pod_runs_while_an_ltsc2019_node_exists",
+            an_ltsc2019_pod_runs_while_an_ltsc2019_node_exists,
+        ),
+        test(
+            "gke_windows_taint_is_the_toleration_added",
+            gke_windows_taint_is_the_toleration_added,
+        ),
+        test(
+            "issue8_gke_cluster_with_ltsc2019_and_ltsc2022_groups",
+            issue8_gke_cluster_with_ltsc2019_and_ltsc2022_groups,
+        ),
+        test(
+            "no_windows_node_means_a_warning_not_a_denial",
+            no_windows_node_means_a_warning_not_a_denial,
+        ),
+        test(
+            "hyperv_auto_admits_with_the_hyperv_runtime_class",
+            hyperv_auto_admits_with_the_hyperv_runtime_class,
+        ),
+        // Run with --ignored: measurement: creates 5 000 Nodes and 2 000 Namespaces.
+        test(
+            "scale_first_sync_through_serve",
+            scale_first_sync_through_serve,
+        )
+        .with_ignored_flag(true),
+        test(
+            "linux_guard_auto_pins_linux_only_pods_on_untainted_windows_nodes",
+            linux_guard_auto_pins_linux_only_pods_on_untainted_windows_nodes,
+        ),
+    ]);
 }

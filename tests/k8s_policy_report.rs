@@ -124,7 +124,6 @@ fn reports(c: &Guard, names: &[(&str, &str)]) -> String {
     text
 }
 
-#[test]
 fn policy_reports_land_in_the_cluster_and_follow_the_workloads() {
     let Some(c) = cluster_or_skip() else { return };
     // Before the CRDs exist: one line that says what to install, exit code 2.
@@ -419,4 +418,14 @@ fn one_failure_stops_nothing_and_large_reports_are_split(c: &Guard) {
 
 fn cluster_or_skip() -> Option<Guard> {
     k8s_support::cluster()
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use k8s_support::skip_support::{run, test};
+    run(vec![test(
+        "policy_reports_land_in_the_cluster_and_follow_the_workloads",
+        policy_reports_land_in_the_cluster_and_follow_the_workloads,
+    )]);
 }

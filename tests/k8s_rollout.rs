@@ -30,7 +30,6 @@ fn serve(c: &Guard, config: Option<&str>, extra: &[&str]) -> Webhook {
     Webhook::watching(c, None, config, extra)
 }
 
-#[test]
 fn warn_mode_creates_the_pod_and_the_client_sees_the_warning() {
     let Some(c) = cluster() else { return };
     // A Windows node of the target's build: node rules judge, and deny, against what is seen.
@@ -78,7 +77,6 @@ fn warn_mode_creates_the_pod_and_the_client_sees_the_warning() {
     assert!(denied.stderr.contains("WIN502"), "{}", denied.stderr);
 }
 
-#[test]
 fn a_stale_ca_bundle_is_reported_in_the_log_the_metric_and_readyz() {
     let Some(c) = cluster() else { return };
     let wh = serve(
@@ -185,7 +183,6 @@ fn base64_encode(b: &[u8]) -> String {
 /// Issue 29 item 3: the enforcement changes without a restart. The webhook's `--config` file is
 /// rewritten under the running process (as the kubelet updates a ConfigMap volume): the pod
 /// warn mode admitted is then denied through the API server, and a broken file keeps deny.
-#[test]
 fn rewriting_the_config_switches_warn_to_deny_without_a_restart() {
     let Some(c) = cluster() else { return };
     c.create_node(&Node::windows(&c.unique("w22"), "10.0.20348"));
@@ -243,7 +240,6 @@ fn rewriting_the_config_switches_warn_to_deny_without_a_restart() {
 /// not fail on objects Helm does not own; a configuration of the chart's name does make it
 /// fail (the check is real). helm's server-side dry run: the API server is asked, nothing is
 /// installed. Needs helm (`$WINLINT_HELM`): skips locally without it, fails under `CI=true`.
-#[test]
 fn helm_install_works_after_the_dev_registration() {
     let Some(c) = cluster() else { return };
     let helm = std::env::var("WINLINT_HELM").unwrap_or_else(|_| "helm".into());
@@ -334,4 +330,28 @@ fn helm_install_works_after_the_dev_registration() {
         !failed.status.success() && stderr.contains("exists"),
         "a configuration of the chart's name makes helm install fail: {stderr}"
     );
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use k8s_support::skip_support::{run, test};
+    run(vec![
+        test(
+            "warn_mode_creates_the_pod_and_the_client_sees_the_warning",
+            warn_mode_creates_the_pod_and_the_client_sees_the_warning,
+        ),
+        test(
+            "a_stale_ca_bundle_is_reported_in_the_log_the_metric_and_readyz",
+            a_stale_ca_bundle_is_reported_in_the_log_the_metric_and_readyz,
+        ),
+        test(
+            "rewriting_the_config_switches_warn_to_deny_without_a_restart",
+            rewriting_the_config_switches_warn_to_deny_without_a_restart,
+        ),
+        test(
+            "helm_install_works_after_the_dev_registration",
+            helm_install_works_after_the_dev_registration,
+        ),
+    ]);
 }

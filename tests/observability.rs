@@ -18,6 +18,8 @@ use serde_json::Value;
 
 #[path = "yaml_support/mod.rs"]
 mod yaml_support;
+
+mod skip_support;
 use yaml_support::yaml_docs;
 
 fn chart() -> PathBuf {
@@ -28,22 +30,21 @@ fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-/// `$var`, else `default`, when `args` runs it successfully; `None` locally when it does not
-/// (the test then skips, saying how to get the tool), a failure under `CI=true`.
+/// `$var`, else `default`, when `args` runs it successfully; when it does not, the test is
+/// reported ignored locally (saying how to get the tool) and fails under `CI=true`.
 fn tool(var: &str, default: &str, args: &[&str], how: &str) -> Option<String> {
     let cmd = std::env::var(var).unwrap_or_else(|_| default.into());
     let ok = Command::new(&cmd)
         .args(args)
         .output()
         .is_ok_and(|o| o.status.success());
-    assert!(
-        ok || std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true and {cmd} cannot run: tests/observability.rs needs it ({var}; {how})"
-    );
     if !ok {
-        eprintln!("skipped: {default} not found ({how}; or set {var})");
+        return skip_support::skip(
+            &format!("{cmd} cannot run"),
+            &format!("{how}, or set {var}"),
+        );
     }
-    ok.then_some(cmd)
+    Some(cmd)
 }
 
 fn helm() -> Option<String> {
@@ -51,7 +52,7 @@ fn helm() -> Option<String> {
         "WINLINT_HELM",
         "helm",
         &["version"],
-        "bash charts/winlint/ci/install-helm.sh DIR installs it",
+        "run `eval \"$(scripts/test-tools.sh helm)\"`",
     )
 }
 
@@ -60,7 +61,7 @@ fn promtool() -> Option<String> {
         "WINLINT_PROMTOOL",
         "promtool",
         &["--version"],
-        "apt-get install prometheus: Debian's package ships promtool",
+        "run `apt-get install prometheus` (Debian's package ships promtool)",
     )
 }
 
@@ -97,7 +98,6 @@ fn run(cmd: &str, args: &[&str], dir: &Path) -> String {
 
 const ALERTS_TEST: &str = "testdata/observability/alerts_test.yaml";
 
-#[test]
 fn the_rendered_alerts_pass_promtool_check_and_unit_tests() {
     let (Some(helm), Some(promtool)) = (helm(), promtool()) else {
         return;
@@ -154,7 +154,6 @@ fn the_rendered_alerts_pass_promtool_check_and_unit_tests() {
     }
 }
 
-#[test]
 fn the_grafana_dashboard_is_a_configmap_for_the_sidecar() {
     let Some(helm) = helm() else { return };
     let dashboards = |docs: &[Value]| -> Vec<Value> {
@@ -195,4 +194,20 @@ fn the_grafana_dashboard_is_a_configmap_for_the_sidecar() {
             assert_eq!(t["datasource"]["uid"], "${datasource}", "{}", p["title"]);
         }
     }
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use skip_support::{run, test};
+    run(vec![
+        test(
+            "the_rendered_alerts_pass_promtool_check_and_unit_tests",
+            the_rendered_alerts_pass_promtool_check_and_unit_tests,
+        ),
+        test(
+            "the_grafana_dashboard_is_a_configmap_for_the_sidecar",
+            the_grafana_dashboard_is_a_configmap_for_the_sidecar,
+        ),
+    ]);
 }

@@ -110,7 +110,6 @@ fn per_rule(findings: &BTreeSet<Finding>) -> BTreeMap<(String, String), usize> {
     m
 }
 
-#[test]
 fn corpus_before_and_after_registry() {
     if tools().is_none() {
         return;
@@ -282,7 +281,6 @@ fn pushed(fixture: &Fixture) -> Registry {
 /// `winlint plan --registry` on testdata/plan, 2022 → 2025 (issue 27): the registry's lists
 /// decide, and a tag to move to is named with its digest when the registry lists it for the
 /// planned build (servercore:ltsc2019 → servercore:ltsc2025, a one-entry list of 10.0.26100).
-#[test]
 fn plan_with_the_registry_names_the_tag_and_digest() {
     if tools().is_none() {
         return;
@@ -337,4 +335,20 @@ fn plan_with_the_registry_names_the_tag_and_digest() {
     let ps = container("windows-storage-example/Deployment/example-windows-pod");
     assert_eq!(ps["verdict"], "runs-as-is", "{ps}");
     assert!(stderr.contains("(judged by its name)"), "{stderr}");
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use registry_support::skip_support::{run, test};
+    run(vec![
+        test(
+            "corpus_before_and_after_registry",
+            corpus_before_and_after_registry,
+        ),
+        test(
+            "plan_with_the_registry_names_the_tag_and_digest",
+            plan_with_the_registry_names_the_tag_and_digest,
+        ),
+    ]);
 }

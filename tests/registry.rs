@@ -90,7 +90,6 @@ fn builds(f: &ImageFacts) -> Vec<Build> {
     f.windows_builds()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn platform_lists_from_a_real_registry() {
     if tools().is_none() {
         return;
@@ -191,7 +190,6 @@ async fn platform_lists_from_a_real_registry() {
     assert_eq!(r.resolve(&missing_tag).await, Err(LookupError::NotFound));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn basic_auth_with_a_docker_config() {
     if tools().is_none() {
         return;
@@ -235,7 +233,6 @@ async fn basic_auth_with_a_docker_config() {
     ));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bearer_token_flow() {
     let basic = format!(
         "Basic {}",
@@ -297,7 +294,6 @@ async fn the_bearer_token_flow() {
 /// Every credential the keyring matches is tried, most specific key first, then an anonymous
 /// token: a refused `HOST/team` credential falls through to the `HOST` one, and a public
 /// repository is read anonymously when every matched credential is refused.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_matching_credential_is_tried_then_anonymous() {
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let good = good_basic();
@@ -378,7 +374,6 @@ async fn fault(
     (first, second, fake)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_are_bounded_and_back_off() {
     // A registry that hangs: the read timeout ends the wait; the registry is backed off.
     let (e, again, fake) = fault(|| Reply::Hang).await;
@@ -449,7 +444,6 @@ async fn faults_are_bounded_and_back_off() {
     assert_eq!(fake.requests().len(), 6);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credentials_stay_on_their_host_across_a_redirect() {
     let storage = Fake::start(|_, _| windows_20348_index());
     let target = storage.addr.clone();
@@ -491,7 +485,6 @@ async fn credentials_stay_on_their_host_across_a_redirect() {
 
 /// 1 000 pods naming 5 tags, all at once: one lookup per tag (single-flight), the rest hits;
 /// after the TTL, one HEAD per tag and no GET (the digest did not move).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_costs_one_lookup_per_tag_per_ttl() {
     let fake = Fake::start(|_, _| {
         // Slow enough that the concurrent askers overlap the first lookup.
@@ -556,7 +549,6 @@ async fn a_replay_costs_one_lookup_per_tag_per_ttl() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_disk_cache_saves_the_get_between_runs() {
     let fake = Fake::start(|_, _| windows_20348_index());
     let dir = tempfile::tempdir().unwrap();
@@ -582,7 +574,6 @@ async fn the_disk_cache_saves_the_get_between_runs() {
 }
 
 /// Lookup latency against the local registry (printed; not asserted).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lookup_latency_against_the_local_registry() {
     if tools().is_none() {
         return;
@@ -610,7 +601,6 @@ async fn lookup_latency_against_the_local_registry() {
 }
 
 /// `winlint --registry` on a manifest: the facts change the findings, and say so.
-#[test]
 fn the_cli_looks_images_up_with_registry() {
     if tools().is_none() {
         return;
@@ -686,7 +676,6 @@ fn the_cli_looks_images_up_with_registry() {
 /// whose Windows entry runs as ContainerAdministrator makes WIN409 an error, one whose entry
 /// sets no `User` a warning (not enforced), one with ContainerUser nothing; offline, none of
 /// these private images is known.
-#[test]
 fn the_user_of_a_lists_windows_entry_decides_win409() {
     if tools().is_none() {
         return;
@@ -771,4 +760,47 @@ fn the_user_of_a_lists_windows_entry_decides_win409() {
             .any(|f| f["rule"] == "WIN409"),
         "{report}"
     );
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use registry_support::skip_support::{multi_thread, run, test};
+    run(vec![
+        test("platform_lists_from_a_real_registry", || {
+            multi_thread(platform_lists_from_a_real_registry())
+        }),
+        test("basic_auth_with_a_docker_config", || {
+            multi_thread(basic_auth_with_a_docker_config())
+        }),
+        test("the_bearer_token_flow", || {
+            multi_thread(the_bearer_token_flow())
+        }),
+        test("every_matching_credential_is_tried_then_anonymous", || {
+            multi_thread(every_matching_credential_is_tried_then_anonymous())
+        }),
+        test("faults_are_bounded_and_back_off", || {
+            multi_thread(faults_are_bounded_and_back_off())
+        }),
+        test("credentials_stay_on_their_host_across_a_redirect", || {
+            multi_thread(credentials_stay_on_their_host_across_a_redirect())
+        }),
+        test("a_replay_costs_one_lookup_per_tag_per_ttl", || {
+            multi_thread(a_replay_costs_one_lookup_per_tag_per_ttl())
+        }),
+        test("the_disk_cache_saves_the_get_between_runs", || {
+            multi_thread(the_disk_cache_saves_the_get_between_runs())
+        }),
+        test("lookup_latency_against_the_local_registry", || {
+            multi_thread(lookup_latency_against_the_local_registry())
+        }),
+        test(
+            "the_cli_looks_images_up_with_registry",
+            the_cli_looks_images_up_with_registry,
+        ),
+        test(
+            "the_user_of_a_lists_windows_entry_decides_win409",
+            the_user_of_a_lists_windows_entry_decides_win409,
+        ),
+    ]);
 }

@@ -52,7 +52,6 @@ fn registry_with_images() -> (Registry, Layout) {
     (reg, l)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn background_facts_deny_a_1809_image_on_ltsc2022_nodes_once_known() {
     if tools().is_none() {
         return;
@@ -130,7 +129,6 @@ async fn background_facts_deny_a_1809_image_on_ltsc2022_nodes_once_known() {
 }
 
 /// `sync`: the first request waits (within the budget) and is judged by the fact.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sync_mode_judges_the_first_request_by_the_fact() {
     if tools().is_none() {
         return;
@@ -163,7 +161,6 @@ async fn sync_mode_judges_the_first_request_by_the_fact() {
 /// Issue 26 item 6 (WIN510): an image whose `os.version` revision is newer than the live
 /// Windows nodes' kernelVersion revision is denied (the container would fail at start with
 /// 0xc0370106); one patched earlier than the nodes is admitted.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_image_patched_later_than_the_live_nodes_is_denied() {
     if tools().is_none() {
         return;
@@ -235,7 +232,6 @@ async fn an_image_patched_later_than_the_live_nodes_is_denied() {
     server.shutdown();
 }
 
-#[test]
 fn a_sync_budget_over_one_second_is_refused() {
     let e = winlint::config::Config::from_yaml(
         "registry:\n  mode: sync\n  syncBudgetMs: 5000\n",
@@ -243,4 +239,27 @@ fn a_sync_budget_over_one_second_is_refused() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("at most 1000"), "{e}");
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use registry_support::skip_support::{multi_thread, run, test};
+    run(vec![
+        test(
+            "background_facts_deny_a_1809_image_on_ltsc2022_nodes_once_known",
+            || multi_thread(background_facts_deny_a_1809_image_on_ltsc2022_nodes_once_known()),
+        ),
+        test("sync_mode_judges_the_first_request_by_the_fact", || {
+            multi_thread(sync_mode_judges_the_first_request_by_the_fact())
+        }),
+        test(
+            "an_image_patched_later_than_the_live_nodes_is_denied",
+            || multi_thread(an_image_patched_later_than_the_live_nodes_is_denied()),
+        ),
+        test(
+            "a_sync_budget_over_one_second_is_refused",
+            a_sync_budget_over_one_second_is_refused,
+        ),
+    ]);
 }

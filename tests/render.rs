@@ -46,7 +46,6 @@ fn golden(name: &str, actual: &str) {
     cli_support::golden(&format!("testdata/render/expected/{name}"), actual);
 }
 
-#[test]
 fn chart_findings_name_their_template_and_render() {
     if helm().is_none() {
         return;
@@ -61,7 +60,6 @@ fn chart_findings_name_their_template_and_render() {
     }
 }
 
-#[test]
 fn chart_json_places_findings_by_template_object_and_render() {
     if helm().is_none() {
         return;
@@ -100,7 +98,6 @@ fn chart_json_places_findings_by_template_object_and_render() {
     assert_eq!(r["errors"], Value::Array(vec![]));
 }
 
-#[test]
 fn chart_sarif_results_have_no_region_and_an_identity() {
     if helm().is_none() {
         return;
@@ -125,7 +122,6 @@ fn chart_sarif_results_have_no_region_and_an_identity() {
     }
 }
 
-#[test]
 fn helm_values_and_set_apply_to_every_render() {
     if helm().is_none() {
         return;
@@ -150,7 +146,6 @@ fn helm_values_and_set_apply_to_every_render() {
 }
 
 /// The chart renders for the target Kubernetes version: the webhook chart requires 1.25+.
-#[test]
 fn charts_render_for_the_target_kubernetes_version() {
     if helm().is_none() {
         return;
@@ -166,7 +161,6 @@ fn charts_render_for_the_target_kubernetes_version() {
 }
 
 /// Done when: the project's own chart renders and is clean (its pods are pinned to Linux).
-#[test]
 fn the_webhook_chart_lints_clean() {
     if helm().is_none() {
         return;
@@ -180,7 +174,6 @@ fn the_webhook_chart_lints_clean() {
     assert_eq!(r["summary"]["files"], 1, "one render: no ci/*.yaml values");
 }
 
-#[test]
 fn a_chart_that_fails_to_render_gives_helms_error_and_the_rest_is_linted() {
     if helm().is_none() {
         return;
@@ -204,7 +197,6 @@ fn a_chart_that_fails_to_render_gives_helms_error_and_the_rest_is_linted() {
     );
 }
 
-#[test]
 fn kustomize_overlay_is_built_and_its_base_is_not_linted_alone() {
     if kustomizer().is_none() {
         return;
@@ -237,7 +229,6 @@ fn kustomize_overlay_is_built_and_its_base_is_not_linted_alone() {
 
 /// --fix refuses rendered output (an error for that input, its findings `[not fixed: …]`) and
 /// still fixes the plain files of the run.
-#[test]
 fn fix_refuses_rendered_output_and_fixes_the_files() {
     if helm().is_none() {
         return;
@@ -285,7 +276,6 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// Without helm and kustomize: one clear line per chart and per kustomization, exit 2, and the
 /// other inputs are still linted. Needs no tool.
-#[test]
 fn without_the_tools_each_chart_and_kustomization_is_one_clear_error() {
     let empty = tempfile::tempdir().unwrap();
     let out = Run::new(&[CHART, KUSTOMIZE, "testdata/examples/iis-deployment.yaml"])
@@ -322,7 +312,6 @@ fn without_the_tools_each_chart_and_kustomization_is_one_clear_error() {
 /// its base completes: linted alone it would miss the base's selector and tolerations, and
 /// `--fix` would write lists into it that replace the base's. It is linted through the
 /// kustomization that applies it, or, with no tool to build that, not at all (a note says so).
-#[test]
 fn a_patch_named_on_the_command_line_is_linted_through_its_kustomization() {
     const PATCH: &str = "testdata/kustomize/overlays/windows/windows.yaml";
     if kustomizer().is_some() {
@@ -355,7 +344,6 @@ fn a_patch_named_on_the_command_line_is_linted_through_its_kustomization() {
 }
 
 /// A document with strategic-merge directives (`$patch: replace`) is no object, wherever it is.
-#[test]
 fn a_strategic_merge_patch_document_is_not_linted_or_fixed() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("patch.yaml");
@@ -371,4 +359,60 @@ fn a_strategic_merge_patch_document_is_not_linted_or_fixed() {
         "{out}"
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use cli_support::skip_support::{run, test};
+    run(vec![
+        test(
+            "chart_findings_name_their_template_and_render",
+            chart_findings_name_their_template_and_render,
+        ),
+        test(
+            "chart_json_places_findings_by_template_object_and_render",
+            chart_json_places_findings_by_template_object_and_render,
+        ),
+        test(
+            "chart_sarif_results_have_no_region_and_an_identity",
+            chart_sarif_results_have_no_region_and_an_identity,
+        ),
+        test(
+            "helm_values_and_set_apply_to_every_render",
+            helm_values_and_set_apply_to_every_render,
+        ),
+        test(
+            "charts_render_for_the_target_kubernetes_version",
+            charts_render_for_the_target_kubernetes_version,
+        ),
+        test(
+            "the_webhook_chart_lints_clean",
+            the_webhook_chart_lints_clean,
+        ),
+        test(
+            "a_chart_that_fails_to_render_gives_helms_error_and_the_rest_is_linted",
+            a_chart_that_fails_to_render_gives_helms_error_and_the_rest_is_linted,
+        ),
+        test(
+            "kustomize_overlay_is_built_and_its_base_is_not_linted_alone",
+            kustomize_overlay_is_built_and_its_base_is_not_linted_alone,
+        ),
+        test(
+            "fix_refuses_rendered_output_and_fixes_the_files",
+            fix_refuses_rendered_output_and_fixes_the_files,
+        ),
+        test(
+            "without_the_tools_each_chart_and_kustomization_is_one_clear_error",
+            without_the_tools_each_chart_and_kustomization_is_one_clear_error,
+        ),
+        test(
+            "a_patch_named_on_the_command_line_is_linted_through_its_kustomization",
+            a_patch_named_on_the_command_line_is_linted_through_its_kustomization,
+        ),
+        test(
+            "a_strategic_merge_patch_document_is_not_linted_or_fixed",
+            a_strategic_merge_patch_document_is_not_linted_or_fixed,
+        ),
+    ]);
 }

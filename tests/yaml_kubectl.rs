@@ -76,7 +76,6 @@ fn strict_ok(text: &str) -> bool {
     }
 }
 
-#[test]
 fn loads_what_kubectl_loads_with_the_same_values() {
     let mut failures = Vec::new();
     for p in cases() {
@@ -124,7 +123,6 @@ fn loads_what_kubectl_loads_with_the_same_values() {
 }
 
 /// The recordings are kubectl's: run it again on every case.
-#[test]
 fn recordings_are_what_kubectl_says() {
     let Some(kubectl) = kubectl() else { return };
     let bless = std::env::var_os("WINLINT_BLESS").is_some();
@@ -182,7 +180,6 @@ fn kubectl() -> Option<String> {
 
 /// The Windows DaemonSet with its PowerShell script: one warning with its line, the findings
 /// of the DaemonSet, and exact places for the nodes after the relaxed string.
-#[test]
 fn the_powershell_daemonset_is_linted_with_one_warning() {
     let rel = format!("{DIR}/daemonset-powershell.yaml");
     let text = std::fs::read_to_string(root().join(&rel)).unwrap();
@@ -219,7 +216,6 @@ fn the_powershell_daemonset_is_linted_with_one_warning() {
 }
 
 /// A real syntax error after a relaxed string keeps its own line and column.
-#[test]
 fn errors_after_a_relaxed_string_keep_their_place() {
     let relaxed = "data:\n  s: \"a\n\tb\n c\"\n  t: x: y\n";
     let strict = "data:\n  s: \"a\n     b\n     c\"\n  t: x: y\n";
@@ -235,7 +231,6 @@ fn errors_after_a_relaxed_string_keep_their_place() {
 
 /// --fix edits a file that needed relaxing at the right places, and kubectl's value of the
 /// script is unchanged.
-#[test]
 fn fix_keeps_the_relaxed_string_as_it_is() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("ds.yaml");
@@ -496,7 +491,6 @@ fn judge(kubectl: Result<Vec<Value>, String>, text: &str) -> Verdict {
 
 /// Every variant of every seed through kubectl and winlint. Prints the counts per transform;
 /// fails on a disagreement that is not a listed known one.
-#[test]
 fn generated_variants_load_as_kubectl_loads_them() {
     let Some(kubectl) = kubectl() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -563,3 +557,35 @@ const KNOWN_VARIANT_DIFFERENCES: &[(&str, Verdict)] = &[
     // differently (1 variant; not analysed further).
     ("crlf", Verdict::ValuesDiffer),
 ];
+
+/// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
+/// to get it; tests/skip_support).
+fn main() {
+    use cli_support::skip_support::{run, test};
+    run(vec![
+        test(
+            "loads_what_kubectl_loads_with_the_same_values",
+            loads_what_kubectl_loads_with_the_same_values,
+        ),
+        test(
+            "recordings_are_what_kubectl_says",
+            recordings_are_what_kubectl_says,
+        ),
+        test(
+            "the_powershell_daemonset_is_linted_with_one_warning",
+            the_powershell_daemonset_is_linted_with_one_warning,
+        ),
+        test(
+            "errors_after_a_relaxed_string_keep_their_place",
+            errors_after_a_relaxed_string_keep_their_place,
+        ),
+        test(
+            "fix_keeps_the_relaxed_string_as_it_is",
+            fix_keeps_the_relaxed_string_as_it_is,
+        ),
+        test(
+            "generated_variants_load_as_kubectl_loads_them",
+            generated_variants_load_as_kubectl_loads_them,
+        ),
+    ]);
+}

@@ -12,6 +12,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+// One file for every support module: a test binary may load it more than once (the copies
+// share nothing that matters: tests/skip_support).
+#[allow(clippy::duplicate_mod)]
+#[path = "../skip_support/mod.rs"]
+pub mod skip_support;
+
 /// Generous upper bound on one run; never an assertion about speed, only a guard against hangs.
 pub const KILL_AFTER: Duration = Duration::from_secs(120);
 
@@ -284,12 +290,18 @@ pub fn ci_tool(env: &str, names: &[&str], probe: &[&str], what: &str) -> Option<
             return Some(c);
         }
     }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{what} is required under CI=true: set {env} or put it on PATH (.ci/run installs it)"
-    );
-    eprintln!("skipping: {what} not found (set {env} or put it on PATH)");
-    None
+    skip_support::skip(
+        &format!("{what} not found (set {env} or put it on PATH)"),
+        how_to_get(env),
+    )
+}
+
+/// How a user gets the tool `env` names, from their own checkout.
+fn how_to_get(env: &str) -> &'static str {
+    match env {
+        "WINLINT_HELM" | "WINLINT_KUBECTL" | "WINLINT_KUSTOMIZE" => skip_support::GET_HELM,
+        _ => skip_support::GET_APT,
+    }
 }
 
 /// Compare `actual` with the golden file `rel` (under the crate root), or write it when

@@ -1,9 +1,9 @@
 //! A real kube-apiserver for tests, the way controller-runtime's envtest does it.
 //!
 //! `KUBEBUILDER_ASSETS` names a folder holding `kube-apiserver`, `etcd` and (optionally)
-//! `kubectl` (`bash ../shared/k8s/assets.sh target/k8s-assets` makes one; `.ci/run` does it).
-//! Without it a test prints why it is skipped and passes, except under `CI=true`, where a
-//! missing asset fails the test.
+//! `kubectl` (`eval "$(scripts/test-tools.sh envtest)"` makes one in target/k8s-assets; `.ci/run`
+//! makes its own). Without it a test is reported as ignored, with how to get the assets
+//! (tests/skip_support), except under `CI=true`, where a missing asset fails the test.
 //!
 //! [`cluster`] starts etcd and kube-apiserver on free loopback ports in a temporary folder once
 //! per test binary; every test of the binary shares them. Rust never drops statics, so a
@@ -27,6 +27,12 @@ use serde_json::{Value, json};
 
 #[path = "../yaml_support/mod.rs"]
 pub mod yaml_support;
+
+// One file for every support module: a test binary may load it more than once (the copies
+// share nothing that matters: tests/skip_support).
+#[allow(clippy::duplicate_mod)]
+#[path = "../skip_support/mod.rs"]
+pub mod skip_support;
 
 /// The admin bearer token's user is in `system:masters`.
 pub const ADMIN_TOKEN: &str = "winlint-envtest-admin-token";
@@ -69,16 +75,11 @@ static SEQ: AtomicU32 = AtomicU32::new(0);
 
 /// The assets folder, `None` (after printing why) when tests should skip.
 fn assets() -> Option<PathBuf> {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
     let missing = |why: String| -> Option<PathBuf> {
-        if ci {
-            panic!("CI=true and the real-API-server tests cannot run: {why}");
-        }
-        eprintln!(
-            "skipping real-API-server test: {why} (run `eval $(bash ../shared/k8s/assets.sh \
-             target/k8s-assets)` first, as .ci/run does)"
-        );
-        None
+        skip_support::skip(
+            &format!("needs a real kube-apiserver: {why}"),
+            skip_support::GET_ENVTEST,
+        )
     };
     let Some(dir) = std::env::var_os("KUBEBUILDER_ASSETS").filter(|d| !d.is_empty()) else {
         return missing("KUBEBUILDER_ASSETS is not set".into());

@@ -4,8 +4,9 @@
 //! real registry does not do on request (a Bearer token endpoint, hangs, 429, 500, garbage,
 //! a 100 MB manifest, a redirect loop).
 //!
-//! Without `docker-registry`, `skopeo` or `htpasswd` a test prints why it is skipped and
-//! passes, except under `CI=true`, where it fails (`.ci/run` installs them).
+//! Without `docker-registry`, `skopeo` or `htpasswd` a test is reported as ignored, with how to
+//! get them (tests/skip_support), except under `CI=true`, where it fails (`.ci/run` installs
+//! them).
 
 #![allow(dead_code)]
 
@@ -20,19 +21,20 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use winlint::registry::client::sha256;
 
+// One file for every support module: a test binary may load it more than once (the copies
+// share nothing that matters: tests/skip_support).
+#[allow(clippy::duplicate_mod)]
+#[path = "../skip_support/mod.rs"]
+pub mod skip_support;
+
 /// The tools, or `None` (after saying why) when the test should skip.
 pub fn tools() -> Option<()> {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
     for bin in ["docker-registry", "skopeo", "htpasswd", "tar", "gzip"] {
         if which(bin).is_none() {
-            if ci {
-                panic!("CI=true and the registry tests cannot run: no {bin} on PATH");
-            }
-            eprintln!(
-                "skipping registry test: no {bin} on PATH (apt-get install -y docker-registry \
-                 skopeo apache2-utils, as .ci/run does)"
+            return skip_support::skip(
+                &format!("needs a real registry: no {bin} on PATH"),
+                skip_support::GET_APT,
             );
-            return None;
         }
     }
     Some(())
