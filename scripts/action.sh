@@ -6,7 +6,8 @@
 #                       of its sources (a branch ref moves; the hash says when to rebuild)
 #   action.sh install   into $WINLINT_ROOT, unless a cached one is already there: the release
 #                       binary of the Action's ref (a tag v<version of the checkout>) from
-#                       $INPUT_RELEASE_BASE_URL/<tag>/, verified against the release's
+#                       $INPUT_RELEASE_BASE_URL/<tag>/ for the runner's OS and arch
+#                       (Linux, Windows, macOS; scripts/release-binary.sh), verified against the release's
 #                       SHA256SUMS; otherwise (a branch or commit ref, a platform with no
 #                       release binary, no release at that URL) cargo install from the
 #                       Action's own checkout. A checksum mismatch fails: never a fallback.
@@ -46,7 +47,8 @@ cmd_key() {
 }
 
 cmd_install() {
-  local bin="$root/bin/winlint"
+  local bin
+  bin="$root/bin/winlint$(exe_suffix)"
   if [ -x "$bin" ] && "$bin" --version >/dev/null 2>&1; then
     echo "winlint from the cache: $("$bin" --version)"
     return 0
@@ -81,7 +83,7 @@ fetch_release() {
 }
 
 cmd_run() {
-  local bin="${WINLINT_BIN:-$root/bin/winlint}"
+  local bin="${WINLINT_BIN:-$root/bin/winlint$(exe_suffix)}"
   local paths=() args=()
   set -f
   # shellcheck disable=SC2206 # word splitting is the point; globbing is off

@@ -3,9 +3,15 @@
 # (.github/workflows/release.yml only runs this script and uploads its output):
 #
 #   OUT/winlint-<triple>          static (musl), stripped Linux binaries, one per architecture
+#   OUT/winlint-x86_64-pc-windows-gnu.exe
+#                                 the Windows binary (MinGW-w64, no DLL beyond Windows' own)
+#   OUT/winlint-aarch64-apple-darwin
+#                                 the macOS binary (Apple silicon), cross-linked with zig (only
+#                                 with WINLINT_DIST_MACOS=aarch64, see below)
 #   OUT/SHA256SUMS                sha256sum of every file above and of the wheels (`sha256sum -c`)
 #   OUT/wheels/*.whl              Python wheels carrying the binary (maturin `bindings = "bin"`),
-#                                 tagged manylinux and musllinux: a static binary runs on both
+#                                 Linux ones tagged manylinux and musllinux (a static binary runs
+#                                 on both), win_amd64 (macosx_11_0_arm64)
 #   OUT/oci/                      an OCI image layout: the index tagged <version> lists one image
 #                                 per architecture, FROM scratch, the binary as /winlint, user
 #                                 65532, entrypoint /winlint (pushed with `skopeo copy --all`)
@@ -13,18 +19,34 @@
 #   scripts/dist.sh [OUT]         OUT defaults to target/artefacts; it is emptied first (never
 #                                 target/dist: that is cargo's directory of the dist profile)
 #
-# Environment: WINLINT_DIST_ARCHS (default "x86_64 aarch64"), MATURIN (default `maturin`),
+# Environment: WINLINT_DIST_ARCHS (Linux; default "x86_64 aarch64"), WINLINT_DIST_WINDOWS
+# (default none; "x86_64"), WINLINT_DIST_MACOS (default none; "aarch64", "aarch64 x86_64"
+# for Intel Macs too), MATURIN (default `maturin`),
 # WINLINT_DIST_WHEELS=0 to skip the wheels, SOURCE_DATE_EPOCH (default: the last commit's time;
 # the image's timestamps, so two runs on one commit give the same digests).
 #
 # Cross builds (aarch64 on an x86_64 machine) need Debian's gcc-aarch64-linux-gnu and its C
 # headers, libc6-dev-arm64-cross (only a Recommends of the compiler): it compiles ring's and
 # mimalloc's C for the musl target and links, with Rust's self-contained musl crt.
+#
+# Windows (x86_64-pc-windows-gnu) needs Debian's gcc-mingw-w64-x86-64: the C compiler of ring
+# and mimalloc, and the linker (Rust's default for the target); Wine, when installed, runs the
+# result's --version. macOS needs zig (PyPI's ziglang, in maturin's Python): maturin --zig
+# compiles the C and links with it, against the stubs of scripts/macos-framework-stubs.sh (zig
+# has no macOS SDK; the Security and CoreFoundation frameworks are linked by rustls' platform
+# verifier). Each target is built once: Windows' by cargo, then maturin packs that binary as the
+# Linux ones; macOS' by maturin --zig, the binary then copied from cargo's target directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 out="${1:-target/artefacts}"
 archs="${WINLINT_DIST_ARCHS:-x86_64 aarch64}"
+# Windows is not built by default yet: the first build of it had not finished on the shared
+# machine when this was written (issue 28); WINLINT_DIST_WINDOWS=x86_64 builds it.
+windows="${WINLINT_DIST_WINDOWS-}"
+# macOS is not built by default yet: its link against the framework stubs has not been seen to
+# succeed (issue 28); WINLINT_DIST_MACOS=aarch64 builds it.
+macos="${WINLINT_DIST_MACOS-}"
 maturin="${MATURIN:-maturin}"
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -117,6 +139,69 @@ if [ "${WINLINT_DIST_WHEELS:-1}" != 0 ]; then
   done
   ls -l "$out/wheels"
 fi
+
+# macOS: one maturin build per target (the binary and its wheel; without wheels the wheel goes
+# to a scratch directory), the binary copied from cargo's target directory.
+macos_target() {
+  local t=$1
+  local wheels="$out/wheels"
+  [ "${WINLINT_DIST_WHEELS:-1}" != 0 ] || wheels="$out/.scratch-wheels"
+  mkdir -p "$wheels"
+  local start=$SECONDS
+  "$maturin" build --locked --zig --target "$t" --out "$wheels" --quiet
+  rm -rf "$out/.scratch-wheels"
+  local dest="$out/winlint-$t"
+  cp "target/$t/dist/winlint" "$dest"
+  echo "$dest: $(stat -c %s "$dest") bytes; $(file -b "$dest" 2>/dev/null || echo "?") ($((SECONDS - start)) s)"
+}
+
+for arch in $windows; do
+  [ "$arch" = x86_64 ] || { echo "dist.sh: Windows $arch: only x86_64 is built" >&2; exit 1; }
+  t=x86_64-pc-windows-gnu
+  echo "== Windows binary and wheel ($t)"
+  command -v x86_64-w64-mingw32-gcc >/dev/null || {
+    echo "dist.sh: x86_64-w64-mingw32-gcc not found (Debian: apt-get install gcc-mingw-w64-x86-64)" >&2
+    exit 1
+  }
+  start=$SECONDS
+  # MinGW-w64's gcc is Rust's default linker for the target and cc's default C compiler.
+  cargo build --locked --profile dist --target "$t" --bin winlint
+  exe="$out/winlint-$t.exe"
+  cp "target/$t/dist/winlint.exe" "$exe"
+  echo "$exe: $(stat -c %s "$exe") bytes; $(file -b "$exe" 2>/dev/null || echo "?") ($((SECONDS - start)) s)"
+  # Runs on a bare Windows: no DLL of MinGW's (libgcc_s, libwinpthread), only Windows' own.
+  dlls=$(x86_64-w64-mingw32-objdump -p "$exe" | sed -n 's/^\s*DLL Name: //p' | sort -u | tr '\n' ' ')
+  echo "  imports: $dlls"
+  case " ${dlls,,}" in
+    *" lib"*) echo "dist.sh: $exe needs a MinGW DLL: $dlls" >&2; exit 1 ;;
+  esac
+  if command -v wine >/dev/null; then
+    got=$(WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" wine "$exe" --version 2>/dev/null | tr -d '\r')
+    echo "  --version (wine): $got"
+    [ "$got" = "winlint $version" ] || { echo "dist.sh: $exe --version says '$got'" >&2; exit 1; }
+  else
+    echo "  (wine not installed: $exe not run)"
+  fi
+  if [ "${WINLINT_DIST_WHEELS:-1}" != 0 ]; then
+    # Same target, profile and environment: cargo finds the binary built; maturin packs it.
+    "$maturin" build --locked --target "$t" --out "$out/wheels" --quiet
+  fi
+done
+
+for arch in $macos; do
+  t=$arch-apple-darwin
+  echo "== macOS binary and wheel ($t)"
+  # maturin finds zig as `python3 -m ziglang`: the Python maturin is installed in comes first.
+  maturin_bin=$(dirname "$(command -v "$maturin")")
+  stubs="$PWD/target/macos-framework-stubs"
+  bash scripts/macos-framework-stubs.sh "$stubs"
+  (
+    export PATH="$maturin_bin:$PATH"
+    tt=${t//-/_}
+    export "CARGO_TARGET_${tt^^}_RUSTFLAGS=-C link-arg=-F$stubs"
+    macos_target "$t"
+  )
+done
 
 echo "== OCI image layout ($out/oci, tag $version)"
 oci="$out/oci"

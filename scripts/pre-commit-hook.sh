@@ -5,7 +5,7 @@
 # downloaded from WINLINT_RELEASE_BASE_URL/v<version>/ (GitHub releases by default), checked
 # against the release's SHA256SUMS and kept in that clone, so later runs are offline.
 #
-# Where there is no release binary (macOS, Windows, a version not released yet) it builds the
+# Where there is no release binary (another platform, a version not released yet) it builds the
 # checkout with cargo when cargo is installed, into the same place; otherwise it says what to use
 # instead. A binary that fails its checksum stops the hook. The `rev` should be a release tag:
 # the binary is the release of the version the checkout declares (`winlint-cargo` builds the
@@ -15,7 +15,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/release-binary.sh
 . "$here/scripts/release-binary.sh"
 version=$(crate_version "$here")
-bin="$here/.winlint-hook/winlint-$version"
+bin="$here/.winlint-hook/winlint-$version$(exe_suffix)"
 
 if ! [ -x "$bin" ]; then
   status=0
@@ -33,7 +33,7 @@ if ! [ -x "$bin" ]; then
     echo "winlint: building v$version with cargo (once)" >&2
     cargo install --locked --quiet --path "$here" --root "$here/.winlint-hook/cargo" >&2
     mkdir -p "$(dirname "$bin")"
-    mv "$here/.winlint-hook/cargo/bin/winlint" "$bin"
+    mv "$here/.winlint-hook/cargo/bin/winlint$(exe_suffix)" "$bin"
   fi
 fi
 exec "$bin" "$@"

@@ -54,10 +54,12 @@ pub fn print_stdout(text: &str) -> io::Result<()> {
 
 /// The signals whose default action ends the process and that a user or a supervisor sends to
 /// stop a run.
+#[cfg(unix)]
 const DEFERRED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 /// Run `f` with the [`DEFERRED`] signals blocked; a signal that arrives meanwhile is delivered
 /// when `f` returns (and, with its default action, ends the process there).
+#[cfg(unix)]
 pub fn without_interruption<T>(f: impl FnOnce() -> T) -> T {
     // SAFETY: sigset_t is plain data, initialised by sigemptyset before use; pthread_sigmask
     // only changes this thread's signal mask and restores the previous one below.
@@ -87,6 +89,7 @@ pub fn without_interruption<T>(f: impl FnOnce() -> T) -> T {
 /// Test hook: with `WINLINT_TEST_SIGINT_BEFORE_RENAME` set, raise `SIGINT` at this point (between
 /// writing the temporary file and renaming it), so that a test can check what a Ctrl-C at the
 /// worst moment leaves behind. Does nothing otherwise.
+#[cfg(unix)]
 pub fn test_signal_before_rename() {
     if std::env::var_os("WINLINT_TEST_SIGINT_BEFORE_RENAME").is_some() {
         // SAFETY: raise has no memory-safety preconditions.
@@ -95,6 +98,18 @@ pub fn test_signal_before_rename() {
         }
     }
 }
+
+/// Windows has no signal mask: Ctrl-C runs a handler thread (Rust installs none, so the
+/// console ends the process), so `f` runs as it is; what `--fix` writes is still a new file
+/// renamed over the old one, never a half-written file.
+#[cfg(not(unix))]
+pub fn without_interruption<T>(f: impl FnOnce() -> T) -> T {
+    f()
+}
+
+/// The Unix test hook's stand-in: there is no SIGINT to raise.
+#[cfg(not(unix))]
+pub fn test_signal_before_rename() {}
 
 #[cfg(test)]
 mod tests {
@@ -113,6 +128,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn without_interruption_restores_the_mask() {
         let mask = || unsafe {

@@ -195,15 +195,11 @@ fn fake_release(dir: &Path, tag: &str, tampered: bool) {
     let name = "winlint-x86_64-unknown-linux-musl";
     let body = "#!/bin/sh\necho winlint 9.9.9-released\n";
     std::fs::write(rel.join(name), body).unwrap();
-    let sum = ring::digest::digest(
-        &ring::digest::SHA256,
-        if tampered {
-            b"other bytes"
-        } else {
-            body.as_bytes()
-        },
-    );
-    let hex: String = sum.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let hex = sha256_hex(if tampered {
+        b"other bytes"
+    } else {
+        body.as_bytes()
+    });
     std::fs::write(
         rel.join("SHA256SUMS"),
         format!("0000  winlint-aarch64-unknown-linux-musl\n{hex}  {name}\n"),
@@ -372,4 +368,200 @@ fn action_yml_is_consistent_with_the_script() {
         );
         assert!(o["value"].as_str().unwrap().contains("steps.run.outputs"));
     }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    let sum = ring::digest::digest(&ring::digest::SHA256, bytes);
+    sum.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A release with a stand-in binary per asset (each says its own name) and their SHA256SUMS.
+fn fake_release_of(dir: &Path, tag: &str, assets: &[&str]) {
+    let rel = dir.join(tag);
+    std::fs::create_dir_all(&rel).unwrap();
+    let mut sums = String::new();
+    for name in assets {
+        let body = format!("#!/bin/sh\necho winlint {name}\n");
+        std::fs::write(rel.join(name), &body).unwrap();
+        sums.push_str(&format!("{}  {name}\n", sha256_hex(body.as_bytes())));
+    }
+    std::fs::write(rel.join("SHA256SUMS"), sums).unwrap();
+}
+
+/// The release asset for each runner GitHub has (RUNNER_OS, RUNNER_ARCH) and for what uname says
+/// in Git Bash, macOS and Linux: installed under the name the OS runs (`winlint.exe` on
+/// Windows), checked against SHA256SUMS; x86_64 where Windows on Arm or Rosetta 2 runs it and
+/// the release has no native build; a build with cargo where there is no binary at all.
+#[test]
+fn install_picks_the_release_binary_for_each_os_and_arch() {
+    let candidates = |os: &str, arch: &str| {
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(". scripts/release-binary.sh; release_candidates \"$1\" \"$2\"")
+            .args(["-", os, arch])
+            .current_dir(root())
+            .env_remove("RUNNER_OS")
+            .env_remove("RUNNER_ARCH")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let linux_x64 = "winlint-x86_64-unknown-linux-musl\n";
+    let win_x64 = "winlint-x86_64-pc-windows-gnu.exe\n";
+    let mac_arm = "winlint-aarch64-apple-darwin\nwinlint-x86_64-apple-darwin\n";
+    for (os, arch, want) in [
+        ("Linux", "X64", linux_x64),
+        ("Linux", "x86_64", linux_x64),
+        ("Linux", "ARM64", "winlint-aarch64-unknown-linux-musl\n"),
+        ("Linux", "aarch64", "winlint-aarch64-unknown-linux-musl\n"),
+        ("Windows", "X64", win_x64),
+        ("MINGW64_NT-10.0-26100", "x86_64", win_x64),
+        ("MSYS_NT-10.0-26100", "x86_64", win_x64),
+        (
+            "Windows",
+            "ARM64",
+            "winlint-aarch64-pc-windows-gnullvm.exe\nwinlint-x86_64-pc-windows-gnu.exe\n",
+        ),
+        ("macOS", "ARM64", mac_arm),
+        ("Darwin", "arm64", mac_arm),
+        ("macOS", "X64", "winlint-x86_64-apple-darwin\n"),
+        ("Darwin", "x86_64", "winlint-x86_64-apple-darwin\n"),
+        ("Windows", "X86", ""),
+        ("FreeBSD", "amd64", ""),
+    ] {
+        assert_eq!(candidates(os, arch), want, "{os}/{arch}");
+    }
+
+    let tmp = tempfile::tempdir().unwrap();
+    let fakebin = fake_cargo(tmp.path());
+    let log = tmp.path().join("cargo.log");
+    let tag = format!("v{}", env!("CARGO_PKG_VERSION"));
+    let all = tmp.path().join("all");
+    fake_release_of(
+        &all,
+        &tag,
+        &[
+            "winlint-x86_64-unknown-linux-musl",
+            "winlint-aarch64-unknown-linux-musl",
+            "winlint-x86_64-pc-windows-gnu.exe",
+            "winlint-aarch64-apple-darwin",
+            "winlint-x86_64-apple-darwin",
+        ],
+    );
+    let x86_only = tmp.path().join("x86-only");
+    fake_release_of(
+        &x86_only,
+        &tag,
+        &[
+            "winlint-x86_64-pc-windows-gnu.exe",
+            "winlint-x86_64-apple-darwin",
+        ],
+    );
+    let path = format!("{}:/usr/bin:/bin", fakebin.display());
+    let install = |release: &Path, os: &str, arch: &str, name: &str| {
+        let server = FileServer::start(release);
+        let install_root = tmp.path().join(name);
+        let a = action(
+            "install",
+            &[
+                ("PATH", path.as_str()),
+                ("FAKE_CARGO_LOG", log.to_str().unwrap()),
+                ("WINLINT_ROOT", install_root.to_str().unwrap()),
+                ("ACTION_REF", tag.as_str()),
+                ("INPUT_RELEASE_BASE_URL", server.base.as_str()),
+                ("RUNNER_OS", os),
+                ("RUNNER_ARCH", arch),
+            ],
+            tmp.path(),
+        );
+        (a, server.requests(), install_root)
+    };
+    for (n, (release, os, arch, asset, installed)) in [
+        (
+            &all,
+            "Linux",
+            "X64",
+            "winlint-x86_64-unknown-linux-musl",
+            "winlint",
+        ),
+        (
+            &all,
+            "Linux",
+            "ARM64",
+            "winlint-aarch64-unknown-linux-musl",
+            "winlint",
+        ),
+        (
+            &all,
+            "Windows",
+            "X64",
+            "winlint-x86_64-pc-windows-gnu.exe",
+            "winlint.exe",
+        ),
+        (
+            &all,
+            "macOS",
+            "ARM64",
+            "winlint-aarch64-apple-darwin",
+            "winlint",
+        ),
+        (
+            &all,
+            "macOS",
+            "X64",
+            "winlint-x86_64-apple-darwin",
+            "winlint",
+        ),
+        (
+            &x86_only,
+            "Windows",
+            "ARM64",
+            "winlint-x86_64-pc-windows-gnu.exe",
+            "winlint.exe",
+        ),
+        (
+            &x86_only,
+            "macOS",
+            "ARM64",
+            "winlint-x86_64-apple-darwin",
+            "winlint",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (a, requests, install_root) = install(release, os, arch, &format!("root{n}"));
+        assert_eq!(a.status, 0, "{os}/{arch}: {}\n{}", a.stdout, a.stderr);
+        assert_eq!(
+            requests,
+            [format!("/{tag}/SHA256SUMS"), format!("/{tag}/{asset}")],
+            "{os}/{arch}"
+        );
+        assert!(
+            a.stdout.contains(&format!("winlint {asset}")),
+            "{os}/{arch}: {}",
+            a.stdout
+        );
+        assert_eq!(
+            std::fs::read(install_root.join("bin").join(installed)).unwrap(),
+            std::fs::read(release.join(&tag).join(asset)).unwrap(),
+            "{os}/{arch}"
+        );
+    }
+    assert!(
+        !log.exists(),
+        "cargo ran although a release binary was there"
+    );
+
+    // No binary for the platform: built with cargo, nothing downloaded.
+    let (a, requests, _) = install(&all, "FreeBSD", "X64", "freebsd");
+    assert_eq!(a.status, 0, "{}\n{}", a.stdout, a.stderr);
+    assert!(
+        a.stdout.contains("no release binary for FreeBSD/X64"),
+        "{}",
+        a.stdout
+    );
+    assert!(requests.is_empty());
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
 }

@@ -231,7 +231,10 @@ fn the_wheel_installs_into_a_fresh_venv_and_lints() {
     for arch in expected_archs() {
         let w = wheels
             .iter()
-            .find(|w| w.to_string_lossy().ends_with(&format!("{arch}.whl")))
+            .find(|w| {
+                let name = w.to_string_lossy();
+                name.contains("linux") && name.ends_with(&format!("{arch}.whl"))
+            })
             .unwrap_or_else(|| panic!("no {arch} wheel in {wheels:?}"));
         let name = w.file_name().unwrap().to_string_lossy().into_owned();
         assert!(
@@ -251,8 +254,8 @@ fn the_wheel_installs_into_a_fresh_venv_and_lints() {
     let wheel = wheels
         .iter()
         .find(|w| {
-            w.to_string_lossy()
-                .ends_with(&format!("{}.whl", std::env::consts::ARCH))
+            let name = w.to_string_lossy();
+            name.contains("linux") && name.ends_with(&format!("{}.whl", std::env::consts::ARCH))
         })
         .unwrap();
     let started = Instant::now();
@@ -616,4 +619,297 @@ fn the_action_installs_the_release_binary_from_the_dist_output() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// The Windows binary of the dist output.
+const WINDOWS_EXE: &str = "winlint-x86_64-pc-windows-gnu.exe";
+
+/// scripts/dist.sh's default WINLINT_DIST_WINDOWS.
+const WINDOWS_DEFAULT: &str = "";
+
+/// Runs the dist's Windows binary under Wine (Debian's `wine`) in a prefix of its own, and the
+/// dist's Linux x86_64 binary natively, with the same arguments.
+struct WinePair {
+    exe: PathBuf,
+    linux: PathBuf,
+    prefix: tempfile::TempDir,
+}
+
+impl WinePair {
+    fn new(dist: &Path) -> Option<WinePair> {
+        tool("wine")?;
+        let exe = dist.join(WINDOWS_EXE);
+        assert!(exe.exists(), "no {WINDOWS_EXE} in {}", dist.display());
+        let linux = dist.join("winlint-x86_64-unknown-linux-musl");
+        if !linux.exists() {
+            return unavailable("no x86_64 Linux binary in the dist output to compare with");
+        }
+        Some(WinePair {
+            exe,
+            linux,
+            prefix: tempfile::tempdir().unwrap(),
+        })
+    }
+
+    /// `C:\` of the prefix (created on the first run).
+    fn drive_c(&self) -> PathBuf {
+        self.prefix.path().join("drive_c")
+    }
+
+    fn command(&self, windows: bool, args: &[&str], cwd: &Path) -> Command {
+        let mut cmd = if windows {
+            let mut c = Command::new("wine");
+            c.arg(&self.exe)
+                .env("WINEPREFIX", self.prefix.path())
+                .env("WINEDEBUG", "-all")
+                // No Mono or Gecko installer dialog on the prefix's first start.
+                .env("WINEDLLOVERRIDES", "mscoree,mshtml=");
+            c
+        } else {
+            Command::new(&self.linux)
+        };
+        // The same inputs for both: no renderer from the environment (CI names Linux ones).
+        cmd.args(args)
+            .current_dir(cwd)
+            .env("PATH", "/usr/bin:/bin")
+            .env_remove("WINLINT_HELM")
+            .env_remove("WINLINT_KUSTOMIZE")
+            .env_remove("WINLINT_KUBECTL")
+            .env_remove("NO_COLOR")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// (exit code, stdout) of one run.
+    fn run(&self, windows: bool, args: &[&str], cwd: &Path) -> (Option<i32>, Vec<u8>) {
+        let out = self.command(windows, args, cwd).output().unwrap();
+        (out.status.code(), out.stdout)
+    }
+}
+
+/// A copy of the tree `from` (its manifests only) in `to`, with CRLF line endings when `crlf`.
+fn copy_manifests(from: &Path, to: &Path, crlf: bool) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_manifests(&p, &dest, crlf);
+        } else if matches!(
+            p.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml" | "json")
+        ) {
+            let text = std::fs::read(&p).unwrap();
+            let text = if crlf {
+                String::from_utf8_lossy(&text)
+                    .replace("\r\n", "\n")
+                    .replace('\n', "\r\n")
+                    .into_bytes()
+            } else {
+                text
+            };
+            std::fs::write(dest, text).unwrap();
+        }
+    }
+}
+
+/// Where each finding is: (file, line, column, rule), from `-o json`.
+fn places(json: &[u8]) -> Vec<String> {
+    let v: Value = serde_json::from_slice(json).unwrap();
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| format!("{} {} {} {}", f["file"], f["line"], f["column"], f["rule"]))
+        .collect()
+}
+
+/// Issue 28: the Windows binary under Wine says byte for byte what the Linux binary says on
+/// testdata/ (`-o json`), and takes Windows input as Windows users write it: CRLF files (the
+/// same lines and columns as LF), `C:\` paths on the command line (reported with their
+/// backslashes; `C:/` with slashes), and no ANSI colour where stdout is no console.
+#[test]
+fn the_windows_binary_under_wine_matches_the_linux_binary() {
+    let Some(dist) = dist() else { return };
+    if other_platforms()
+        .iter()
+        .all(|(asset, _)| asset != WINDOWS_EXE)
+    {
+        eprintln!("skipped: scripts/dist.sh built no Windows binary (WINLINT_DIST_WINDOWS)");
+        return;
+    }
+    let Some(w) = WinePair::new(&dist) else {
+        return;
+    };
+    let started = Instant::now();
+    assert_eq!(
+        stdout(&mut w.command(true, &["--version"], &root())).replace('\r', ""),
+        format!("winlint {VERSION}")
+    );
+
+    // testdata/, as a user or a script names it (`/`: the walked files are named with it).
+    let args = ["-o", "json", "--color", "never", "testdata/"];
+    let linux = w.run(false, &args, &root());
+    let windows = w.run(true, &args, &root());
+    assert!(
+        places(&linux.1).len() > 100,
+        "{}",
+        String::from_utf8_lossy(&linux.1)
+    );
+    assert_eq!(linux.0, windows.0, "exit codes on testdata/");
+    assert!(
+        linux.1 == windows.1,
+        "the Windows binary's JSON on testdata/ differs from Linux's (first differing line: {:?})",
+        String::from_utf8_lossy(&linux.1)
+            .lines()
+            .zip(String::from_utf8_lossy(&windows.1).lines())
+            .find(|(a, b)| a != b)
+    );
+
+    // CRLF: the same JSON as Linux on the CRLF files, the same places as on LF ones.
+    let tmp = tempfile::tempdir().unwrap();
+    let (lf, crlf) = (tmp.path().join("lf"), tmp.path().join("crlf"));
+    for (dir, is_crlf) in [(&lf, false), (&crlf, true)] {
+        std::fs::create_dir_all(dir.join("rules")).unwrap();
+        copy_manifests(&root().join("testdata/rules"), &dir.join("rules"), is_crlf);
+    }
+    let args = ["-o", "json", "rules/"];
+    let windows_crlf = w.run(true, &args, &crlf);
+    assert!(
+        w.run(false, &args, &crlf) == windows_crlf,
+        "CRLF files: Windows and Linux differ"
+    );
+    assert_eq!(
+        places(&windows_crlf.1),
+        places(&w.run(false, &args, &lf).1),
+        "CRLF files: other lines or columns than LF"
+    );
+
+    // `C:\` paths: a file in the prefix's C: drive, named as a Windows user does.
+    let pod = "testdata/rules/WIN001/windows-image-only/input.yaml";
+    let app = w.drive_c().join("k8s/app");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::copy(root().join(pod), app.join("pod.yaml")).unwrap();
+    let reference = String::from_utf8(w.run(false, &["-o", "json", pod], &root()).1).unwrap();
+    let as_linux = |name: &str| reference.replace(pod, &name.replace('\\', "\\\\"));
+    for (arg, name) in [
+        (r"C:\k8s", r"C:\k8s\app\pod.yaml"),
+        (r"C:\k8s\", r"C:\k8s\app\pod.yaml"),
+        (r"C:\k8s\app\pod.yaml", r"C:\k8s\app\pod.yaml"),
+        ("C:/k8s", "C:/k8s/app/pod.yaml"),
+        (r"c:\K8S\APP", r"c:\K8S\APP\pod.yaml"),
+    ] {
+        let (code, out) = w.run(true, &["-o", "json", arg], &root());
+        assert_eq!(code, Some(1), "{arg}");
+        assert_eq!(String::from_utf8(out).unwrap(), as_linux(name), "{arg}");
+    }
+
+    // Colour: none on a pipe (auto), ANSI when asked for.
+    let text = |color: &str| w.run(true, &["--color", color, r"C:\k8s"], &root()).1;
+    assert!(!text("auto").contains(&0x1b), "escape codes on a pipe");
+    assert!(text("always").windows(2).any(|p| p == b"\x1b["));
+    eprintln!(
+        "wine checks: {:.1} s (a new prefix included)",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// The Windows and macOS binaries scripts/dist.sh builds by default (WINLINT_DIST_WINDOWS,
+/// WINLINT_DIST_MACOS): (asset, the wheel's platform tag).
+fn other_platforms() -> Vec<(String, String)> {
+    let list = |var: &str, default: &str| {
+        std::env::var(var)
+            .unwrap_or_else(|_| default.into())
+            .split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let windows = list("WINLINT_DIST_WINDOWS", WINDOWS_DEFAULT)
+        .into_iter()
+        .map(|_| (WINDOWS_EXE.to_string(), "win_amd64".to_string()));
+    let macos = list("WINLINT_DIST_MACOS", "").into_iter().map(|a| {
+        let tag = if a == "aarch64" { "arm64" } else { "x86_64" };
+        (format!("winlint-{a}-apple-darwin"), format!("macosx_{tag}"))
+    });
+    windows.chain(macos).collect()
+}
+
+/// The Windows binary is a PE32+ console program for x86-64; the macOS one a Mach-O executable
+/// for its architecture that loads libSystem and the two frameworks from the system (linked
+/// against scripts/macos-framework-stubs.sh's stubs); each wheel carries its binary as
+/// `winlint[.exe]` in its scripts, byte for byte.
+#[test]
+fn the_windows_and_macos_binaries_and_wheels() {
+    let Some(dist) = dist() else { return };
+    let Some(python) = tool("python3") else {
+        return;
+    };
+    for (asset, tag) in other_platforms() {
+        let bytes = std::fs::read(dist.join(&asset))
+            .unwrap_or_else(|e| panic!("{asset} in {}: {e}", dist.display()));
+        let contains = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+        if asset.ends_with(".exe") {
+            assert_eq!(&bytes[..2], b"MZ", "{asset}");
+            let pe = u32::from_le_bytes(bytes[0x3c..0x40].try_into().unwrap()) as usize;
+            assert_eq!(&bytes[pe..pe + 4], b"PE\0\0", "{asset}");
+            let machine = u16::from_le_bytes(bytes[pe + 4..pe + 6].try_into().unwrap());
+            assert_eq!(machine, 0x8664, "{asset}: x86-64");
+            // The optional header's Subsystem: 3, the console.
+            let subsystem =
+                u16::from_le_bytes(bytes[pe + 24 + 68..pe + 24 + 70].try_into().unwrap());
+            assert_eq!(subsystem, 3, "{asset}: a console program");
+        } else {
+            assert_eq!(
+                &bytes[..4],
+                &[0xcf, 0xfa, 0xed, 0xfe],
+                "{asset}: Mach-O 64-bit"
+            );
+            let cpu = u32::from_le_bytes(bytes[4..8].try_into().unwrap());
+            let want = if asset.starts_with("winlint-aarch64") {
+                0x0100_000c
+            } else {
+                0x0100_0007
+            };
+            assert_eq!(cpu, want, "{asset}: CPU type");
+            let filetype = u32::from_le_bytes(bytes[12..16].try_into().unwrap());
+            assert_eq!(filetype, 2, "{asset}: MH_EXECUTE");
+            for lib in [
+                &b"/usr/lib/libSystem.B.dylib"[..],
+                b"/System/Library/Frameworks/Security.framework/Versions/A/Security",
+                b"/System/Library/Frameworks/CoreFoundation.framework/Versions/A/CoreFoundation",
+            ] {
+                assert!(
+                    contains(lib),
+                    "{asset}: no load of {}",
+                    String::from_utf8_lossy(lib)
+                );
+            }
+        }
+        eprintln!("{asset}: {} bytes", bytes.len());
+        let wheel = std::fs::read_dir(dist.join("wheels"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|w| {
+                let name = w.file_name().unwrap().to_string_lossy().into_owned();
+                name.starts_with(&format!("winlint-{VERSION}-py3-none-"))
+                    && name.contains(tag.split('_').next().unwrap())
+                    && name.ends_with(&format!("{}.whl", tag.rsplit('_').next().unwrap()))
+            })
+            .unwrap_or_else(|| panic!("no {tag} wheel"));
+        let script = if asset.ends_with(".exe") {
+            "winlint.exe"
+        } else {
+            "winlint"
+        };
+        let inside = run(Command::new(&python)
+            .args(["-c", "import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))"])
+            .arg(&wheel)
+            .arg(format!("winlint-{VERSION}.data/scripts/{script}")))
+        .stdout;
+        assert!(
+            inside == bytes,
+            "{}: its {script} is not {asset}",
+            wheel.display()
+        );
+    }
 }

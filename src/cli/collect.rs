@@ -122,7 +122,11 @@ pub(super) fn collect_inputs(
         if let Some(walk) = walk {
             for f in walk.files.into_iter().filter(|f| !plan.is_used(f)) {
                 if seen.insert(std::fs::canonicalize(&f).unwrap_or_else(|_| f.clone())) {
+                    let before = out.len();
                     read_file(&f, p, cap, &mut out, errors);
+                    if let Some(i) = out.get_mut(before) {
+                        i.name = walked_name(p, &f, std::path::MAIN_SEPARATOR);
+                    }
                 }
             }
         } else if seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())) {
@@ -142,6 +146,33 @@ pub(super) fn collect_inputs(
             }),
     );
     out
+}
+
+/// The name of a file found by walking the directory `root` given on the command line, written
+/// with the separator the user wrote `root` with. On Windows both `/` and `\` separate, and
+/// `Path::join` adds `\`: a user who wrote `C:\k8s` reads `C:\k8s\app\pod.yaml`, one who
+/// wrote `k8s/` (a script, a CI job, Git Bash) reads `k8s/app/pod.yaml`, not `k8s/app\pod.yaml`,
+/// the same names as on Linux. `sep` is the platform's separator (`/` on Unix: then the
+/// name is the path as walked).
+fn walked_name(root: &Path, file: &Path, sep: char) -> String {
+    let root_s = root.to_string_lossy();
+    let rel = match file.strip_prefix(root) {
+        Ok(rel) if sep != '/' => rel,
+        _ => return file.display().to_string(),
+    };
+    let user_sep = if root_s.contains(sep) || !root_s.contains('/') {
+        sep
+    } else {
+        '/'
+    };
+    let mut name = root_s.into_owned();
+    for c in rel.components() {
+        if !name.is_empty() && !name.ends_with(['/', sep]) {
+            name.push(user_sep);
+        }
+        name.push_str(&c.as_os_str().to_string_lossy());
+    }
+    name
 }
 
 pub(super) fn is_manifest(p: &Path) -> bool {
@@ -180,4 +211,31 @@ pub(super) fn read_file(
         bytes,
         rendered: None,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::walked_name;
+    use std::path::Path;
+
+    #[test]
+    fn walked_names_keep_the_users_separator() {
+        let name = |root: &str, rel: &str, sep| {
+            walked_name(Path::new(root), &Path::new(root).join(rel), sep)
+        };
+        // Unix: the path as walked.
+        assert_eq!(name("k8s", "app/pod.yaml", '/'), "k8s/app/pod.yaml");
+        // Windows (the platform separator `\`, which Path::join adds there).
+        assert_eq!(
+            name("C:\\k8s", "app/pod.yaml", '\\'),
+            "C:\\k8s\\app\\pod.yaml"
+        );
+        assert_eq!(name("C:\\k8s\\", "pod.yaml", '\\'), "C:\\k8s\\pod.yaml");
+        assert_eq!(name("k8s", "app/pod.yaml", '\\'), "k8s\\app\\pod.yaml");
+        assert_eq!(
+            name("testdata/rules", "WIN001/pod.yaml", '\\'),
+            "testdata/rules/WIN001/pod.yaml"
+        );
+        assert_eq!(name("k8s/", "pod.yaml", '\\'), "k8s/pod.yaml");
+    }
 }

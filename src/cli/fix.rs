@@ -229,10 +229,19 @@ pub(super) fn with_bom(original: &[u8], fixed: &str) -> Vec<u8> {
     [bom, fixed.as_bytes()].concat()
 }
 
-/// `a/deploy.yaml` for relative paths (what `git apply -p1` expects), the path itself otherwise.
+/// `a/deploy.yaml` for relative paths (what `git apply -p1` expects), the path itself otherwise
+/// (`/x`, `<stdin>`, and on Windows `C:\x` or `\\server\x`). On Windows a relative `k8s\pod.yaml`
+/// is written `a/k8s/pod.yaml`: git's patches separate with `/` on every platform.
 pub(super) fn diff_name(side: &str, name: &str) -> String {
-    if name.starts_with('/') || name.starts_with('<') {
+    use std::path::{Component, Path};
+    let rooted = matches!(
+        Path::new(name).components().next(),
+        Some(Component::Prefix(_) | Component::RootDir)
+    );
+    if rooted || name.starts_with('<') {
         name.to_string()
+    } else if cfg!(windows) {
+        format!("{side}/{}", name.replace('\\', "/"))
     } else {
         format!("{side}/{name}")
     }

@@ -27,6 +27,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+#[cfg(unix)]
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -73,20 +74,19 @@ pub fn write_fix(place: &Place, original: &[u8], fixed: &[u8]) -> Result<(), Ref
             )));
         }
     }
-    if meta.nlink() > 1 && !place.follow_symlinks {
+    if links(&meta) > 1 && !place.follow_symlinks {
         return Err(Refused(format!(
             "{} has {} hard links: a fix would change the file under its other names too, \
              which may lie outside {}; not written (--fix-follow-symlinks writes it in place, \
              keeping the links)",
             place.path.display(),
-            meta.nlink(),
+            links(&meta),
             shown(place.tree)
         )));
     }
-    let mode = meta.permissions().mode() & 0o7777;
-    if mode & 0o222 == 0 {
+    if let Some(why) = read_only(&meta) {
         return Err(Refused(format!(
-            "the file is read-only (mode {mode:04o}); not written"
+            "the file is read-only ({why}); not written"
         )));
     }
     let mut file = OpenOptions::new()
@@ -97,7 +97,7 @@ pub fn write_fix(place: &Place, original: &[u8], fixed: &[u8]) -> Result<(), Ref
     test_append_before_fix(&target);
     unchanged(&mut file, original)?;
     crate::process::without_interruption(|| {
-        if meta.nlink() == 1
+        if links(&meta) == 1
             && let Some(tmp) = replacement(&target, &meta, fixed)
                 .map_err(|e| Refused(format!("the fixed file could not be written: {e}")))?
         {
@@ -110,6 +110,31 @@ pub fn write_fix(place: &Place, original: &[u8], fixed: &[u8]) -> Result<(), Ref
         }
         in_place(&mut file, original, fixed)
     })
+}
+
+/// The file's hard links (on Windows 1: std does not read the count there yet).
+#[cfg(unix)]
+fn links(meta: &std::fs::Metadata) -> u64 {
+    meta.nlink()
+}
+
+#[cfg(not(unix))]
+fn links(_meta: &std::fs::Metadata) -> u64 {
+    1
+}
+
+/// Why nobody may write the file, if so: no write bit (Unix), the read-only attribute (Windows).
+#[cfg(unix)]
+fn read_only(meta: &std::fs::Metadata) -> Option<String> {
+    let mode = meta.permissions().mode() & 0o7777;
+    (mode & 0o222 == 0).then(|| format!("mode {mode:04o}"))
+}
+
+#[cfg(not(unix))]
+fn read_only(meta: &std::fs::Metadata) -> Option<String> {
+    meta.permissions()
+        .readonly()
+        .then(|| "the read-only attribute".into())
 }
 
 /// Test hook: with `WINLINT_TEST_APPEND_BEFORE_FIX` set, append its value to the file here, as
@@ -159,14 +184,19 @@ fn replacement(
 ) -> std::io::Result<Option<tempfile::NamedTempFile>> {
     let dir: PathBuf = target.parent().unwrap_or(Path::new("/")).into();
     let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
-    let mine = tmp.as_file().metadata()?;
-    if (mine.uid(), mine.gid()) != (meta.uid(), meta.gid())
-        && std::os::unix::fs::fchown(tmp.as_file(), Some(meta.uid()), Some(meta.gid())).is_err()
+    #[cfg(unix)]
     {
-        return Ok(None);
+        let mine = tmp.as_file().metadata()?;
+        if (mine.uid(), mine.gid()) != (meta.uid(), meta.gid())
+            && std::os::unix::fs::fchown(tmp.as_file(), Some(meta.uid()), Some(meta.gid())).is_err()
+        {
+            return Ok(None);
+        }
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777))?;
     }
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777))?;
+    #[cfg(not(unix))]
+    tmp.as_file().set_permissions(meta.permissions())?;
     tmp.write_all(fixed)?;
     tmp.as_file().sync_all()?;
     Ok(Some(tmp))

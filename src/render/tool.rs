@@ -49,6 +49,7 @@ pub struct Limits {
 }
 
 /// `name` in a directory of `$PATH`, if it is an executable file there.
+#[cfg(unix)]
 pub fn on_path(name: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
@@ -57,6 +58,16 @@ pub fn on_path(name: &str) -> Option<PathBuf> {
         .find(|p| {
             std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
+}
+
+/// `name.exe` (Windows runs programs by that suffix; helm and kubectl ship as .exe there) in a
+/// directory of `%PATH%`.
+#[cfg(not(unix))]
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(format!("{name}.exe")))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
 }
 
 /// What a tool run gave.
@@ -93,12 +104,18 @@ fn reader(mut r: impl Read + Send + 'static, stdout: bool, cap: u64, tx: mpsc::S
 }
 
 /// SIGKILL to every process of the group `pgid` (the tool and what it started).
+#[cfg(unix)]
 fn kill_group(pgid: u32) {
     // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
     unsafe {
         libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
     }
 }
+
+/// Windows has no process groups to signal: `run` kills the tool itself (`Child::kill`,
+/// TerminateProcess); what it started is not followed.
+#[cfg(not(unix))]
+fn kill_group(_pgid: u32) {}
 
 /// Run `program args` in `cwd` (stdin closed) within `limits`. `Err`: it could not be started,
 /// it was killed at the time limit, or it printed more than the cap.
@@ -108,13 +125,13 @@ pub fn run(
     cwd: Option<&Path>,
     limits: Limits,
 ) -> Result<Ran, String> {
-    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(program);
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     if !limits.network {
         cmd.envs(OFFLINE_ENV.iter().copied())
             .env_remove("NO_PROXY")

@@ -112,6 +112,7 @@ fn width() -> usize {
 }
 
 /// The width of the terminal on stdout, if it is one.
+#[cfg(unix)]
 fn terminal_width() -> Option<usize> {
     let mut ws = libc::winsize {
         ws_row: 0,
@@ -123,4 +124,10 @@ fn terminal_width() -> Option<usize> {
     // on a descriptor that is not a terminal it fails and writes nothing.
     let r = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
     (r == 0 && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+}
+
+/// Elsewhere (Windows) only COLUMNS tells the width: the console's would need its API.
+#[cfg(not(unix))]
+fn terminal_width() -> Option<usize> {
+    None
 }

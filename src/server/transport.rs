@@ -122,6 +122,14 @@ pub(super) fn cap_under(configured: usize, soft: u64) -> usize {
 }
 
 /// Raise the soft `RLIMIT_NOFILE` to the hard limit; the limits after.
+#[cfg(not(unix))]
+fn raise_nofile() -> std::io::Result<(u64, u64)> {
+    // Windows has no such limit (issue 28: the binary builds there; the webhook runs on Linux).
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
+/// Raise the soft `RLIMIT_NOFILE` to the hard limit; the limits after.
+#[cfg(unix)]
 fn raise_nofile() -> std::io::Result<(u64, u64)> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
