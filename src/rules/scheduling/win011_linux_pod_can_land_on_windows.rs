@@ -58,7 +58,7 @@ images are Linux-only is an error (it fails there, and nothing moves it; no fix,
 selector changes a bound pod's node). The kubelet does not refuse it: it compares only
 `spec.os.name` and the pod's `kubernetes.io/os` label with the node's
 (`pkg/kubelet/lifecycle/predicate.go`), so the pull fails. A Windows pod bound to a Linux node is
-WIN001's, a Windows image of another build bound to a Windows node WIN502's.
+WIN001's.
 
 DaemonSets are WIN603's: a DaemonSet targets every node whatever its images, so WIN603 reports
 every Linux DaemonSet without an OS pin and this rule none (and never a pod a DaemonSet owns: its
