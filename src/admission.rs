@@ -63,7 +63,7 @@ pub mod scan;
 pub mod warnings;
 
 pub use warnings::MAX_WARNING_CHARS;
-use warnings::{finding_line, truncate};
+use warnings::truncate;
 
 /// The warning that the rules needing node facts did not deny because the cluster shows no
 /// Windows node ([`placement::UNOBSERVED_NOTE`] on their findings).
@@ -144,6 +144,9 @@ pub struct Outcome {
     pub kind: String,
     pub namespace: String,
     pub name: String,
+    /// `name` is the object's `generateName` (a CREATE that lets the API server pick the
+    /// name): the warnings show it as `iis-7d9c5-*`.
+    pub generated: bool,
     pub dry_run: bool,
     pub allowed: bool,
     pub decision: Decision,
@@ -174,6 +177,7 @@ impl Outcome {
             kind: String::new(),
             namespace: String::new(),
             name: String::new(),
+            generated: false,
             dry_run: false,
             allowed: true,
             decision,
@@ -347,6 +351,7 @@ impl Webhook {
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
+            out.generated = !out.name.is_empty();
         }
         let ns = self.namespace_facts(&out.namespace);
         let response = if ns.exempt {
@@ -434,6 +439,12 @@ impl Webhook {
         };
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
+        // Each line is named by its object at the end: made within the room that leaves.
+        let label = object_name(out);
+        let room = warnings::room_after(&label);
+        let finding_line = |head: &str, message: &str, f: &Finding| {
+            warnings::finding_line_within(head, message, f, room)
+        };
         if let Some(refused) = &judged.refused {
             warnings.push(truncate(&format!("winlint: {refused}"), MAX_WARNING_CHARS));
         }
@@ -480,7 +491,7 @@ impl Webhook {
             // Warn mode: admitted; the denial, said first so no truncation drops it.
             out.decision = Decision::WouldDeny;
             out.would_deny = errors.iter().map(|f| f.rule.id).collect();
-            let mut lines = vec![would_deny_line(out, &errors)];
+            let mut lines = vec![would_deny_line(&errors)];
             lines.extend(
                 errors
                     .iter()
@@ -498,7 +509,20 @@ impl Webhook {
         }
         dedup_in_order(&mut warnings);
         warnings.truncate(MAX_WARNINGS);
-        let warnings = crate::admission::warnings::within_budget(warnings);
+        let warnings = warnings
+            .iter()
+            .map(|w| warnings::named(&label, w))
+            .collect();
+        let warnings: Vec<String> = crate::admission::warnings::within_budget(warnings)
+            .into_iter()
+            .map(|w| {
+                if w.starts_with(&label) {
+                    w
+                } else {
+                    warnings::named(&label, &w) // the budget's own last line
+                }
+            })
+            .collect();
         if !errors.is_empty() {
             out.allowed = false;
             out.decision = Decision::Denied;
@@ -616,15 +640,18 @@ impl Webhook {
         // A mutation that moves a pod the author did not ask to move (the Linux guard's pin)
         // says why; what rewrote the user's values or changed the pod's posture is said, not
         // silent.
+        let label = object_name(out);
+        let room = warnings::room_after(&label);
         let said: Vec<String> = m
             .pins
             .iter()
-            .map(|f| warnings::finding_line(LINUX_GUARD_HEAD, &f.message, f))
+            .map(|f| warnings::finding_line_within(LINUX_GUARD_HEAD, &f.message, f, room))
             .chain(
                 m.notices
                     .iter()
                     .map(|(id, what)| warnings::mutation_line(id, what, false)),
             )
+            .map(|w| warnings::named(&label, &w))
             .collect();
         if !said.is_empty() {
             let mut said = said;
@@ -677,7 +704,7 @@ impl Webhook {
         let msg = format!("winlint could not evaluate this object: {why}");
         match policy {
             OnError::Allow => {
-                resp["warnings"] = json!([truncate(&msg, MAX_WARNING_CHARS)]);
+                resp["warnings"] = json!([warnings::named(&object_name(out), &msg)]);
             }
             OnError::Deny => {
                 out.allowed = false;
@@ -966,11 +993,11 @@ fn dedup_in_order(v: &mut Vec<String>) {
 pub const WOULD_DENY: &str = "would deny:";
 
 /// The first warning in warn mode: what would have been denied, and why it was not.
-fn would_deny_line(out: &Outcome, errors: &[&Finding]) -> String {
+/// (The object is named at the start of the line, [`warnings::named`].)
+fn would_deny_line(errors: &[&Finding]) -> String {
     truncate(
         &format!(
-            "winlint: warn mode: {} admitted; enforcement deny would refuse it ({} error{})",
-            object_name(out),
+            "winlint: warn mode: admitted; enforcement deny would refuse it ({} error{})",
             errors.len(),
             if errors.len() == 1 { "" } else { "s" }
         ),
@@ -978,15 +1005,15 @@ fn would_deny_line(out: &Outcome, errors: &[&Finding]) -> String {
     )
 }
 
-/// `Pod ns/name`, `Deployment name`, or the kind alone.
+/// `Pod ns/name`, `Deployment name`, `Pod ns/iis-7d9c5-*` (a generated name: its prefix),
+/// or the kind alone: what starts each warning ([`warnings::named`]).
 fn object_name(out: &Outcome) -> String {
-    if out.name.is_empty() {
-        out.kind.clone()
-    } else if out.namespace.is_empty() {
-        format!("{} {}", out.kind, out.name)
+    let name = if out.generated {
+        format!("{}*", out.name)
     } else {
-        format!("{} {}/{}", out.kind, out.namespace, out.name)
-    }
+        out.name.clone()
+    };
+    warnings::label(&out.kind, &out.namespace, &name)
 }
 
 fn denial_message(out: &Outcome, errors: &[&Finding]) -> String {
@@ -1190,7 +1217,7 @@ mod tests {
         );
         let warning = a["response"]["warnings"][0].as_str().unwrap_or_default();
         assert!(
-            warning
+            warnings::unnamed(warning)
                 .starts_with("WIN011: linuxGuard pinned it to Linux: nginx:1.27 is a Linux-only"),
             "{a}"
         );
@@ -1459,11 +1486,9 @@ mod tests {
         let a = update(&new);
         assert_eq!(a["response"]["allowed"], true, "{a}");
         let warnings = a["response"]["warnings"].as_array().unwrap();
-        assert!(
-            warnings
-                .iter()
-                .any(|w| w.as_str().unwrap().starts_with("WIN101: (already present)"))
-        );
+        assert!(warnings.iter().any(|w| {
+            warnings::unnamed(w.as_str().unwrap()).starts_with("WIN101: (already present)")
+        }));
         // Issue 20 §5: `kubectl label` leaves the spec as it was: admitted, nothing repeated.
         let mut labelled = old.clone();
         labelled["metadata"]["labels"] = json!({"team": "web"});
@@ -1490,7 +1515,7 @@ mod tests {
         let said = a["response"]["warnings"].as_array().unwrap();
         assert!(
             said.iter()
-                .any(|w| w.as_str().unwrap().starts_with(WOULD_DENY)),
+                .any(|w| warnings::unnamed(w.as_str().unwrap()).starts_with(WOULD_DENY)),
             "{a}"
         );
         assert!(
@@ -1578,11 +1603,14 @@ mod tests {
         assert_eq!(a["response"]["allowed"], true, "{a}");
         let w = warnings(&a);
         assert!(
-            w.iter()
-                .any(|w| w == "winlint: at pod creation the mutating webhook adds os, tolerations"),
+            w.iter().any(|w| warnings::unnamed(w)
+                == "winlint: at pod creation the mutating webhook adds os, tolerations"),
             "{w:?}"
         );
-        assert!(!w.iter().any(|w| w.starts_with("WIN003")), "{w:?}");
+        assert!(
+            !w.iter().any(|w| warnings::unnamed(w).starts_with("WIN003")),
+            "{w:?}"
+        );
 
         let mut no_pod_webhook = tainted();
         no_pod_webhook.policy.pod_mutation = false;
@@ -1630,7 +1658,7 @@ mod tests {
         let w7 = warnings(&a);
         assert!(
             w7.iter()
-                .any(|l| l.starts_with("WIN007") && l.contains("creates no pod")),
+                .any(|l| warnings::unnamed(l).starts_with("WIN007") && l.contains("creates no pod")),
             "{w7:?}"
         );
         assert!(!w7.iter().any(|l| l.contains("tolerations")), "{w7:?}");
@@ -1685,7 +1713,7 @@ mod tests {
         assert!(
             warnings(&a)
                 .iter()
-                .any(|w| w.starts_with("WIN502: (already present)")),
+                .any(|w| warnings::unnamed(w).starts_with("WIN502: (already present)")),
             "{a}"
         );
         // A label or a scale leaves the pods' spec alone: nothing said again (issue 20 §5).
@@ -1741,7 +1769,7 @@ mod tests {
         assert!(
             warnings(&win)
                 .iter()
-                .any(|w| w.starts_with("winlint: at pod creation")),
+                .any(|w| warnings::unnamed(w).starts_with("winlint: at pod creation")),
             "{win}"
         );
     }

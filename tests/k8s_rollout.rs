@@ -43,7 +43,7 @@ fn warn_mode_creates_the_pod_and_the_client_sees_the_warning() {
         created
             .warnings
             .iter()
-            .any(|w| w.starts_with("winlint: warn mode: Pod ") && w.contains("would refuse it")),
+            .any(|w| w.starts_with("winlint: warn mode: admitted") && w.contains("would refuse it")),
         "{:?}",
         created.warnings
     );

@@ -1669,14 +1669,21 @@ fn create_review(object: &Value) -> Vec<u8> {
 
 /// The warning lines `/validate` gives for `findings` (its warning findings, one line each;
 /// the no-Windows-node note said once, first), as `admission::warnings` words them.
-fn warning_lines(findings: &[Finding]) -> Vec<String> {
-    use winlint::admission::warnings::finding_line;
+/// Each within the room that the object's name (`out`'s) leaves, without that name.
+fn warning_lines(findings: &[Finding], out: &winlint::admission::Outcome) -> Vec<String> {
+    use winlint::admission::warnings::{finding_line_within, label, room_after};
     use winlint::model::placement::UNOBSERVED_NOTE;
+    let name = if out.generated {
+        format!("{}*", out.name)
+    } else {
+        out.name.clone()
+    };
+    let room = room_after(&label(&out.kind, &out.namespace, &name));
     let mut out: Vec<String> = Vec::new();
     for f in findings.iter().filter(|f| f.severity == Severity::Warning) {
         let line = match f.message.split_once(UNOBSERVED_NOTE) {
-            Some((a, b)) => finding_line(f.rule.id, &format!("{a}{b}"), f),
-            None => finding_line(f.rule.id, &f.message, f),
+            Some((a, b)) => finding_line_within(f.rule.id, &format!("{a}{b}"), f, room),
+            None => finding_line_within(f.rule.id, &f.message, f, room),
         };
         if !out.contains(&line) {
             out.push(line);
@@ -1693,6 +1700,7 @@ fn finding_warnings(resp: &Value) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
+        .map(winlint::admission::warnings::unnamed)
         .filter(|w| {
             !w.starts_with("winlint:")
                 && !w.starts_with(winlint::admission::WOULD_DENY)
@@ -1840,7 +1848,7 @@ proptest! {
         } else {
             prop_assert_eq!(v.decision == Decision::Denied, !errors.is_empty());
         }
-        let expected = warning_lines(judged);
+        let expected = warning_lines(judged, &v);
         let said = finding_warnings(&resp);
         if said.len() < expected.len() {
             // Cut to MAX_WARNINGS or the API server's size budget: what is said comes first.

@@ -73,9 +73,15 @@ fn summarize(request: &Value, path: &str, answer: &Value) -> Value {
             w.chars().count() <= winlint::admission::MAX_WARNING_CHARS,
             "warning too long: {w}"
         );
+        let kind = req["kind"]["kind"].as_str().unwrap_or("");
+        assert!(w.starts_with(kind), "named by its object: {w}");
+        let w = winlint::admission::warnings::unnamed(w);
         assert!(w.starts_with("WIN") || w.starts_with("winlint"), "{w}");
     }
-    let warning_rules: BTreeSet<String> = warnings.iter().map(|w| rule_of(w)).collect();
+    let warning_rules: BTreeSet<String> = warnings
+        .iter()
+        .map(|w| rule_of(winlint::admission::warnings::unnamed(w)))
+        .collect();
     let mut denied_rules = BTreeSet::new();
     if !allowed {
         assert_eq!(resp["status"]["code"], 403);

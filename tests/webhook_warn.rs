@@ -67,11 +67,11 @@ async fn warn_mode_admits_and_says_what_would_be_denied() {
         let w = warnings(&v);
         assert_eq!(
             w[0],
-            "winlint: warn mode: Pod shop/iis admitted; enforcement deny would refuse it (1 error)",
+            "Pod shop/iis: winlint: warn mode: admitted; enforcement deny would refuse it (1 error)",
             "{w:?}"
         );
         assert!(
-            w[1].starts_with("would deny: WIN502: container \"a\" image "),
+            w[1].starts_with("Pod shop/iis: would deny: WIN502: container \"a\" image "),
             "{w:?}"
         );
         assert!(
@@ -111,7 +111,7 @@ async fn the_namespace_label_overrides_the_configuration() {
     assert!(allowed(&v), "{v}");
     let rules: BTreeSet<String> = warnings(&v)
         .iter()
-        .filter_map(|w| w.strip_prefix("would deny: "))
+        .filter_map(|w| winlint::admission::warnings::unnamed(w).strip_prefix("would deny: "))
         .map(|w| w[..6].to_string())
         .collect();
     assert_eq!(rules, BTreeSet::from(["WIN502".to_string()]));

@@ -8,6 +8,13 @@
 //! with a control character (a newline) is dropped whole (`k8s.io/apimachinery/pkg/util/net`
 //! `NewWarningHeader`). kubectl prints each one as `Warning: <text>` without cutting it.
 //!
+//! kubectl writes warnings through client-go's `rest.NewWarningWriter` with `Deduplicate: true`
+//! (kubernetes `staging/src/k8s.io/kubectl/pkg/cmd/cmd.go`, `NewKubectlCommand`): a text it has
+//! printed once in the process is not printed again, so the same warning about two objects of
+//! one `kubectl apply -R` shows once, under whichever object came first. Each warning therefore
+//! starts with its object ([`named`]: `Deployment shop/iis: WIN502: …`), which also tells the
+//! warnings of a denied object from the next object's `created` line.
+//!
 //! So each warning is one line of at most [`MAX_WARNING_CHARS`] runes, and winlint's warnings
 //! to one request total at most [`BUDGET_CHARS`] (room is left for Pod Security and deprecation
 //! warnings). A finding's warning keeps its remedy whole ([`remedy`]): when the message does
@@ -83,9 +90,17 @@ fn one_line(s: &str) -> String {
 /// one line, at most [`MAX_WARNING_CHARS`] runes, its remedy whole: a message too long keeps
 /// its beginning, shortened, and then its remedy (`… Fix: <the fix>` for a fixable finding).
 pub fn finding_line(head: &str, message: &str, f: &Finding) -> String {
+    finding_line_within(head, message, f, MAX_WARNING_CHARS)
+}
+
+/// [`finding_line`] within `max` runes (the room a [`named`] line leaves after its object).
+/// A message too long gives up its details first: the middle of each long token (an image
+/// reference, a quoted path: the user wrote them and knows them) is shortened to `…` before
+/// the problem's end is cut, so the cause and the remedy stay.
+pub fn finding_line_within(head: &str, message: &str, f: &Finding, max: usize) -> String {
     let message = one_line(message);
     let full = format!("{head}: {message}");
-    if full.chars().count() <= MAX_WARNING_CHARS {
+    if full.chars().count() <= max {
         return full;
     }
     let (problem, tail) = match &f.fix {
@@ -98,13 +113,87 @@ pub fn finding_line(head: &str, message: &str, f: &Finding) -> String {
             (problem, format!(" {remedy}"))
         }
     };
+    // The details of the problem go first (never the remedy's: the image to use is whole).
+    let problem = &elide_details(problem, full.chars().count() - max);
     let lead = format!("{head}: ");
-    let room = MAX_WARNING_CHARS.saturating_sub(lead.chars().count() + tail.chars().count());
+    let room = max.saturating_sub(lead.chars().count() + tail.chars().count());
     // Less than a few words of the problem would say nothing: then the line is cut plainly.
     if room < 20 {
-        return truncate(&full, MAX_WARNING_CHARS);
+        return truncate(&full, max);
     }
     format!("{lead}{}{tail}", truncate(problem.trim_end(), room))
+}
+
+/// The longest token kept whole when a message must shrink; longer ones keep their ends.
+const LONG_TOKEN: usize = 32;
+
+/// `message` with the middles of its long tokens (whitespace-separated, longer than
+/// [`LONG_TOKEN`] runes: image references, paths, quoted values) replaced by `…`, longest
+/// first, until `excess` runes are saved or none is left to shorten.
+fn elide_details(message: &str, excess: usize) -> String {
+    let mut tokens: Vec<String> = message.split(' ').map(str::to_string).collect();
+    let mut order: Vec<usize> = (0..tokens.len())
+        .filter(|&i| tokens[i].chars().count() > LONG_TOKEN)
+        .collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(tokens[i].chars().count()));
+    let mut saved = 0;
+    for i in order {
+        if saved >= excess {
+            break;
+        }
+        let chars: Vec<char> = tokens[i].chars().collect();
+        let keep = LONG_TOKEN / 2;
+        let short: String = chars[..keep]
+            .iter()
+            .chain(std::iter::once(&'…'))
+            .chain(&chars[chars.len() - keep + 1..])
+            .collect();
+        saved += chars.len() - short.chars().count();
+        tokens[i] = short;
+    }
+    tokens.join(" ")
+}
+
+/// The most runes of an object's name in [`named`] (a name may have 253).
+const MAX_LABEL_CHARS: usize = 80;
+
+/// The object a warning is about, as it starts each line: `Deployment shop/iis` (kind,
+/// namespace/name, as `kubectl get` spells them), shortened to [`MAX_LABEL_CHARS`].
+pub fn label(kind: &str, namespace: &str, name: &str) -> String {
+    let full = match (namespace.is_empty(), name.is_empty()) {
+        (_, true) => kind.to_string(),
+        (true, false) => format!("{kind} {name}"),
+        (false, false) => format!("{kind} {namespace}/{name}"),
+    };
+    truncate(&full, MAX_LABEL_CHARS)
+}
+
+/// The room a [`named`] line of `label` leaves for the warning itself.
+pub fn room_after(label: &str) -> usize {
+    MAX_WARNING_CHARS.saturating_sub(label.chars().count() + 2)
+}
+
+/// `line` named by its object: `Deployment shop/iis: WIN502: …`, within
+/// [`MAX_WARNING_CHARS`] (a line made within [`room_after`] is never cut here).
+pub fn named(label: &str, line: &str) -> String {
+    if label.is_empty() {
+        return truncate(line, MAX_WARNING_CHARS);
+    }
+    truncate(&format!("{label}: {line}"), MAX_WARNING_CHARS)
+}
+
+/// A warning without its object's name ([`named`]'s inverse, for readers that match on the
+/// rule): `WIN502: …` of `Deployment shop/iis: WIN502: …`; the line itself when it names none.
+pub fn unnamed(line: &str) -> &str {
+    const HEADS: [&str; 3] = ["WIN", "winlint", "would deny"];
+    if HEADS.iter().any(|h| line.starts_with(h)) {
+        return line;
+    }
+    HEADS
+        .iter()
+        .filter_map(|h| line.find(&format!(": {h}")))
+        .min()
+        .map_or(line, |i| &line[i + 2..])
 }
 
 /// The warning for a mutation the user must hear of ([`crate::engine::mutation::Mutated::notices`]):
@@ -210,6 +299,45 @@ mod tests {
         );
         // A message that fits is left whole, newlines and all control characters taken out.
         assert_eq!(finding_line("WIN408", "a\nb", &f), "WIN408: a");
+    }
+
+    #[test]
+    fn details_go_before_the_cause() {
+        let image = format!(
+            "mcr.microsoft.com/dotnet/framework/aspnet:4.8-{}",
+            "x".repeat(60)
+        );
+        let m = format!(
+            "container \"app\" image {image} is built for Windows Server 2019 and the nodes run Windows Server 2022 {}; process isolation needs the same build. Use a 2022 image",
+            "(detail) ".repeat(10)
+        );
+        let f = finding(&m);
+        let shop = label("Deployment", "shop", "iis");
+        let w = named(
+            &shop,
+            &finding_line_within("WIN502", &m, &f, room_after(&shop)),
+        );
+        assert!(w.chars().count() <= MAX_WARNING_CHARS, "{w}");
+        assert!(
+            w.starts_with("Deployment shop/iis: WIN502: container"),
+            "{w}"
+        );
+        assert!(
+            w.contains("built for Windows Server 2019 and the nodes run"),
+            "{w}"
+        );
+        assert!(w.ends_with("Use a 2022 image"), "{w}");
+        assert!(w.contains("mcr.microsoft.co…"), "{w}");
+        assert_eq!(unnamed(&w), &w["Deployment shop/iis: ".len()..]);
+        assert_eq!(unnamed("WIN001: x"), "WIN001: x");
+        assert_eq!(
+            unnamed("Pod p: would deny: WIN004: x"),
+            "would deny: WIN004: x"
+        );
+        // Kind and name as kubectl shows them; a generated name keeps its prefix.
+        assert_eq!(label("Pod", "", "p"), "Pod p");
+        assert_eq!(label("Pod", "a", ""), "Pod");
+        assert!(label("Pod", "a", &"n".repeat(253)).chars().count() <= MAX_LABEL_CHARS);
     }
 
     #[test]

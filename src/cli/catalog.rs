@@ -27,7 +27,7 @@ pub(super) fn list_rules(format: RulesFormat) -> i32 {
                     let m = r.meta;
                     serde_json::json!({"id": m.id, "name": m.name, "severity": m.severity,
                         "severities": m.severities(), "severity_note": m.severity_note(),
-                        "fix": m.fix, "summary": m.summary, "applies": m.applies, "source": m.source})
+                        "fix": m.fix, "summary": m.summary, "applies": m.applies, "source": crate::model::citations::public(m.source)})
                 })
                 .collect();
             writeln!(

@@ -378,6 +378,9 @@ pub fn audit(args: AuditArgs) -> i32 {
         if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
             summary.ignore_reasons.push(format!("{place}: {r}"));
         }
+        if let Some(r) = &rep.exemption_refused {
+            eprintln!("winlint: note: {place}: {r}");
+        }
         let mut found: Vec<Located> = rep
             .findings
             .into_iter()

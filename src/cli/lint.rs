@@ -99,6 +99,11 @@ pub(super) fn lint_docs(
             if let Some(r) = rep.ignore_reason.filter(|_| rep.suppressed > 0) {
                 ignore_reasons.push(format!("{}: {r}", object_label(obj)));
             }
+            // An exemption the policy refused: said, or the user wonders why it had no effect.
+            if let Some(r) = &rep.exemption_refused {
+                let (line, _) = doc.map.locate(&prefix);
+                let _ = writeln!(stderr, "{name}:{line}: note: {}: {r}", object_label(obj));
+            }
             if rep.findings.is_empty() {
                 continue;
             }

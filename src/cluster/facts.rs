@@ -521,7 +521,7 @@ impl ClusterFacts {
                 let o = &old.groups[oi];
                 if o.count() != g.count() {
                     out.push(FactChange::Nodes {
-                        group: g.describe(),
+                        group: g.facts(),
                         from: o.count(),
                         to: g.count(),
                     });
@@ -542,7 +542,7 @@ impl ClusterFacts {
             for (oi, k) in from {
                 *moved.entry(oi).or_default() += k;
                 out.push(FactChange::TaintsChanged {
-                    group: g.describe(),
+                    group: g.facts(),
                     from: old.groups[oi]
                         .taints
                         .iter()
@@ -554,16 +554,14 @@ impl ClusterFacts {
             }
             if fresh > 0 {
                 out.push(FactChange::GroupAdded {
-                    group: g.describe(),
+                    group: g.facts(),
                     nodes: fresh,
                 });
             }
         }
         for (oi, o) in old.groups.iter().enumerate() {
             if !new_shapes.contains(&shape_of(o)) && moved.get(&oi) != Some(&o.count()) {
-                out.push(FactChange::GroupGone {
-                    group: o.describe(),
-                });
+                out.push(FactChange::GroupGone { group: o.facts() });
             }
         }
         for (n, rc) in &self.runtime_classes {

@@ -33,11 +33,7 @@ impl Exemptions {
         sites: &[workload::PodSite],
         policy: &ExemptionPolicy,
     ) -> Exemptions {
-        let reason = object
-            .lookup("/metadata/annotations")
-            .and_then(|a| a.get(IGNORE_REASON_ANNOTATION))
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let reason = ignore_reason(object, sites);
         let keys = ignore_list(object, sites);
         let mut e = Exemptions {
             keys: Vec::new(),
@@ -59,9 +55,9 @@ impl Exemptions {
             Some(format!(
                 "{IGNORE_ANNOTATION} is not honoured in namespace {namespace} (exemptions.namespaces)"
             ))
-        } else if policy.require_reason && e.reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
+        } else if policy.require_reason && e.reason.is_none() {
             Some(format!(
-                "{IGNORE_ANNOTATION} needs a {IGNORE_REASON_ANNOTATION} (exemptions.requireReason)"
+                "{IGNORE_ANNOTATION} not honoured: this cluster requires a non-empty {IGNORE_REASON_ANNOTATION} beside it, on the object or its pod template (exemptions.requireReason)"
             ))
         } else {
             e.keys = keys;
@@ -92,6 +88,25 @@ impl Exemptions {
         }
         false
     }
+}
+
+/// `winlint.io/ignore-reason` of the object, else of its pod template (README: both places
+/// hold the exemption, so both hold its reason); an empty one counts as none.
+fn ignore_reason(object: &Value, sites: &[workload::PodSite]) -> Option<String> {
+    let of = |meta: Option<&Value>| {
+        meta.and_then(|m| m.get("annotations"))
+            .and_then(|a| a.get(IGNORE_REASON_ANNOTATION))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .map(str::to_string)
+    };
+    of(object.get("metadata")).or_else(|| {
+        sites
+            .iter()
+            .filter(|s| s.meta_ptr != "/metadata")
+            .find_map(|s| of(Some(s.meta)))
+    })
 }
 
 /// The rules named in the object's `winlint.io/ignore` annotation (object metadata, and the
@@ -179,6 +194,35 @@ mod tests {
         assert!(!exempts(&reason, &pod("a", "all", None), "WIN001").0);
         assert!(!exempts(&reason, &pod("a", "all", Some(" ")), "WIN001").0);
         assert!(exempts(&reason, &pod("a", "all", Some("ticket 42")), "WIN001").0);
+    }
+
+    /// A Deployment whose pod template holds the annotations (README: "on the object or its
+    /// pod template").
+    fn deployment(ignore: &str, reason: Option<&str>) -> Value {
+        let mut a = json!({ IGNORE_ANNOTATION: ignore });
+        if let Some(r) = reason {
+            a[IGNORE_REASON_ANNOTATION] = r.into();
+        }
+        json!({"kind": "Deployment", "metadata": {"name": "d", "namespace": "a"},
+               "spec": {"template": {"metadata": {"annotations": a},
+                        "spec": {"containers": [{"name": "c", "image": "x"}]}}}})
+    }
+
+    #[test]
+    fn the_reason_on_a_pod_template_is_honoured() {
+        let p = policy("exemptions: {requireReason: true}");
+        let obj = deployment("all", Some("ticket 42"));
+        let e = Exemptions::of(&obj, &p);
+        assert_eq!(e.reason.as_deref(), Some("ticket 42"));
+        assert_eq!(exempts(&p, &obj, "WIN001"), (true, None));
+        // Without one, refused, and the note says what is missing and where it may go.
+        let (ok, why) = exempts(&p, &deployment("all", None), "WIN001");
+        let why = why.unwrap();
+        assert!(!ok);
+        assert!(why.contains(IGNORE_REASON_ANNOTATION) && why.contains("pod template"));
+        assert!(why.contains("exemptions.requireReason"), "{why}");
+        // Blank: none.
+        assert!(!exempts(&p, &deployment("all", Some("  ")), "WIN001").0);
     }
 
     #[test]

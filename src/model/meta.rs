@@ -150,7 +150,7 @@ impl RuleMeta {
             self.severity_label(),
             self.applies,
             fix,
-            self.source,
+            crate::model::citations::public(self.source),
             self.docs.trim_end()
         )
     }

@@ -7,6 +7,7 @@
 //! (`tests/architecture.rs` checks it).
 
 pub mod api_fields;
+pub mod citations;
 pub mod classify;
 pub mod context;
 pub mod date;

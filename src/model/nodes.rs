@@ -244,8 +244,33 @@ impl NodeGroup {
     pub fn hostnames(&self) -> impl Iterator<Item = &str> {
         self.nodes.values().filter_map(|h| h.as_deref())
     }
-    /// `windows 10.0.20348 [os=windows:NoSchedule] containerd://1.7.20`
+    /// The group as a user reads it in a finding: `Windows Server 2022 (10.0.20348) nodes,
+    /// tainted os=windows:NoSchedule`, `Linux nodes, untainted` (no runtime, no debug
+    /// brackets: the cluster's facts line says those).
     pub fn describe(&self) -> String {
+        let mut s = if self.is_windows() {
+            match self.build {
+                Some(b) => format!("{} nodes", b.named()),
+                None => "Windows nodes (build unknown)".to_string(),
+            }
+        } else {
+            match &self.os {
+                NodeOs::Linux => "Linux nodes".to_string(),
+                other => format!("{other} nodes"),
+            }
+        };
+        if self.taints.is_empty() {
+            s.push_str(", untainted");
+        } else {
+            let taints: Vec<String> = self.taints.iter().map(|t| t.to_string()).collect();
+            s.push_str(&format!(", tainted {}", taints.join(", ")));
+        }
+        s
+    }
+
+    /// The group as the cluster's facts list it (logs, `--cluster`'s summary):
+    /// `windows 10.0.20348 taints [os=windows:NoSchedule] containerd://1.7.20`.
+    pub fn facts(&self) -> String {
         let mut s = self.os.to_string();
         if self.is_windows() {
             match self.build {

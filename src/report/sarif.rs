@@ -49,7 +49,7 @@ pub fn sarif_value(r: &Report) -> Value {
                         Severity::Warning => "warning",
                         Severity::Info => "recommendation",
                     },
-                    "source": m.source, "applies": m.applies, "fix": m.fix.map(|f| match f { FixSafety::Safe => "safe", FixSafety::OptIn => "opt-in" })},
+                    "source": crate::model::citations::public(m.source), "applies": m.applies, "fix": m.fix.map(|f| match f { FixSafety::Safe => "safe", FixSafety::OptIn => "opt-in" })},
             })
         })
         .collect();

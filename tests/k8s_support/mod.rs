@@ -510,8 +510,12 @@ pub struct Kubectl {
     pub success: bool,
     pub stdout: String,
     pub stderr: String,
-    /// `Warning: …` lines of stderr (admission warnings, deprecations), without the prefix.
+    /// `Warning: …` lines of stderr (admission warnings, deprecations), without the prefix and
+    /// without the object winlint names each of its warnings by (`WIN502: …` of
+    /// `Deployment shop/iis: WIN502: …`, `winlint::admission::warnings::unnamed`).
     pub warnings: Vec<String>,
+    /// The same lines as kubectl printed them, the object's name included.
+    pub named: Vec<String>,
 }
 
 impl Kubectl {
@@ -588,16 +592,21 @@ impl Cluster {
         }
         let out = child.wait_with_output().expect("kubectl runs");
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        let warnings = stderr
+        let named: Vec<String> = stderr
             .lines()
             .filter_map(|l| l.strip_prefix("Warning: "))
             .map(str::to_string)
+            .collect();
+        let warnings = named
+            .iter()
+            .map(|w| winlint::admission::warnings::unnamed(w).to_string())
             .collect();
         Kubectl {
             success: out.status.success(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr,
             warnings,
+            named,
         }
     }
 

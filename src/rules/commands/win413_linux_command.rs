@@ -40,8 +40,8 @@ Names Windows also ships (`cmd`, `powershell`, `ping`, `curl`, `tar`, `timeout`,
 `whoami`, …) and any name written with `.exe` are not flagged.
 
 Whether a Linux program or a cmd.exe built-in is missing depends on the image: winlint reports it
-as certain only where it knows the image lacks it (its table of known images,
-`src/model/image_contents.yaml`: Microsoft's base images and the images built on them, the
+as certain only where it knows the image lacks it (its table of known images:
+Microsoft's base images and the images built on them, the
 official images' `nanoserver` and `windowsservercore` tags; or the user's `images:` in
 `winlint.yaml`). Images known to bring Linux tools (the Kubernetes e2e test images, built on
 busybox; a declared `tools: [linux]`, as for Git for Windows or MSYS based images) are silent. In

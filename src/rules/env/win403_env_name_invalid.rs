@@ -52,8 +52,8 @@ Checks `env[].name` of every container against the target API server's rule:
   characters stays an **error**.
 
 ## Why is this bad?
-.NET / ASP.NET Core configuration keys use `:` (`Logging:LogLevel:Default`), and the seed-era
-Windows guides tell users to pass them as environment variables. Older API servers reject the
+.NET / ASP.NET Core configuration keys use `:` (`Logging:LogLevel:Default`), and the early
+Windows guides (Kubernetes 1.9-1.13) tell users to pass them as environment variables. Older API servers reject the
 whole pod ("a valid environment variable name must consist of alphabetic characters, digits, '_',
 '-', or '.'"); a Deployment then never creates its pods.
 

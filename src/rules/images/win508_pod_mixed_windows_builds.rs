@@ -29,7 +29,7 @@ pub static WIN508: RuleMeta = RuleMeta {
     docs: r#"## What it does
 Compares the Windows builds derived from the images of all containers of a pod (init, regular and
 ephemeral; HostProcess containers excluded). Under process isolation it reports, as an error, builds
-that no single host build can run together (§1.3: equal builds, or Windows Server 2022 images
+that no single host build can run together (equal builds, or Windows Server 2022 images
 beside Windows Server 2025 ones on a 2025 host). Under Hyper-V isolation any two different builds
 are a warning: the node must run the newest of them. Ephemeral containers count because they join a
 pod already running on a node of the other containers' build. When a build comes from the tag of a

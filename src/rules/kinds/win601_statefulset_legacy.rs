@@ -21,8 +21,8 @@ pub static WIN601: RuleMeta = RuleMeta {
 Finds StatefulSets whose pod template is Windows when the target is Kubernetes 1.13 or older.
 
 ## Why is this bad?
-Before Windows support went GA in 1.14, StatefulSets were not supported for Windows pods (seed-era
-"Using Windows Server Containers" guide).
+Before Windows support went GA in 1.14, StatefulSets were not supported for Windows pods (the
+Kubernetes 1.9-1.13 "Using Windows Server Containers" guide).
 
 ## Example
 ```yaml

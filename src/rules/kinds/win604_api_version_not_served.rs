@@ -42,7 +42,7 @@ administrator enables the alpha API, are not judged.)
 ## Why is this bad?
 The API server refuses the object (`no matches for kind "Deployment" in version
 "extensions/v1beta1"`), and a pod naming a RuntimeClass that could not be created is refused too
-(`RuntimeClass "x" not found`). Windows manifests of the seed era (acs-engine, the first
+(`RuntimeClass "x" not found`). Windows manifests of Kubernetes 1.9-1.13 (acs-engine, the first
 "Windows Server Containers" guides) and the Hyper-V RuntimeClasses of
 `kubernetes-sigs/windows-testing` are still copied today in these versions.
 

@@ -25,7 +25,7 @@ pub static WIN410: RuleMeta = RuleMeta {
 On Kubernetes ≤ 1.13 targets, reports container ports with `protocol: UDP`.
 
 ## Why is this bad?
-The seed-era Windows kube-proxy ran in userspace mode on `netsh portproxy`, which forwards TCP
+The early Windows kube-proxy (Kubernetes 1.9-1.13) ran in userspace mode on `netsh portproxy`, which forwards TCP
 only: Services cannot reach UDP ports of Windows pods.
 
 ## Example

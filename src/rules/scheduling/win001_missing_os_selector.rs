@@ -335,7 +335,7 @@ mod tests {
         assert_eq!(f[0].severity, Severity::Error);
         assert!(
             f[0].message
-                .contains("can place it on 3 nodes that are not Windows (linux"),
+                .contains("can place it on 3 nodes that are not Windows (Linux nodes, untainted)"),
             "{}",
             f[0].message
         );

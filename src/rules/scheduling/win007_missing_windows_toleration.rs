@@ -341,7 +341,10 @@ mod tests {
         // Observed nodes: it lands on the Linux group it fits.
         let c = crate::rules::scheduling::common::tests::windows_and_linux("os=windows:NoSchedule");
         let f = &only(&bare, &c, "WIN007")[0];
-        assert_says(f, "places it on one of 3 nodes that are not Windows (linux");
+        assert_says(
+            f,
+            "places it on one of 3 nodes that are not Windows (Linux nodes, untainted)",
+        );
         assert_says(&only(&pinned, &c, "WIN007")[0], "stay Pending");
     }
 

@@ -344,7 +344,7 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(
             f[0].message
-                .contains("the scheduler can place it only on 3 nodes that are not Windows (linux")
+                .contains("the scheduler can place it only on 3 nodes that are not Windows (Linux nodes, untainted)")
                 && !f[0].message.contains("Pending"),
             "{}",
             f[0].message

@@ -6,6 +6,7 @@ use crate::model::labels::OS_LABEL;
 use crate::model::labels::OS_LABELS;
 use crate::model::meta::{Area, Mutation, Reads, Recorded, RuleOs};
 use crate::model::placement;
+use crate::model::schedule;
 use crate::model::workload::{ContainerRef, PodSite};
 use crate::model::{Eval, Finding, Fix, FixSafety, RuleMeta, Severity};
 use crate::rules::Rule;
@@ -51,6 +52,14 @@ rejects the pod (`PodOSNotSupported`, `pkg/kubelet/lifecycle/predicate.go`), and
 recreates it, maybe on the same node. Neither is the pod label `kubernetes.io/os: linux`
 (the kubelet rejects it with `PodOSSelectorNodeLabelDoesNotMatch`).
 
+A pod bound to its node by `spec.nodeName` (`kubectl debug node/NAME --image=busybox`, static
+placement) skips the scheduler: with the cluster's nodes known, one bound to a Windows node whose
+images are Linux-only is an error (it fails there, and nothing moves it; no fix, since no
+selector changes a bound pod's node). The kubelet does not refuse it: it compares only
+`spec.os.name` and the pod's `kubernetes.io/os` label with the node's
+(`pkg/kubelet/lifecycle/predicate.go`), so the pull fails. A Windows pod bound to a Linux node is
+WIN001's.
+
 DaemonSets are WIN603's: a DaemonSet targets every node whatever its images, so WIN603 reports
 every Linux DaemonSet without an OS pin and this rule none (and never a pod a DaemonSet owns: its
 controller picked its node). This rule reports the other kinds, only when the images prove the
@@ -94,11 +103,13 @@ Safe: add `nodeSelector: {kubernetes.io/os: linux}`. In the webhook, `mutation.l
 
 pub(crate) fn linux_pod_can_land_on_windows(site: &PodSite, eval: &Eval) -> Vec<Finding> {
     // WIN603 reports DaemonSets; a pod a DaemonSet owns was placed by its controller.
-    if is_daemonset(site)
-        || owned_by_daemonset(site)
-        || eval.class.is_windows()
-        || site.str("/nodeName").is_some()
-        || classify::has_os_pin(site, eval.context, Os::Linux)
+    if is_daemonset(site) || owned_by_daemonset(site) || eval.class.is_windows() {
+        return Vec::new();
+    }
+    if let Some(node) = schedule::node_name(site.spec) {
+        return named_windows_node(site, eval, node);
+    }
+    if classify::has_os_pin(site, eval.context, Os::Linux)
         || classify::has_os_pin(site, eval.context, Os::Windows)
     {
         return Vec::new();
@@ -129,6 +140,32 @@ pub(crate) fn linux_pod_can_land_on_windows(site: &PodSite, eval: &Eval) -> Vec<
         });
     }
     vec![f]
+}
+
+/// A pod bound by `spec.nodeName` (`kubectl debug node/NAME --image=busybox`, static
+/// placement) to an observed Windows node whose images cannot run there: no scheduler moves it
+/// and no OS pin helps (the kubelet admits a pod without `spec.os` whatever its images,
+/// `pkg/kubelet/lifecycle/predicate.go` compares only `spec.os.name` and the pod's OS label with
+/// the node's), so it fails on that node: an error, and no fix. Known only with the cluster's
+/// nodes (`--cluster`, `audit`, `serve`): offline a node name says nothing.
+fn named_windows_node(site: &PodSite, eval: &Eval, node: &str) -> Vec<Finding> {
+    let placement = eval.placement(site);
+    if !placement.observed() {
+        return Vec::new();
+    }
+    let Some(group) = placement.windows_fitting().into_iter().next() else {
+        return Vec::new();
+    };
+    let Some(why) = linux_only_images(eval) else {
+        return Vec::new();
+    };
+    let message = format!(
+        "pod bound to Windows node {node} ({}) by spec.nodeName, but {}: {}. Name a Linux node, or use a Windows image (kubectl debug node/{node} --image=mcr.microsoft.com/powershell:lts-nanoserver-ltsc2022)",
+        group.describe(),
+        why.join("; "),
+        failure(site),
+    );
+    vec![Finding::new(&WIN011, site.ptr("/nodeName"), message).severity(Severity::Error)]
 }
 
 fn owned_by_daemonset(site: &PodSite) -> bool {
@@ -235,6 +272,48 @@ mod tests {
 
     fn win011(obj: &Value, c: &Config) -> Vec<Finding> {
         only(obj, c, "WIN011")
+    }
+
+    /// The pod `kubectl debug node/NAME --image=busybox` creates (kubectl
+    /// `pkg/cmd/debug/debug.go`, `generateNodeDebugPod` and the legacy profile): bound by
+    /// `spec.nodeName`, tolerating every taint, in the host's namespaces.
+    pub(crate) fn node_debugger(node: &str, image: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("node-debugger-{node}-x7k2p"), "namespace": "default"},
+            "spec": {"containers": [{"name": "debugger", "image": image, "stdin": true,
+                        "tty": true, "terminationMessagePolicy": "File",
+                        "volumeMounts": [{"name": "host-root", "mountPath": "/host"}]}],
+                     "nodeName": node, "restartPolicy": "Never",
+                     "hostIPC": true, "hostNetwork": true, "hostPID": true,
+                     "tolerations": [{"operator": "Exists"}],
+                     "volumes": [{"name": "host-root", "hostPath": {"path": "/"}}]}})
+    }
+
+    #[test]
+    fn a_linux_image_bound_to_a_windows_node_is_an_error() {
+        let win = group("win", "windows", "10.0.20348", &[], &[], 2);
+        let c = observed(cfg(), vec![win, linux()]);
+        // kubectl debug node/win0 --image=busybox
+        let f = win011(&node_debugger("win0", "busybox"), &c);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].pointer, "/spec/nodeName");
+        assert!(f[0].fix.is_none(), "no selector moves a bound pod");
+        for part in [
+            "win0",
+            "Windows Server 2022",
+            "busybox",
+            "no matching manifest",
+        ] {
+            assert_says(&f[0], part);
+        }
+        // Bound to a Linux node: nothing here.
+        assert!(win011(&node_debugger("l0", "busybox"), &c).is_empty());
+        // A multi-OS or unknown image may run there.
+        assert!(win011(&node_debugger("win0", "registry.k8s.io/pause:3.9"), &c).is_empty());
+        assert!(win011(&node_debugger("win0", "contoso.azurecr.io/tool:1"), &c).is_empty());
+        // Offline, a node name says nothing of the node's OS.
+        assert!(win011(&node_debugger("win0", "busybox"), &aks()).is_empty());
     }
 
     #[test]

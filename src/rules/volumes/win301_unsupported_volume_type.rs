@@ -86,7 +86,7 @@ Checks every `spec.volumes[*]` source against what Windows nodes can mount.
   `persistentVolumeClaim`, `ephemeral`, `csi` (the driver needs a Windows node plugin / csi-proxy),
   the in-tree `azureDisk`, `azureFile`, `awsElasticBlockStore`, `gcePersistentDisk`,
   `vsphereVolume` (CSI-migrated) and `flexVolume` (SMB/iSCSI scripts) work.
-* Kubernetes ≤ 1.13 (the seed-era guides): only `hostPath`, `emptyDir`, `azureDisk`, `azureFile`,
+* Kubernetes ≤ 1.13 (the guides of those versions): only `hostPath`, `emptyDir`, `azureDisk`, `azureFile`,
   `flexVolume` and `persistentVolumeClaim`; Secrets/ConfigMaps as volumes from Windows 1803 on.
 
 `nfs`, `iscsi`, `rbd`, `cephfs`, `glusterfs`, `fc`, `cinder`, `flocker`, `quobyte`,
