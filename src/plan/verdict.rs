@@ -431,6 +431,8 @@ mod tests {
                     variant: None,
                     os_version: Some(v.to_string()),
                     os_features: Vec::new(),
+                    digest: None,
+                    user: None,
                 })
                 .collect(),
             user: None,
