@@ -211,17 +211,7 @@ fn apply(text: &str, edit: &Value, uri: &str) -> String {
     out
 }
 
-const POD: &str = "\
-# a Windows pod without an OS selector (\u{e9}t\u{e9}: a non-ASCII comment)
-apiVersion: v1
-kind: Pod
-metadata:
-  name: iis
-spec:
-  containers:
-  - name: a
-    image: mcr.microsoft.com/windows/servercore:ltsc2022
-";
+const POD: &str = include_str!("../testdata/lsp/windows-pod.yaml");
 
 fn workspace() -> (tempfile::TempDir, String, std::path::PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
