@@ -426,3 +426,18 @@ fn exit_without_shutdown_is_an_error_exit() {
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn a_bad_config_flag_is_refused_at_start() {
+    let out = Command::new(env!("CARGO_BIN_EXE_winlint"))
+        .args(["lsp", "--config", "/nonexistent/winlint.yaml"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("winlint lsp runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("winlint lsp:") && err.contains("/nonexistent"),
+        "{err}"
+    );
+}
