@@ -362,6 +362,27 @@ fn an_editor_session() {
     );
     assert_eq!(r["result"], Value::Null);
 
+    // A Helm template is not linted as a manifest (no noise from its Go templates).
+    let chart = dir.path().join("chart");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    let tpl_uri = format!(
+        "file://{}",
+        chart.join("templates").join("pod.yaml").display()
+    );
+    let tpl = format!(
+        "{POD}  {{{{- if .Values.x }}}}\n  nodeName: {{{{ .Values.x }}}}\n  {{{{- end }}}}\n"
+    );
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": tpl_uri, "languageId": "yaml", "version": 1, "text": tpl}}),
+    );
+    assert_eq!(c.diagnostics(&tpl_uri), Vec::<Value>::new());
+
     // Closing clears the document's diagnostics.
     c.notify(
         "textDocument/didClose",
