@@ -245,7 +245,14 @@ impl Server<'_> {
         };
         let name = (doc.path.as_ref())
             .map_or_else(|| uri.as_str().to_string(), |p| p.display().to_string());
-        let linted = match self.linter.lint(&name, doc.path.as_deref(), &doc.text) {
+        // A bug in a rule must not take the editor's server down with it: that document's
+        // lint fails (the panic's message goes to stderr, the client's log) and the rest goes on.
+        let linter = self.linter;
+        let linted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            linter.lint(&name, doc.path.as_deref(), &doc.text)
+        }))
+        .unwrap_or_else(|_| Err("the lint failed (a bug: please report it)".to_string()));
+        let linted = match linted {
             Ok(l) => l,
             Err(e) => {
                 let msg = format!("winlint: {name}: {e}");
