@@ -1,5 +1,5 @@
 //! The `winlint` command line: `winlint [lint] FILES`, `rules`, `explain`, `audit`, `serve`,
-//! `manifests`. This file is the dispatch; each job is a module of its own:
+//! `manifests`, `lsp`. This file is the dispatch; each job is a module of its own:
 //!
 //! * [`args`]: the arguments (subcommands, `lint`'s flags, [`TargetArgs`]);
 //! * [`lint`]: the lint run, on the inputs [`collect`] expands and [`input`] reads, pass 1 cheap
@@ -7,12 +7,13 @@
 //!   [`write`]), the report ([`output`]);
 //! * [`catalog`]: `rules` and `explain`; [`cluster`]: a live cluster (`--cluster`, `audit`);
 //!   [`plan`]: `plan`, a move of the Windows nodes judged ([`crate::plan`]);
-//!   [`registry`]: `--registry`.
+//!   [`registry`]: `--registry`; [`editor`]: one buffer's lint for `winlint lsp` ([`crate::lsp`]).
 
 mod args;
 mod catalog;
 mod cluster;
 mod collect;
+mod editor;
 mod fix;
 mod input;
 mod lint;
@@ -51,5 +52,12 @@ pub fn main() -> i32 {
         Some(Command::Plan(a)) => plan::plan(a),
         Some(Command::Serve(a)) => crate::server::serve(a),
         Some(Command::Manifests(a)) => crate::manifests::manifests(a),
+        Some(Command::Lsp(a)) => match editor::EditorLinter::new(a.target) {
+            Ok(linter) => crate::lsp::run(&linter),
+            Err(e) => {
+                eprintln!("winlint lsp: {e}");
+                EXIT_USAGE
+            }
+        },
     }
 }

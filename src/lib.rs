@@ -4,7 +4,7 @@
 //! admission webhook (`winlint serve`) and the pre-commit hook (the same CLI). The layers, each
 //! using only those below it (CONTRIBUTING.md has the map; `tests/architecture.rs` checks it):
 //!
-//! * front ends: [`cli`], [`report`], [`admission`], [`server`], [`manifests`];
+//! * front ends: [`cli`], [`lsp`] (the Language Server), [`report`], [`admission`], [`server`], [`manifests`];
 //! * [`engine`]: lint an object, and the one fixer;
 //! * [`config`]: the target and the policy, from `winlint.yaml` and flags;
 //! * [`rules`]: the registry and the rule modules;
@@ -18,6 +18,7 @@ pub mod cli;
 pub mod cluster;
 pub mod config;
 pub mod engine;
+pub mod lsp;
 pub mod manifests;
 pub mod model;
 pub mod plan;

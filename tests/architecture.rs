@@ -244,7 +244,7 @@ fn uses(src: &Path, files: &[PathBuf]) -> Vec<(Vec<String>, Vec<String>)> {
 /// other, and the cluster client (which both use) uses neither: a change to one front end cannot
 /// break another through the back door.
 const FRONT_ENDS: &[(&str, &[&str])] = &[
-    ("linter", &["cli", "render", "report", "plan"]),
+    ("linter", &["cli", "render", "report", "plan", "lsp"]),
     ("webhook", &["admission", "server", "manifests"]),
     ("cluster client", &["cluster"]),
 ];

@@ -47,6 +47,17 @@ pub(super) enum Command {
     Serve(crate::server::ServeArgs),
     /// Print install manifests for the admission webhook.
     Manifests(crate::manifests::ManifestsArgs),
+    /// Run the Language Server (LSP on stdin/stdout): findings, quick fixes and rule help in an
+    /// editor.
+    Lsp(LspArgs),
+}
+
+/// `winlint lsp`: the target and policy flags of `lint`, for every buffer (a `winlint.yaml`
+/// found from each file's directory still applies, as for `winlint FILE`).
+#[derive(Args, Debug)]
+pub(super) struct LspArgs {
+    #[command(flatten)]
+    pub(super) target: TargetArgs,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]

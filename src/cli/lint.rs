@@ -181,10 +181,10 @@ pub(super) struct Pass2 {
 /// Pass 2's work on one input, made on any thread and reported on the main one, in order.
 #[derive(Default)]
 pub(super) struct Linted {
-    findings: Vec<Located>,
+    pub(super) findings: Vec<Located>,
     /// The counts of `summary` (its other fields are the run's).
     summary: Summary,
-    errors: Vec<InputError>,
+    pub(super) errors: Vec<InputError>,
     ignore_reasons: Vec<String>,
     diff: Option<String>,
     /// Its warnings and notes, written to stderr when it is reported (in report order, as a

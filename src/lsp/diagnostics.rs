@@ -1,0 +1,76 @@
+//! The findings as LSP diagnostics: the range of the node the finding points at (its key for a
+//! mapping entry), the severity, the rule ID as the code with its documentation page, the
+//! message. Input errors (invalid YAML) are diagnostics too, at their place.
+
+use std::str::FromStr;
+
+use lsp_types::{CodeDescription, Diagnostic, DiagnosticSeverity, NumberOrString, Uri};
+
+use super::Linted;
+use super::position::LineIndex;
+use crate::model::Severity;
+use crate::report::Located;
+use crate::source::Document;
+
+/// `source` of every diagnostic.
+pub const SOURCE: &str = "winlint";
+
+/// The diagnostics of a lint of `text`, one per finding in order, then one per input error.
+pub fn diagnostics(text: &str, linted: &Linted, docs: Option<&[Document]>) -> Vec<Diagnostic> {
+    let ix = LineIndex::new(text);
+    let mut out: Vec<Diagnostic> = (linted.findings.iter())
+        .map(|l| finding(&ix, l, docs))
+        .collect();
+    for e in &linted.errors {
+        let start = ix.line_column(e.line.max(1), e.column.max(1));
+        let end = ix.line_end(ix.position(start).line as usize);
+        out.push(Diagnostic {
+            range: ix.range(start, end),
+            severity: Some(DiagnosticSeverity::ERROR),
+            source: Some(SOURCE.to_string()),
+            message: e.message.clone(),
+            ..Diagnostic::default()
+        });
+    }
+    out
+}
+
+/// The byte range a finding is shown on: the key of the entry its pointer names (or of the
+/// nearest entry that is written: a missing `nodeSelector` is shown on `spec`), else the first
+/// line of the node; the finding's line and column when the text has no source map.
+pub fn span(ix: &LineIndex, l: &Located, docs: Option<&[Document]>) -> (usize, usize) {
+    let at = ix.line_column(l.line.max(1), l.column.max(1));
+    let line_end = |o: usize| ix.line_end(ix.position(o).line as usize);
+    let doc = docs.and_then(|d| {
+        d.iter()
+            .find(|d| d.text_range.0 <= at && at < d.text_range.1)
+            .or(d.last())
+    });
+    match doc.and_then(|d| d.map.nearest(&l.pointer)) {
+        Some((_, n)) => match n.key {
+            Some((s, e)) => (s, e),
+            None => (n.start, n.end.min(line_end(n.start)).max(n.start)),
+        },
+        None => (at, line_end(at)),
+    }
+}
+
+fn finding(ix: &LineIndex, l: &Located, docs: Option<&[Document]>) -> Diagnostic {
+    let (start, end) = span(ix, l, docs);
+    let rule = l.finding.rule;
+    Diagnostic {
+        range: ix.range(start, end),
+        severity: Some(match l.finding.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+            Severity::Info => DiagnosticSeverity::INFORMATION,
+        }),
+        code: Some(NumberOrString::String(rule.id.to_string())),
+        code_description: Uri::from_str(&rule.docs_url())
+            .ok()
+            .map(|href| CodeDescription { href }),
+        source: Some(SOURCE.to_string()),
+        message: format!("{} ({}): {}", l.object, rule.name, l.finding.message),
+        ..Diagnostic::default()
+    }
+}

@@ -1,0 +1,290 @@
+//! The message loop. Lints are debounced: a change waits [`DEBOUNCE`] for the next one, so a
+//! burst of keystrokes is linted once; a request about a document (code actions, hover) lints
+//! it first if a change is pending, so it always answers about the text the client has.
+//! Requests are answered in order on this thread, so by the time a `$/cancelRequest` is read
+//! its request has been answered: it is ignored, as the protocol allows.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::RecvTimeoutError;
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_types::{
+    CodeActionKind, CodeActionOptions, CodeActionParams, CodeActionProviderCapability,
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, HoverParams, HoverProviderCapability, InitializeResult,
+    PublishDiagnosticsParams, SaveOptions, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions, Uri,
+};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::Linter;
+use super::actions::{FIX_ALL, actions};
+use super::diagnostics::diagnostics;
+use super::hover::hover;
+use super::store::{Lint, Store};
+use crate::process::EXIT_OK;
+
+/// The exit code after an `exit` without `shutdown`, or a broken connection: the protocol's 1.
+const EXIT_ERROR: i32 = 1;
+
+/// How long a change waits for the next before the document is linted.
+pub const DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// Serve the Language Server Protocol on stdin/stdout until the client says `exit`; the exit
+/// code the protocol asks for (0 after `shutdown`, 1 otherwise).
+pub fn run(linter: &dyn Linter) -> i32 {
+    let (conn, io) = Connection::stdio();
+    let code = match serve(&conn, linter) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("winlint lsp: {e}");
+            EXIT_ERROR
+        }
+    };
+    drop(conn);
+    match io.join() {
+        Ok(()) => code,
+        Err(e) => {
+            // Not JSON-RPC on stdin (or stdin closed mid-message): the reader stopped there.
+            eprintln!("winlint lsp: {e}");
+            EXIT_ERROR
+        }
+    }
+}
+
+fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        text_document_sync: Some(TextDocumentSyncCapability::Options(
+            TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(TextDocumentSyncKind::FULL),
+                save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions {
+                    include_text: Some(false),
+                })),
+                ..TextDocumentSyncOptions::default()
+            },
+        )),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![
+                CodeActionKind::QUICKFIX,
+                CodeActionKind::from(FIX_ALL.to_string()),
+            ]),
+            ..CodeActionOptions::default()
+        })),
+        ..ServerCapabilities::default()
+    }
+}
+
+fn serve(conn: &Connection, linter: &dyn Linter) -> Result<(), String> {
+    let init = InitializeResult {
+        capabilities: capabilities(),
+        server_info: Some(ServerInfo {
+            name: "winlint".to_string(),
+            version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        }),
+    };
+    let (id, _) = conn.initialize_start().map_err(|e| e.to_string())?;
+    let init = serde_json::to_value(init).map_err(|e| e.to_string())?;
+    conn.initialize_finish(id, init)
+        .map_err(|e| e.to_string())?;
+    let mut s = Server {
+        conn,
+        linter,
+        store: Store::default(),
+        pending: HashMap::new(),
+    };
+    loop {
+        let next = s.pending.values().map(|(at, _)| *at).min();
+        let msg = match next {
+            None => conn
+                .receiver
+                .recv()
+                .map_err(|_| RecvTimeoutError::Disconnected),
+            Some(at) => conn
+                .receiver
+                .recv_timeout(at.saturating_duration_since(Instant::now())),
+        };
+        match msg {
+            Ok(Message::Request(req)) => {
+                if conn.handle_shutdown(&req).map_err(|e| e.to_string())? {
+                    return Ok(());
+                }
+                s.request(req);
+            }
+            Ok(Message::Notification(n)) if n.method == "exit" => {
+                return Err("exit without shutdown".to_string());
+            }
+            Ok(Message::Notification(n)) => s.notification(n),
+            Ok(Message::Response(_)) => {}
+            Err(RecvTimeoutError::Timeout) => s.lint_due(),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err("the client closed the connection without exit".to_string());
+            }
+        }
+    }
+}
+
+struct Server<'a> {
+    conn: &'a Connection,
+    linter: &'a dyn Linter,
+    store: Store,
+    /// Documents changed and not linted yet, with when they are due.
+    pending: HashMap<String, (Instant, Uri)>,
+}
+
+fn params<P: DeserializeOwned>(v: Value) -> Result<P, String> {
+    serde_json::from_value(v).map_err(|e| format!("invalid params: {e}"))
+}
+
+impl Server<'_> {
+    fn send(&self, m: Message) {
+        // The writer is gone only when the client is: the loop ends at the next read.
+        let _ = self.conn.sender.send(m);
+    }
+
+    fn request(&mut self, req: Request) {
+        let id = req.id.clone();
+        let result = match req.method.as_str() {
+            "textDocument/codeAction" => params::<CodeActionParams>(req.params).map(|p| {
+                self.lint_now(&p.text_document.uri);
+                let found = (self.store.get(&p.text_document.uri))
+                    .map(|d| actions(d, p.range, self.linter));
+                serde_json::to_value(found.unwrap_or_default()).unwrap_or(Value::Null)
+            }),
+            "textDocument/hover" => params::<HoverParams>(req.params).map(|p| {
+                let tdp = p.text_document_position_params;
+                self.lint_now(&tdp.text_document.uri);
+                let found =
+                    (self.store.get(&tdp.text_document.uri)).and_then(|d| hover(d, tdp.position));
+                serde_json::to_value(found).unwrap_or(Value::Null)
+            }),
+            other => {
+                let msg = format!("winlint lsp does not serve {other}");
+                let r = Response::new_err(id, ErrorCode::MethodNotFound as i32, msg);
+                return self.send(r.into());
+            }
+        };
+        self.send(
+            match result {
+                Ok(v) => Response::new_ok(id, v),
+                Err(e) => Response::new_err(id, ErrorCode::InvalidParams as i32, e),
+            }
+            .into(),
+        );
+    }
+
+    fn notification(&mut self, n: Notification) {
+        // A notification has no answer: one with bad params is dropped.
+        match n.method.as_str() {
+            "textDocument/didOpen" => {
+                if let Ok(p) = params::<DidOpenTextDocumentParams>(n.params) {
+                    let d = p.text_document;
+                    let uri = d.uri.clone();
+                    self.store.open(d.uri, d.version, d.text);
+                    self.lint_now_forced(&uri);
+                }
+            }
+            "textDocument/didChange" => {
+                if let Ok(p) = params::<DidChangeTextDocumentParams>(n.params)
+                    // Full sync: the last change is the whole text.
+                    && let Some(c) = p.content_changes.into_iter().last()
+                    && c.range.is_none()
+                {
+                    let uri = p.text_document.uri;
+                    if self.store.change(&uri, p.text_document.version, c.text) {
+                        let key = uri.as_str().to_string();
+                        self.pending.insert(key, (Instant::now() + DEBOUNCE, uri));
+                    }
+                }
+            }
+            "textDocument/didSave" => {
+                if let Ok(p) = params::<DidSaveTextDocumentParams>(n.params) {
+                    self.lint_now(&p.text_document.uri);
+                }
+            }
+            "textDocument/didClose" => {
+                if let Ok(p) = params::<DidCloseTextDocumentParams>(n.params) {
+                    self.pending.remove(p.text_document.uri.as_str());
+                    if let Some(d) = self.store.close(&p.text_document.uri) {
+                        self.publish(d.uri, Vec::new(), None);
+                    }
+                }
+            }
+            // $/cancelRequest (answered already), $/setTrace, initialized, the rest.
+            _ => {}
+        }
+    }
+
+    /// Lint the documents whose debounce is over.
+    fn lint_due(&mut self) {
+        let now = Instant::now();
+        let due: Vec<Uri> = (self.pending.values())
+            .filter(|(at, _)| *at <= now)
+            .map(|(_, u)| u.clone())
+            .collect();
+        for uri in due {
+            self.lint_now(&uri);
+        }
+    }
+
+    /// Lint a document now if a change of it is pending.
+    fn lint_now(&mut self, uri: &Uri) {
+        if self.pending.contains_key(uri.as_str()) {
+            self.lint_now_forced(uri);
+        }
+    }
+
+    fn lint_now_forced(&mut self, uri: &Uri) {
+        self.pending.remove(uri.as_str());
+        let Some(doc) = self.store.get_mut(uri) else {
+            return;
+        };
+        let name = (doc.path.as_ref())
+            .map_or_else(|| uri.as_str().to_string(), |p| p.display().to_string());
+        // A bug in a rule must not take the editor's server down with it: that document's
+        // lint fails (the panic's message goes to stderr, the client's log) and the rest goes on.
+        let linter = self.linter;
+        let linted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            linter.lint(&name, doc.path.as_deref(), &doc.text)
+        }))
+        .unwrap_or_else(|_| Err("the lint failed (a bug: please report it)".to_string()));
+        let linted = match linted {
+            Ok(l) => l,
+            Err(e) => {
+                let msg = format!("winlint: {name}: {e}");
+                self.send(
+                    Notification::new(
+                        "window/showMessage".into(),
+                        serde_json::json!({
+                            "type": 1, "message": msg,
+                        }),
+                    )
+                    .into(),
+                );
+                return;
+            }
+        };
+        let docs = crate::source::load(&doc.text).ok();
+        let diags = diagnostics(&doc.text, &linted, docs.as_deref());
+        let (uri, version) = (doc.uri.clone(), doc.version);
+        doc.lint = Some(Lint {
+            linted,
+            diagnostics: diags.clone(),
+            docs,
+        });
+        self.publish(uri, diags, Some(version));
+    }
+
+    fn publish(&self, uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>, version: Option<i32>) {
+        let p = PublishDiagnosticsParams {
+            uri,
+            diagnostics,
+            version,
+        };
+        self.send(Notification::new("textDocument/publishDiagnostics".into(), p).into());
+    }
+}
