@@ -53,7 +53,8 @@ fn captures() -> Vec<(String, Vec<u8>, String)> {
 }
 
 fn rule_of(warning: &str) -> String {
-    warning.split(':').next().unwrap_or("").to_string()
+    let line = winlint::admission::warnings::unnamed(warning);
+    line.split(':').next().unwrap_or("").to_string()
 }
 
 /// What the answer means, in the golden file's shape; also asserts the invariants every answer

@@ -208,7 +208,10 @@ async fn a_changed_config_file_switches_warn_to_deny_and_a_broken_one_is_refused
             .as_array()
             .unwrap()
             .iter()
-            .any(|w| w.as_str().unwrap().starts_with("would deny: WIN502")),
+            .any(
+                |w| winlint::admission::warnings::unnamed(w.as_str().unwrap())
+                    .starts_with("would deny: WIN502")
+            ),
         "{r}"
     );
 
