@@ -137,16 +137,25 @@ fn one_line(e: &ClusterError, rbac: &str) -> String {
     }
 }
 
+/// The cluster of `source` and its facts, read once (`--cluster`, `audit`, `plan --cluster`).
+/// `Err` is the line to print (unreachable, refused credentials, RBAC, no kubeconfig).
+async fn connect_and_read(
+    source: &cluster::ClientSource,
+) -> Result<(kube::Client, Origin, ClusterFacts), String> {
+    let (client, origin) = cluster::connect(source)
+        .await
+        .map_err(|e| one_line(&e, FACTS_RBAC))?;
+    let facts = cluster::read_once(&client, cluster::PAGE_SIZE)
+        .await
+        .map_err(|e| one_line(&e, FACTS_RBAC))?;
+    Ok((client, origin, facts))
+}
+
 /// `winlint --cluster`: `cfg` with the facts of the cluster of `args`, read once. `Err` is the
 /// line to print (unreachable, refused credentials, RBAC, no kubeconfig).
 pub fn target(args: &ClusterArgs, cfg: &Config) -> Result<ClusterTarget, String> {
     block_on(async {
-        let (client, origin) = cluster::connect(&args.client_source())
-            .await
-            .map_err(|e| one_line(&e, FACTS_RBAC))?;
-        let facts = cluster::read_once(&client, cluster::PAGE_SIZE)
-            .await
-            .map_err(|e| one_line(&e, FACTS_RBAC))?;
+        let (client, origin, facts) = connect_and_read(&args.client_source()).await?;
         let mut target = ClusterTarget::new(cfg, &facts, &origin);
         // A file's namespace is not known to be the one it lands in: the webhook's
         // namespaceSelector is not applied here.
@@ -184,12 +193,7 @@ async fn webhook_judging(client: &kube::Client, assume: bool) -> Option<AsPods> 
 
 fn read(args: &AuditArgs, cfg: &Config) -> Result<Read, String> {
     block_on(async {
-        let (client, origin) = cluster::connect(&args.cluster.client_source())
-            .await
-            .map_err(|e| one_line(&e, FACTS_RBAC))?;
-        let facts = cluster::read_once(&client, cluster::PAGE_SIZE)
-            .await
-            .map_err(|e| one_line(&e, FACTS_RBAC))?;
+        let (client, origin, facts) = connect_and_read(&args.cluster.client_source()).await?;
         let scope = if args.all_namespaces {
             Scope::AllNamespaces
         } else {
@@ -228,12 +232,7 @@ pub(super) fn plan_read(
     all: bool,
 ) -> Result<PlanRead, String> {
     block_on(async {
-        let (client, origin) = cluster::connect(&args.client_source())
-            .await
-            .map_err(|e| one_line(&e, FACTS_RBAC))?;
-        let facts = cluster::read_once(&client, cluster::PAGE_SIZE)
-            .await
-            .map_err(|e| one_line(&e, FACTS_RBAC))?;
+        let (client, origin, facts) = connect_and_read(&args.client_source()).await?;
         let (mut objects, mut not_listed) = (Vec::new(), Vec::new());
         if workloads {
             let scope = if all {

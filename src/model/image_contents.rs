@@ -143,12 +143,7 @@ pub fn known() -> &'static [ImageEntry] {
 
 /// A list of entries from YAML text.
 pub fn parse_entries(text: &str) -> Result<Vec<ImageEntry>, String> {
-    let doc = crate::source::load(text)
-        .map_err(|e| format!("line {}: {}", e.line, e.message))?
-        .into_iter()
-        .next()
-        .map(|d| d.value)
-        .unwrap_or(serde_json::Value::Null);
+    let doc = crate::source::load_first_value(text)?;
     if doc.is_null() {
         return Ok(Vec::new());
     }

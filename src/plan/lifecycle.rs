@@ -71,12 +71,7 @@ pub fn table() -> &'static Table {
 
 /// A table from YAML text.
 pub fn parse(text: &str) -> Result<Table, String> {
-    let doc = crate::source::load(text)
-        .map_err(|e| format!("line {}: {}", e.line, e.message))?
-        .into_iter()
-        .next()
-        .map(|d| d.value)
-        .unwrap_or(serde_json::Value::Null);
+    let doc = crate::source::load_first_value(text)?;
     serde_json::from_value(doc).map_err(|e| e.to_string())
 }
 

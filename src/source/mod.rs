@@ -304,6 +304,18 @@ pub fn load(text: &str) -> Result<Vec<Document>, LoadError> {
     load_with(text, true, &mut Vec::new())
 }
 
+/// The first document of a YAML text as a value (`Null` for an empty text): the data tables
+/// the model ships (`model/lifecycle.yaml`, `model/image_contents.yaml`) and their overrides.
+/// `Err` is `line N: problem`.
+pub fn load_first_value(text: &str) -> Result<Value, String> {
+    Ok(load(text)
+        .map_err(|e| format!("line {}: {}", e.line, e.message))?
+        .into_iter()
+        .next()
+        .map(|d| d.value)
+        .unwrap_or(Value::Null))
+}
+
 /// `warnings`: where the text uses what kubectl accepts and YAML 1.2 does not.
 fn load_with(
     text: &str,
