@@ -402,13 +402,7 @@ fn an_editor_session() {
         json!({"textDocument": {"uri": uri}}),
     );
     assert_eq!(c.diagnostics(&uri), Vec::<Value>::new());
-
-    let r = c.request("shutdown", Value::Null);
-    assert_eq!(r["result"], Value::Null, "{r}");
-    c.notify("exit", Value::Null);
-    let (status, stderr) = c.wait();
-    assert!(status.success(), "{status}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    shutdown(c);
 }
 
 fn a_5_mb_document() {
@@ -431,10 +425,7 @@ fn a_5_mb_document() {
         sent.elapsed().as_millis()
     );
     assert_eq!(codes(&diags), ["WIN001", "WIN003"], "{diags:#?}");
-    let r = c.request("shutdown", Value::Null);
-    assert_eq!(r["result"], Value::Null);
-    c.notify("exit", Value::Null);
-    assert!(c.wait().0.success());
+    shutdown(c);
 }
 
 fn bytes_that_are_not_json_rpc_end_the_server_without_a_panic() {

@@ -346,10 +346,9 @@ impl Server<'_> {
         if !errors.is_empty() {
             (files.entry(d.trigger).or_default()).push(render_failed(&errors));
         }
+        let now: Vec<PathBuf> = files.keys().cloned().collect();
         let before = self.rendered.insert(d.key, files).unwrap_or_default();
-        let touched: BTreeSet<PathBuf> = (before.into_keys())
-            .chain(self.rendered.values().flat_map(|f| f.keys().cloned()))
-            .collect();
+        let touched: BTreeSet<PathBuf> = before.into_keys().chain(now).collect();
         for path in touched {
             let (uri, mut diags, version) = match self.store.by_path(&path) {
                 Some(doc) => (
