@@ -52,8 +52,8 @@ pub fn main() -> i32 {
         Some(Command::Plan(a)) => plan::plan(a),
         Some(Command::Serve(a)) => crate::server::serve(a),
         Some(Command::Manifests(a)) => crate::manifests::manifests(a),
-        Some(Command::Lsp(a)) => match editor::EditorLinter::new(a.target) {
-            Ok(linter) => crate::lsp::run(&linter),
+        Some(Command::Lsp(a)) => match editor::EditorLinter::new(a.target, a.render) {
+            Ok(linter) => crate::lsp::run(std::sync::Arc::new(linter)),
             Err(e) => {
                 eprintln!("winlint lsp: {e}");
                 EXIT_USAGE

@@ -3,10 +3,17 @@
 //! changes, quick fixes that remove their finding when applied, hover with the rule's
 //! documentation, the configuration found from the file's directory, and the protocol's edges
 //! (unknown methods, bad params, `$/cancelRequest`, invalid YAML, a 5 MB document, bytes that are
-//! not JSON-RPC, exit without shutdown). Every wait has a deadline, so a hang fails instead of
-//! blocking; the time from a change to its diagnostics is printed, not asserted.
+//! not JSON-RPC, exit without shutdown). A Helm chart and a kustomization are linted through
+//! their render on save, with the real helm and kustomize/kubectl (`$WINLINT_HELM`,
+//! `$WINLINT_KUSTOMIZE` or PATH: without them those tests skip locally and fail under CI=true),
+//! their findings on the files `winlint DIR` names. Every wait has a deadline, so a hang fails
+//! instead of blocking; the time from a change (or a save) to its diagnostics is printed, not
+//! asserted.
+
+mod cli_support;
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
@@ -27,8 +34,15 @@ struct Client {
 
 impl Client {
     fn start(dir: &std::path::Path) -> Client {
+        Client::start_with(dir, &[], &[])
+    }
+
+    /// `winlint lsp ARGS` with the environment `env` added.
+    fn start_with(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_winlint"))
             .arg("lsp")
+            .args(args)
+            .envs(env.iter().copied())
             .current_dir(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -246,7 +260,6 @@ fn change(c: &mut Client, uri: &str, version: i32, text: &str) {
     );
 }
 
-#[test]
 fn an_editor_session() {
     let (dir, uri, _) = workspace();
     let mut c = Client::start(dir.path());
@@ -389,16 +402,9 @@ fn an_editor_session() {
         json!({"textDocument": {"uri": uri}}),
     );
     assert_eq!(c.diagnostics(&uri), Vec::<Value>::new());
-
-    let r = c.request("shutdown", Value::Null);
-    assert_eq!(r["result"], Value::Null, "{r}");
-    c.notify("exit", Value::Null);
-    let (status, stderr) = c.wait();
-    assert!(status.success(), "{status}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    shutdown(c);
 }
 
-#[test]
 fn a_5_mb_document() {
     let (dir, uri, _) = workspace();
     let mut c = Client::start(dir.path());
@@ -419,13 +425,9 @@ fn a_5_mb_document() {
         sent.elapsed().as_millis()
     );
     assert_eq!(codes(&diags), ["WIN001", "WIN003"], "{diags:#?}");
-    let r = c.request("shutdown", Value::Null);
-    assert_eq!(r["result"], Value::Null);
-    c.notify("exit", Value::Null);
-    assert!(c.wait().0.success());
+    shutdown(c);
 }
 
-#[test]
 fn bytes_that_are_not_json_rpc_end_the_server_without_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = Client::start(dir.path());
@@ -437,7 +439,6 @@ fn bytes_that_are_not_json_rpc_end_the_server_without_a_panic() {
     assert!(stderr.contains("winlint lsp"), "{stderr}");
 }
 
-#[test]
 fn exit_without_shutdown_is_an_error_exit() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = Client::start(dir.path());
@@ -448,7 +449,6 @@ fn exit_without_shutdown_is_an_error_exit() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
-#[test]
 fn a_bad_config_flag_is_refused_at_start() {
     let out = Command::new(env!("CARGO_BIN_EXE_winlint"))
         .args(["lsp", "--config", "/nonexistent/winlint.yaml"])
@@ -461,4 +461,267 @@ fn a_bad_config_flag_is_refused_at_start() {
         err.contains("winlint lsp:") && err.contains("/nonexistent"),
         "{err}"
     );
+}
+
+fn helm() -> Option<String> {
+    cli_support::ci_tool("WINLINT_HELM", &["helm"], &["version"], "helm")
+}
+
+fn kustomizer() -> Option<String> {
+    cli_support::ci_tool(
+        "WINLINT_KUSTOMIZE",
+        &["kustomize", "kubectl"],
+        &["version", "--client"],
+        "kustomize or kubectl",
+    )
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn uri_of(p: &Path) -> String {
+    format!("file://{}", p.display())
+}
+
+/// The rule IDs `winlint -o json DIR` (run in `cwd`, with `env`) reports in `file`.
+fn cli_codes(cwd: &Path, dir: &str, file: &Path, env: &[(&str, &str)]) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_winlint"))
+        .args(["-o", "json", dir])
+        .envs(env.iter().copied())
+        .current_dir(cwd)
+        .output()
+        .expect("winlint runs");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    let mut c: Vec<String> = (r["findings"].as_array().expect("findings").iter())
+        .filter(|f| cwd.join(f["file"].as_str().unwrap()) == file)
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect();
+    c.sort();
+    c
+}
+
+fn save(c: &mut Client, uri: &str) {
+    c.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri}}),
+    );
+}
+
+fn open(c: &mut Client, path: &Path) -> String {
+    let uri = uri_of(path);
+    let text = std::fs::read_to_string(path).unwrap();
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}),
+    );
+    uri
+}
+
+fn shutdown(mut c: Client) {
+    let r = c.request("shutdown", Value::Null);
+    assert_eq!(r["result"], Value::Null, "{r}");
+    c.notify("exit", Value::Null);
+    let (status, stderr) = c.wait();
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// A chart's values saved: `helm template` runs (default values and `ci/*.yaml`), and its
+/// findings are published on the template that `winlint CHART` names, the same rules; a
+/// template that no longer renders is one error on the saved file, and the findings come back
+/// once it renders again.
+fn a_chart_is_linted_through_helm_template_on_save() {
+    let Some(helm) = helm() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let chart = dir.path().join("winapp");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/charts/winapp"),
+        &chart,
+    );
+    let env = [("WINLINT_HELM", helm.as_str())];
+    let template = chart.join("templates/deployment.yaml");
+    let want = cli_codes(dir.path(), "winapp", &template, &env);
+    assert!(want.contains(&"WIN001".to_string()), "{want:?}");
+
+    let mut c = Client::start_with(dir.path(), &[], &env);
+    initialize(&mut c, dir.path());
+    let values = open(&mut c, &chart.join("values.yaml"));
+    // values.yaml is no manifest: nothing of its own.
+    assert_eq!(c.diagnostics(&values), Vec::<Value>::new());
+    let tpl = uri_of(&template);
+    let sent = Instant::now();
+    save(&mut c, &values);
+    let diags = c.diagnostics(&tpl);
+    println!(
+        "didSave -> publishDiagnostics through helm template: {} ms (debounce 200 ms included)",
+        sent.elapsed().as_millis()
+    );
+    assert_eq!(codes(&diags), want, "{diags:#?}");
+    for d in &diags {
+        assert_eq!(
+            d["range"]["start"],
+            json!({"line": 0, "character": 0}),
+            "{d}"
+        );
+        let m = d["message"].as_str().unwrap();
+        assert!(
+            m.contains("Deployment/release-name-winapp (helm template"),
+            "{m}"
+        );
+    }
+    let ci = diags.iter().filter(|d| {
+        (d["message"].as_str().unwrap()).contains("helm template -f ci/unpinned-values.yaml")
+    });
+    assert!(ci.count() >= 3, "the ci/ values render too: {diags:#?}");
+
+    // A template that does not render: helm's message, one error on the saved file.
+    let good = std::fs::read_to_string(&template).unwrap();
+    std::fs::write(
+        &template,
+        format!("{good}\n{{{{ .Values.nope.deeper }}}}\n"),
+    )
+    .unwrap();
+    save(&mut c, &tpl);
+    let diags = c.diagnostics(&tpl);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0]["severity"], 1);
+    let m = diags[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("helm template failed") && m.contains("nope"),
+        "{m}"
+    );
+    std::fs::write(&template, good).unwrap();
+    save(&mut c, &tpl);
+    assert_eq!(codes(&c.diagnostics(&tpl)), want);
+    shutdown(c);
+}
+
+/// A Kustomize patch opened and saved: not linted alone (a fragment), but through the overlay
+/// that applies it, its findings on the overlay's kustomization file as `winlint DIR` places them.
+fn a_kustomize_patch_is_linted_through_its_overlay() {
+    let Some(kustomize) = kustomizer() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/kustomize"),
+        &dir.path().join("k"),
+    );
+    let env = [("WINLINT_KUSTOMIZE", kustomize.as_str())];
+    let overlay = dir.path().join("k/overlays/windows");
+    let kfile = overlay.join("kustomization.yaml");
+    let want = cli_codes(dir.path(), "k", &kfile, &env);
+    assert!(!want.is_empty());
+
+    let mut c = Client::start_with(dir.path(), &[], &env);
+    initialize(&mut c, dir.path());
+    let patch = open(&mut c, &overlay.join("windows.yaml"));
+    assert_eq!(c.diagnostics(&patch), Vec::<Value>::new());
+    save(&mut c, &patch);
+    let diags = c.diagnostics(&uri_of(&kfile));
+    assert_eq!(codes(&diags), want, "{diags:#?}");
+    assert!(
+        (diags.iter()).all(|d| d["message"]
+            .as_str()
+            .unwrap()
+            .contains("Deployment/web-win")),
+        "{diags:#?}"
+    );
+    shutdown(c);
+}
+
+/// A render that hangs: the server answers meanwhile, and the tool is stopped at
+/// `--render-timeout` with one error on the saved file. (A stand-in helm that sleeps: no real
+/// tool needed.)
+fn a_render_that_hangs_is_stopped_and_the_server_answers_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let fake = dir.path().join("slow-helm");
+    std::fs::write(&fake, "#!/bin/sh\nsleep 60\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let chart = dir.path().join("c");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(chart.join("values.yaml"), "x: 1\n").unwrap();
+    let fake = fake.display().to_string();
+    let mut c = Client::start_with(
+        dir.path(),
+        &["--render-timeout", "3"],
+        &[("WINLINT_HELM", fake.as_str())],
+    );
+    initialize(&mut c, dir.path());
+    let values = open(&mut c, &chart.join("values.yaml"));
+    assert_eq!(c.diagnostics(&values), Vec::<Value>::new());
+    save(&mut c, &values);
+    // After the debounce the render runs (at least 3 s): a request now is answered first.
+    std::thread::sleep(Duration::from_millis(800));
+    let r = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": values}, "position": {"line": 0, "character": 0}}),
+    );
+    assert_eq!(r["result"], Value::Null, "{r}");
+    assert!(
+        !c.seen.iter().any(|m| is_diagnostics(m, &values)),
+        "the render's result came before the hover's answer: {:#?}",
+        c.seen
+    );
+    let diags = c.diagnostics(&values);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    let m = diags[0]["message"].as_str().unwrap();
+    assert!(m.contains("did not finish within 3 s"), "{m}");
+    shutdown(c);
+}
+
+/// The tests (libtest-mimic: a test whose tool is missing is reported as ignored, with how to
+/// get it; tests/skip_support).
+fn main() {
+    use cli_support::skip_support::{run, test};
+    run(vec![
+        test("an_editor_session", an_editor_session),
+        test("a_5_mb_document", a_5_mb_document),
+        test(
+            "bytes_that_are_not_json_rpc_end_the_server_without_a_panic",
+            bytes_that_are_not_json_rpc_end_the_server_without_a_panic,
+        ),
+        test(
+            "exit_without_shutdown_is_an_error_exit",
+            exit_without_shutdown_is_an_error_exit,
+        ),
+        test(
+            "a_bad_config_flag_is_refused_at_start",
+            a_bad_config_flag_is_refused_at_start,
+        ),
+        test(
+            "a_chart_is_linted_through_helm_template_on_save",
+            a_chart_is_linted_through_helm_template_on_save,
+        ),
+        test(
+            "a_kustomize_patch_is_linted_through_its_overlay",
+            a_kustomize_patch_is_linted_through_its_overlay,
+        ),
+        test(
+            "a_render_that_hangs_is_stopped_and_the_server_answers_meanwhile",
+            a_render_that_hangs_is_stopped_and_the_server_answers_meanwhile,
+        ),
+    ]);
 }

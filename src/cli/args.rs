@@ -52,12 +52,15 @@ pub(super) enum Command {
     Lsp(LspArgs),
 }
 
-/// `winlint lsp`: the target and policy flags of `lint`, for every buffer (a `winlint.yaml`
-/// found from each file's directory still applies, as for `winlint FILE`).
+/// `winlint lsp`: the target, policy and rendering flags of `lint`, for every buffer (a
+/// `winlint.yaml` found from each file's directory still applies, as for `winlint FILE`).
 #[derive(Args, Debug)]
 pub(super) struct LspArgs {
     #[command(flatten)]
     pub(super) target: TargetArgs,
+    /// How a saved file's chart or kustomization is rendered, as `winlint DIR` renders it.
+    #[command(flatten)]
+    pub(super) render: crate::render::RenderArgs,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]

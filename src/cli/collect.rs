@@ -134,18 +134,28 @@ pub(super) fn collect_inputs(
             read_file(p, dir.unwrap_or(Path::new(".")), cap, &mut out, errors);
         }
     }
-    out.extend(
-        crate::render::render(&plan, render, kube_version, errors)
-            .into_iter()
-            .map(|r| Input {
-                name: r.name,
-                path: None,
-                tree: PathBuf::new(),
-                bytes: Some(r.bytes),
-                rendered: Some(r.rendered),
-            }),
-    );
+    out.extend(rendered_inputs(&plan, render, kube_version, errors));
     out
+}
+
+/// The plan's charts and kustomizations rendered, each output an input (failures go to
+/// `errors`): `winlint DIR`'s and the editor's (`super::editor`) one way.
+pub(super) fn rendered_inputs(
+    plan: &crate::render::Plan,
+    render: &crate::render::RenderArgs,
+    kube_version: &str,
+    errors: &mut Vec<InputError>,
+) -> Vec<Input> {
+    crate::render::render(plan, render, kube_version, errors)
+        .into_iter()
+        .map(|r| Input {
+            name: r.name,
+            path: None,
+            tree: PathBuf::new(),
+            bytes: Some(r.bytes),
+            rendered: Some(r.rendered),
+        })
+        .collect()
 }
 
 /// The name of a file found by walking the directory `root` given on the command line, written

@@ -4,12 +4,14 @@
 
 use std::str::FromStr;
 
-use lsp_types::{CodeDescription, Diagnostic, DiagnosticSeverity, NumberOrString, Uri};
+use lsp_types::{
+    CodeDescription, Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range, Uri,
+};
 
 use super::Linted;
 use super::position::LineIndex;
 use crate::model::Severity;
-use crate::report::Located;
+use crate::report::{InputError, Located};
 use crate::source::Document;
 
 /// `source` of every diagnostic.
@@ -57,9 +59,55 @@ pub fn span(ix: &LineIndex, l: &Located, docs: Option<&[Document]>) -> (usize, u
 
 fn finding(ix: &LineIndex, l: &Located, docs: Option<&[Document]>) -> Diagnostic {
     let (start, end) = span(ix, l, docs);
-    let rule = l.finding.rule;
     Diagnostic {
         range: ix.range(start, end),
+        ..about(l, format!("{} ({})", l.object, l.finding.rule.name))
+    }
+}
+
+/// The first line of a file: where what has no line of its own is shown.
+fn first_line() -> Range {
+    Range::new(Position::new(0, 0), Position::new(1, 0))
+}
+
+/// A finding in a chart's or kustomization's rendered output, on the template its object comes
+/// from (`Located::file`). It has no line there (the rendered lines are not the template's, see
+/// `crate::render`): it is shown on the first line, with its object, its JSON pointer and the
+/// render, as `winlint DIR` reports it.
+pub fn rendered(l: &Located) -> Diagnostic {
+    let how = l.rendered.as_deref().unwrap_or("rendered");
+    Diagnostic {
+        range: first_line(),
+        ..about(
+            l,
+            format!(
+                "{} ({how}, at {}) ({})",
+                l.object, l.pointer, l.finding.rule.name
+            ),
+        )
+    }
+}
+
+/// Why a chart or kustomization could not be rendered (helm's or kustomize's message, a time
+/// limit, a missing tool): one error on the first line of the file whose save asked for it.
+pub fn render_failed(errors: &[InputError]) -> Diagnostic {
+    let message = (errors.iter())
+        .map(|e| format!("{}: {}", e.file, e.message))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Diagnostic {
+        range: first_line(),
+        severity: Some(DiagnosticSeverity::ERROR),
+        source: Some(SOURCE.to_string()),
+        message,
+        ..Diagnostic::default()
+    }
+}
+
+/// A finding's diagnostic but its range: `what` names the object.
+fn about(l: &Located, what: String) -> Diagnostic {
+    let rule = l.finding.rule;
+    Diagnostic {
         severity: Some(match l.finding.severity {
             Severity::Error => DiagnosticSeverity::ERROR,
             Severity::Warning => DiagnosticSeverity::WARNING,
@@ -70,7 +118,7 @@ fn finding(ix: &LineIndex, l: &Located, docs: Option<&[Document]>) -> Diagnostic
             .ok()
             .map(|href| CodeDescription { href }),
         source: Some(SOURCE.to_string()),
-        message: format!("{} ({}): {}", l.object, rule.name, l.finding.message),
+        message: format!("{what}: {}", l.finding.message),
         ..Diagnostic::default()
     }
 }

@@ -12,7 +12,10 @@
 //!
 //! The lint itself is not here: it is the command line's, handed in as a [`Linter`] by the
 //! subcommand dispatch (`cli/editor.rs`), so a buffer is linted exactly as `winlint FILE` lints
-//! the file, with the same configuration discovery.
+//! the file, with the same configuration discovery. A file of a Helm chart or a kustomization is
+//! linted through its render when it is opened or saved, as `winlint DIR` lints it: on a
+//! thread of its own (the tool runs within `--render-timeout`), the findings published on the
+//! templates the command line names.
 
 mod actions;
 mod diagnostics;
@@ -22,9 +25,11 @@ mod server;
 mod store;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::config::Config;
 use crate::model::Context;
+use crate::render::Source;
 use crate::report::{InputError, Located};
 
 pub use server::run;
@@ -40,7 +45,10 @@ pub struct Linted {
     pub context: Context,
 }
 
-/// The command line's lint of one buffer.
+/// The linter the server runs, shared with its render thread.
+pub type SharedLinter = Arc<dyn Linter + Send + Sync>;
+
+/// The command line's lint of one buffer, and of a chart or kustomization through its render.
 pub trait Linter {
     /// Lint `text`, the buffer of the file at `path` (`None`: not a file), named `name`.
     /// `Err`: the configuration could not be read.
@@ -48,4 +56,10 @@ pub trait Linter {
     /// `text` with every fix `linted`'s policy allows applied, as `winlint --fix` writes it
     /// (`None`: nothing to change, or it could not be fixed).
     fn fix_all(&self, text: &str, linted: &Linted) -> Option<String>;
+    /// The chart or kustomization that renders the file at `path`, if any.
+    fn source_of(&self, path: &Path) -> Option<Source>;
+    /// `source` rendered and linted as `winlint DIR` lints it: each finding's `file` is the
+    /// template (or kustomization file) its object comes from, with no line; a tool that could
+    /// not render is an error. `Err`: the configuration could not be read.
+    fn lint_rendered(&self, source: &Source) -> Result<Linted, String>;
 }

@@ -3,11 +3,19 @@
 //! it first if a change is pending, so it always answers about the text the client has.
 //! Requests are answered in order on this thread, so by the time a `$/cancelRequest` is read
 //! its request has been answered: it is ignored, as the protocol allows.
+//!
+//! A file of a chart or a kustomization that is opened or saved asks for a render of it
+//! (debounced as well, per chart or kustomization): the render thread runs them one at a time,
+//! each save of the same source during a render coalesced into one more, so the loop never
+//! waits for helm or kustomize and a tool that hangs is stopped at `--render-timeout`. Its
+//! findings are published on their templates with what the buffers' own lints found there; a
+//! render that fails is one error on the file whose save asked for it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::RecvTimeoutError;
+use crossbeam_channel::{Receiver, Sender, select};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionParams, CodeActionProviderCapability,
@@ -20,12 +28,14 @@ use lsp_types::{
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::Linter;
 use super::actions::{FIX_ALL, actions};
-use super::diagnostics::diagnostics;
+use super::diagnostics::{diagnostics, render_failed, rendered};
 use super::hover::hover;
-use super::store::{Lint, Store};
+use super::store::{Lint, Store, file_path, file_uri};
+use super::{Linted, SharedLinter};
 use crate::process::EXIT_OK;
+use crate::render::Source;
+use crate::report::InputError;
 
 /// The exit code after an `exit` without `shutdown`, or a broken connection: the protocol's 1.
 const EXIT_ERROR: i32 = 1;
@@ -35,7 +45,7 @@ pub const DEBOUNCE: Duration = Duration::from_millis(200);
 
 /// Serve the Language Server Protocol on stdin/stdout until the client says `exit`; the exit
 /// code the protocol asks for (0 after `shutdown`, 1 otherwise).
-pub fn run(linter: &dyn Linter) -> i32 {
+pub fn run(linter: SharedLinter) -> i32 {
     let (conn, io) = Connection::stdio();
     let code = match serve(&conn, linter) {
         Ok(()) => EXIT_OK,
@@ -79,7 +89,7 @@ fn capabilities() -> ServerCapabilities {
     }
 }
 
-fn serve(conn: &Connection, linter: &dyn Linter) -> Result<(), String> {
+fn serve(conn: &Connection, linter: SharedLinter) -> Result<(), String> {
     let init = InitializeResult {
         capabilities: capabilities(),
         server_info: Some(ServerInfo {
@@ -91,49 +101,109 @@ fn serve(conn: &Connection, linter: &dyn Linter) -> Result<(), String> {
     let init = serde_json::to_value(init).map_err(|e| e.to_string())?;
     conn.initialize_finish(id, init)
         .map_err(|e| e.to_string())?;
+    let (jobs, jobs_rx) = crossbeam_channel::unbounded();
+    let (done_tx, done) = crossbeam_channel::unbounded();
+    let worker = linter.clone();
+    // Ends when `jobs` is dropped (the loop returned) and its render is over; the process
+    // may exit first, a tool it runs then finishes or meets its time limit alone.
+    std::thread::spawn(move || render_thread(worker, jobs_rx, done_tx));
     let mut s = Server {
         conn,
-        linter,
+        linter: &*linter,
         store: Store::default(),
         pending: HashMap::new(),
+        renders: HashMap::new(),
+        rendered: HashMap::new(),
+        jobs,
     };
     loop {
-        let next = s.pending.values().map(|(at, _)| *at).min();
-        let msg = match next {
-            None => conn
-                .receiver
-                .recv()
-                .map_err(|_| RecvTimeoutError::Disconnected),
-            Some(at) => conn
-                .receiver
-                .recv_timeout(at.saturating_duration_since(Instant::now())),
-        };
-        match msg {
-            Ok(Message::Request(req)) => {
-                if conn.handle_shutdown(&req).map_err(|e| e.to_string())? {
-                    return Ok(());
+        let next = (s.pending.values().map(|(at, _)| *at))
+            .chain(s.renders.values().map(|r| r.0))
+            .min();
+        let timer = next.map_or_else(crossbeam_channel::never, crossbeam_channel::at);
+        select! {
+            recv(conn.receiver) -> msg => match msg {
+                Ok(Message::Request(req)) => {
+                    if conn.handle_shutdown(&req).map_err(|e| e.to_string())? {
+                        return Ok(());
+                    }
+                    s.request(req);
                 }
-                s.request(req);
+                Ok(Message::Notification(n)) if n.method == "exit" => {
+                    return Err("exit without shutdown".to_string());
+                }
+                Ok(Message::Notification(n)) => s.notification(n),
+                Ok(Message::Response(_)) => {}
+                Err(_) => {
+                    return Err("the client closed the connection without exit".to_string());
+                }
+            },
+            recv(done) -> d => {
+                if let Ok(d) = d {
+                    s.render_done(d);
+                }
             }
-            Ok(Message::Notification(n)) if n.method == "exit" => {
-                return Err("exit without shutdown".to_string());
-            }
-            Ok(Message::Notification(n)) => s.notification(n),
-            Ok(Message::Response(_)) => {}
-            Err(RecvTimeoutError::Timeout) => s.lint_due(),
-            Err(RecvTimeoutError::Disconnected) => {
-                return Err("the client closed the connection without exit".to_string());
+            recv(timer) -> _ => s.due(),
+        }
+    }
+}
+
+/// A render asked for: `source` (its key: the chart's directory or the kustomization file),
+/// because `trigger` was opened or saved.
+struct Job {
+    key: PathBuf,
+    source: Source,
+    trigger: PathBuf,
+}
+
+/// A render's lint.
+struct Done {
+    key: PathBuf,
+    trigger: PathBuf,
+    linted: Result<Linted, String>,
+}
+
+/// The render thread: the jobs one at a time; those that queued up during a render run once
+/// per source, for its last trigger.
+fn render_thread(linter: SharedLinter, jobs: Receiver<Job>, done: Sender<Done>) {
+    while let Ok(first) = jobs.recv() {
+        let mut batch: Vec<Job> = std::iter::once(first).chain(jobs.try_iter()).collect();
+        let mut seen = HashSet::new();
+        batch.reverse();
+        batch.retain(|j| seen.insert(j.key.clone()));
+        batch.reverse();
+        for j in batch {
+            // As for a buffer's lint: a bug must not take the server down.
+            let linted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                linter.lint_rendered(&j.source)
+            }))
+            .unwrap_or_else(|_| Err("the lint failed (a bug: please report it)".to_string()));
+            let d = Done {
+                key: j.key,
+                trigger: j.trigger,
+                linted,
+            };
+            if done.send(d).is_err() {
+                return;
             }
         }
     }
 }
 
+/// The rendered diagnostics of one source, per file.
+type PerFile = HashMap<PathBuf, Vec<lsp_types::Diagnostic>>;
+
 struct Server<'a> {
     conn: &'a Connection,
-    linter: &'a dyn Linter,
+    linter: &'a (dyn super::Linter + Send + Sync),
     store: Store,
     /// Documents changed and not linted yet, with when they are due.
     pending: HashMap<String, (Instant, Uri)>,
+    /// Renders asked for and not sent to the render thread yet, with when they are due.
+    renders: HashMap<PathBuf, (Instant, Source, PathBuf)>,
+    /// The last render's diagnostics of each chart or kustomization.
+    rendered: HashMap<PathBuf, PerFile>,
+    jobs: Sender<Job>,
 }
 
 fn params<P: DeserializeOwned>(v: Value) -> Result<P, String> {
@@ -186,6 +256,7 @@ impl Server<'_> {
                     let uri = d.uri.clone();
                     self.store.open(d.uri, d.version, d.text);
                     self.lint_now_forced(&uri);
+                    self.render_later(&uri);
                 }
             }
             "textDocument/didChange" => {
@@ -204,19 +275,104 @@ impl Server<'_> {
             "textDocument/didSave" => {
                 if let Ok(p) = params::<DidSaveTextDocumentParams>(n.params) {
                     self.lint_now(&p.text_document.uri);
+                    self.render_later(&p.text_document.uri);
                 }
             }
             "textDocument/didClose" => {
                 if let Ok(p) = params::<DidCloseTextDocumentParams>(n.params) {
                     self.pending.remove(p.text_document.uri.as_str());
                     if let Some(d) = self.store.close(&p.text_document.uri) {
-                        self.publish(d.uri, Vec::new(), None);
+                        // What a render found there stays: the file is still in its chart.
+                        let kept = d.path.as_deref().map(|p| self.rendered_on(p));
+                        self.publish(d.uri, kept.unwrap_or_default(), None);
                     }
                 }
             }
             // $/cancelRequest (answered already), $/setTrace, initialized, the rest.
             _ => {}
         }
+    }
+
+    /// The lints and renders whose debounce is over.
+    fn due(&mut self) {
+        self.lint_due();
+        let now = Instant::now();
+        let due: Vec<PathBuf> = (self.renders.iter())
+            .filter(|(_, r)| r.0 <= now)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in due {
+            if let Some((_, source, trigger)) = self.renders.remove(&key) {
+                // The render thread is gone only with a panic there: nothing to render with.
+                let _ = self.jobs.send(Job {
+                    key,
+                    source,
+                    trigger,
+                });
+            }
+        }
+    }
+
+    /// A render of the chart or kustomization of the file `uri`, if it has one, after the
+    /// debounce.
+    fn render_later(&mut self, uri: &Uri) {
+        let Some(path) = file_path(uri) else {
+            return;
+        };
+        if let Some(source) = self.linter.source_of(&path) {
+            let (Source::Chart(key) | Source::Kustomization(key)) = source.clone();
+            (self.renders).insert(key, (Instant::now() + DEBOUNCE, source, path));
+        }
+    }
+
+    /// A render's lint: its diagnostics replace the last ones of its source, and every file
+    /// that had or has some is published again.
+    fn render_done(&mut self, d: Done) {
+        let mut files = PerFile::new();
+        let errors = match d.linted {
+            Ok(l) => {
+                for f in &l.findings {
+                    (files.entry(PathBuf::from(&f.file)).or_default()).push(rendered(f));
+                }
+                l.errors
+            }
+            Err(message) => vec![InputError {
+                file: d.trigger.display().to_string(),
+                line: 0,
+                column: 0,
+                message,
+            }],
+        };
+        if !errors.is_empty() {
+            (files.entry(d.trigger).or_default()).push(render_failed(&errors));
+        }
+        let now: Vec<PathBuf> = files.keys().cloned().collect();
+        let before = self.rendered.insert(d.key, files).unwrap_or_default();
+        let touched: BTreeSet<PathBuf> = before.into_keys().chain(now).collect();
+        for path in touched {
+            let (uri, mut diags, version) = match self.store.by_path(&path) {
+                Some(doc) => (
+                    doc.uri.clone(),
+                    (doc.lint.as_ref()).map_or_else(Vec::new, |l| l.diagnostics.clone()),
+                    Some(doc.version),
+                ),
+                None => match file_uri(&path) {
+                    Some(uri) => (uri, Vec::new(), None),
+                    None => continue,
+                },
+            };
+            diags.extend(self.rendered_on(&path));
+            self.publish(uri, diags, version);
+        }
+    }
+
+    /// What the last renders found in the file at `path`.
+    fn rendered_on(&self, path: &Path) -> Vec<lsp_types::Diagnostic> {
+        (self.rendered.values())
+            .filter_map(|f| f.get(path))
+            .flatten()
+            .cloned()
+            .collect()
     }
 
     /// Lint the documents whose debounce is over.
@@ -270,13 +426,19 @@ impl Server<'_> {
         };
         let docs = crate::source::load(&doc.text).ok();
         let diags = diagnostics(&doc.text, &linted, docs.as_deref());
-        let (uri, version) = (doc.uri.clone(), doc.version);
+        let (uri, version, path) = (doc.uri.clone(), doc.version, doc.path.clone());
         doc.lint = Some(Lint {
             linted,
             diagnostics: diags.clone(),
             docs,
         });
-        self.publish(uri, diags, Some(version));
+        let mut all = diags;
+        all.extend(
+            path.as_deref()
+                .map(|p| self.rendered_on(p))
+                .unwrap_or_default(),
+        );
+        self.publish(uri, all, Some(version));
     }
 
     fn publish(&self, uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>, version: Option<i32>) {

@@ -2,7 +2,8 @@
 //! are, and their last lint.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 use lsp_types::{Diagnostic, Uri};
 
@@ -72,8 +73,39 @@ impl Store {
     }
 }
 
+/// The open document of the file at `path`.
+impl Store {
+    pub fn by_path(&self, path: &Path) -> Option<&Doc> {
+        self.docs.values().find(|d| d.path.as_deref() == Some(path))
+    }
+}
+
+/// The `file:` URI of an absolute path (percent-encoded but for `/`); `file:///C:/x` on Windows.
+pub fn file_uri(path: &Path) -> Option<Uri> {
+    let s = path.to_str()?;
+    let s = if cfg!(windows) {
+        s.replace('\\', "/")
+    } else {
+        s.to_string()
+    };
+    let s = if s.starts_with('/') {
+        s
+    } else {
+        format!("/{s}")
+    };
+    const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'/')
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~')
+        .remove(b':');
+    let encoded = percent_encoding::utf8_percent_encode(&s, KEEP);
+    Uri::from_str(&format!("file://{encoded}")).ok()
+}
+
 /// The path of a `file:` URI (percent-decoded); `None` for other schemes (`untitled:`).
-fn file_path(uri: &Uri) -> Option<PathBuf> {
+pub fn file_path(uri: &Uri) -> Option<PathBuf> {
     if !uri
         .scheme()
         .is_some_and(|s| s.as_str().eq_ignore_ascii_case("file"))

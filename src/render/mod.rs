@@ -115,6 +115,37 @@ pub fn patch_of(file: &Path) -> Option<Source> {
     Some(Source::Kustomization(k))
 }
 
+/// For a file being edited (`winlint lsp`): the chart or kustomization that renders it, as
+/// `winlint DIR` renders it. A file anywhere under a chart (its templates, `values*.yaml`,
+/// `Chart.yaml`, `ci/`) belongs to the outermost chart above it (a subchart under `charts/` is
+/// rendered by its parent); else a kustomization file belongs to itself, and any other file to
+/// the nearest kustomization in its directory or above that builds from it (a resource, a
+/// patch, a generator's file, through the bases it names). The search stops at the repository
+/// root (the first directory holding `.git`).
+pub fn source_of_file(file: &Path) -> Option<Source> {
+    let dirs: Vec<&Path> = file
+        .ancestors()
+        .skip(1)
+        .take(32)
+        .scan(false, |past_root, d| {
+            let here = (!*past_root).then_some(d);
+            *past_root = *past_root || d.join(".git").exists();
+            here
+        })
+        .collect();
+    if let Some(chart) = dirs.iter().rev().find(|d| d.join("Chart.yaml").is_file()) {
+        return Some(Source::Chart(chart.to_path_buf()));
+    }
+    // Named as the file is (the editor's path), compared canonically.
+    let canon = canonical(file);
+    dirs.iter().find_map(|d| {
+        let k = kustomization_file(d)?;
+        let u = kustomize::uses(&k);
+        (u.files.contains(&canon) || u.dirs.iter().any(|x| canon.starts_with(x)))
+            .then_some(Source::Kustomization(k))
+    })
+}
+
 /// Whether kustomize or kubectl is here to build kustomizations.
 pub fn can_build_kustomizations(args: &RenderArgs) -> bool {
     kustomize::Tool::find(args).is_some()
