@@ -324,3 +324,134 @@ impl Fleet {
         o
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{ContainerPlan, WorkloadPlan};
+
+    fn workload(object: &str, verdict: Verdict) -> WorkloadPlan {
+        WorkloadPlan {
+            object: object.into(),
+            file: "cluster x".into(),
+            verdict,
+            pod: vec![],
+            containers: vec![ContainerPlan {
+                container: "container \"c\"".into(),
+                image: "example.com/a:1".into(),
+                verdict,
+                build: "10.0.26100".into(),
+                evidence: "why".into(),
+                change: Some(format!("change {object}")),
+            }],
+        }
+    }
+
+    fn plan(workloads: Vec<WorkloadPlan>) -> Plan {
+        let mut p = Plan {
+            from: vec!["10.0.17763 (ltsc2019)".into()],
+            to: vec!["10.0.26100 (ltsc2025)".into()],
+            platform: None,
+            kubernetes_from: "1.32".into(),
+            kubernetes_to: "1.32".into(),
+            isolation: "process".into(),
+            as_of: "2026-11-29".into(),
+            facts: "cluster".into(),
+            registry: false,
+            lifecycle: vec![],
+            counts: Default::default(),
+            not_windows: 0,
+            workloads,
+            errors: vec![],
+        };
+        p.finish();
+        p
+    }
+
+    fn fleet() -> Fleet {
+        let one = |cluster: &str, plan| ClusterPlan {
+            cluster: cluster.into(),
+            plan: Some(plan),
+            error: None,
+        };
+        Fleet::new(vec![
+            one(
+                "b",
+                plan(vec![
+                    workload("ns/Deployment/ok", Verdict::RunsAsIs),
+                    workload("ns/Deployment/rb", Verdict::Rebuild),
+                ]),
+            ),
+            ClusterPlan {
+                cluster: "<gone>".into(),
+                plan: None,
+                error: Some("connection refused".into()),
+            },
+            one(
+                "a",
+                plan(vec![
+                    workload("ns/Deployment/pin", Verdict::PinBreaks),
+                    workload("ns/Deployment/re", Verdict::Retag),
+                ]),
+            ),
+        ])
+    }
+
+    #[test]
+    fn sums_per_cluster_and_lists_the_blocked_first() {
+        let f = fleet();
+        let total: Vec<usize> = Verdict::ALL.iter().map(|v| f.total[v]).collect();
+        assert_eq!(total, [1, 1, 0, 1, 0, 1]);
+        assert_eq!(f.counts.len(), 2);
+        let blocked: Vec<(&str, &str)> = (f.blocked.iter())
+            .map(|b| (b.cluster.as_str(), b.object.as_str()))
+            .collect();
+        assert_eq!(
+            blocked,
+            [("a", "ns/Deployment/pin"), ("b", "ns/Deployment/rb")]
+        );
+        assert_eq!(
+            f.blocked[0].change.as_deref(),
+            Some("change ns/Deployment/pin")
+        );
+        assert!(f.has_errors());
+        assert!(f.any(|v| v == Verdict::Retag));
+        assert!(!f.any(|v| v == Verdict::NeedsHyperv));
+    }
+
+    #[test]
+    fn every_format_shows_the_summary_before_the_clusters() {
+        let f = fleet();
+        let text = f.text();
+        assert!(
+            text.contains("2 cluster(s) (1 not read): 4 Windows workload(s), 2 blocked"),
+            "{text}"
+        );
+        assert!(
+            text.contains("<gone>   not read: connection refused"),
+            "{text}"
+        );
+        let at = |s: &str, what: &str| s.find(what).unwrap_or_else(|| panic!("{what} in {s}"));
+        assert!(at(&text, "Blocked (2):") < at(&text, "######## cluster b"));
+        assert!(at(&text, "######## cluster b") < at(&text, "######## cluster a"));
+        let md = f.markdown();
+        assert!(
+            md.contains("| `b` | 0 | 1 | 0 | 0 | 0 | 1 | 1 | 2 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `total` | 1 | 1 | 0 | 1 | 0 | 1 | 2 | 4 |"),
+            "{md}"
+        );
+        let html = f.html();
+        assert!(!html.contains("<gone>"), "{html}");
+        assert!(html.contains("&lt;gone&gt;"), "{html}");
+        // One body per planned cluster, its sections' ids its own.
+        assert!(html.contains("id=\"cluster-0-overview\""), "{html}");
+        assert!(html.contains("id=\"cluster-2-workloads\""), "{html}");
+        assert!(at(&html, "id=\"blocked\"") < at(&html, "id=\"cluster-0\""));
+        let json: serde_json::Value = serde_json::from_str(&f.json()).unwrap();
+        assert_eq!(json["clusters"][1]["error"], "connection refused");
+        assert_eq!(json["total"]["pin-breaks"], 1);
+    }
+}
