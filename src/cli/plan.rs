@@ -324,7 +324,7 @@ fn plan_one(
                 p,
                 b,
                 mv.now.kubernetes,
-                &as_of,
+                as_of,
                 "current",
             ));
         }
@@ -333,7 +333,7 @@ fn plan_one(
                 p,
                 b,
                 mv.after.kubernetes,
-                &as_of,
+                as_of,
                 "planned",
             ));
         }
