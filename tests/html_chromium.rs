@@ -6,6 +6,8 @@
 //!
 //! `--dump-dom` gives the document Chromium built (after any script would have run);
 //! `--screenshot` the pixels, decoded with the `png` crate and checked for size and content.
+//! `winlint plan --format html` is opened the same way, with the console logged: no script
+//! error, the blocked workloads first.
 
 mod cli_support;
 
@@ -141,6 +143,101 @@ fn chromium_screenshot_is_the_window_and_not_blank() {
     assert!(red > 100, "{red} pixels of the error colour");
 }
 
+/// A Windows workload whose names carry markup, planned with testdata/plan.
+const HOSTILE_PLAN: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  \
+    name: \"web<script>document.title='pwned'</script>\"\n  namespace: \"<img src=x onerror=alert(1)>\"\n\
+    spec:\n  selector: {matchLabels: {app: w}}\n  template:\n    metadata: {labels: {app: w}}\n    \
+    spec:\n      nodeSelector: {kubernetes.io/os: windows}\n      containers:\n      \
+    - name: \"<script>alert('c')</script>\"\n        image: mcr.microsoft.com/windows/servercore:ltsc2019\n";
+
+/// `winlint plan --format html` on testdata/plan (a workload in every verdict class) and
+/// [`HOSTILE_PLAN`], in Chromium: the document it builds, with the console logged to stderr.
+fn plan_page_in_chromium(bin: &str) -> (String, String) {
+    let out = Run::new(&[
+        "plan",
+        "testdata/plan",
+        "-",
+        "--format",
+        "html",
+        "--no-config",
+        "--platform",
+        "aks",
+        "--windows-build",
+        "ltsc2019",
+        "--windows-build",
+        "ltsc2022",
+        "--to",
+        "ltsc2025",
+        "--as-of",
+        "2026-11-29",
+    ])
+    .stdin(HOSTILE_PLAN)
+    .run();
+    out.assert_code(0);
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("plan.html");
+    std::fs::write(&page, &out.stdout).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let shown = run_chromium(
+        bin,
+        profile.path(),
+        &[
+            "--dump-dom".into(),
+            "--enable-logging=stderr".into(),
+            "--v=0".into(),
+        ],
+        &page,
+    );
+    (shown.stdout, shown.stderr)
+}
+
+/// The plan's page: no script error or console message (Chromium logs each as `CONSOLE`), the
+/// markup of the manifest shown as text, and the workloads in the order people act on them:
+/// every blocked one (pin-breaks, rebuild, needs-hyperv) before any other.
+fn chromium_shows_the_plan_blocked_workloads_first() {
+    let Some(bin) = chromium() else { return };
+    let (dom, log) = plan_page_in_chromium(&bin);
+    assert!(!log.contains(":CONSOLE"), "console messages:\n{log}");
+    assert!(dom.contains("<title>winlint plan</title>"), "{dom}");
+    assert!(!dom.contains("<script"), "{dom}");
+    assert!(!dom.contains("<img"), "{dom}");
+    assert!(
+        dom.contains("&lt;img src=x onerror=alert(1)&gt;/Deployment/web&lt;script&gt;"),
+        "{dom}"
+    );
+    // The verdict of each workload, in the page's order.
+    let verdicts: Vec<&str> = dom
+        .split("<article class=\"object\">\n<h3>")
+        .skip(1)
+        .map(|a| a.split(' ').next().unwrap())
+        .collect();
+    let blocks = |v: &str| ["pin-breaks", "rebuild", "needs-hyperv"].contains(&v);
+    let last_blocked = verdicts
+        .iter()
+        .rposition(|v| blocks(v))
+        .expect("a blocked workload");
+    let first_other = verdicts.iter().position(|v| !blocks(v)).expect("another");
+    assert!(last_blocked < first_other, "{verdicts:?}");
+    for v in [
+        "pin-breaks",
+        "rebuild",
+        "needs-hyperv",
+        "retag",
+        "runs-as-is",
+    ] {
+        assert!(verdicts.contains(&v), "{v} not in {verdicts:?}");
+    }
+    // The cards count what the page lists.
+    let blocked = verdicts.iter().filter(|v| blocks(v)).count();
+    assert!(
+        dom.contains(&format!(
+            "{} Windows workload(s): {blocked} blocked",
+            verdicts.len()
+        )),
+        "{dom}"
+    );
+}
+
 /// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
 /// to get it; tests/skip_support).
 fn main() {
@@ -153,6 +250,10 @@ fn main() {
         test(
             "chromium_screenshot_is_the_window_and_not_blank",
             chromium_screenshot_is_the_window_and_not_blank,
+        ),
+        test(
+            "chromium_shows_the_plan_blocked_workloads_first",
+            chromium_shows_the_plan_blocked_workloads_first,
         ),
     ]);
 }

@@ -219,6 +219,8 @@ fn read(args: &AuditArgs, cfg: &Config) -> Result<Read, String> {
 /// `workloads`, the running workloads (top owners, as `audit` lists them) of the namespace
 /// (`None`: the kubeconfig context's) or of all; the kinds it could not list, as errors.
 pub struct PlanRead {
+    /// The cluster's name in a fleet report: its kubeconfig context, else its server.
+    pub name: String,
     pub target: ClusterTarget,
     pub objects: Vec<(String, Value)>,
     pub skipped: Vec<InputError>,
@@ -233,6 +235,7 @@ pub(super) fn plan_read(
 ) -> Result<PlanRead, String> {
     block_on(async {
         let (client, origin, facts) = connect_and_read(&args.client_source()).await?;
+        let name = (origin.context.clone()).unwrap_or_else(|| origin.server.clone());
         let (mut objects, mut not_listed) = (Vec::new(), Vec::new());
         if workloads {
             let scope = if all {
@@ -244,15 +247,13 @@ pub(super) fn plan_read(
                 .await
                 .map_err(|e| one_line(&e, AUDIT_RBAC))?;
             not_listed = inventory.skipped.iter().map(|(_, e)| skipped(e)).collect();
-            let source = format!(
-                "cluster {}",
-                origin.context.as_deref().unwrap_or(&origin.server)
-            );
+            let source = format!("cluster {name}");
             objects = (inventory.objects.into_iter())
                 .map(|o| (source.clone(), o.object))
                 .collect();
         }
         Ok(PlanRead {
+            name,
             target: ClusterTarget::new(cfg, &facts, &origin),
             objects,
             skipped: not_listed,

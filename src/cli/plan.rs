@@ -5,12 +5,15 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 
+use crate::cluster::ClusterArgs;
 use crate::model::date::today_utc;
 use crate::model::workload::objects;
 use crate::model::{Context, KubeVersion};
+use crate::plan::fleet::{ClusterPlan, Fleet};
 use crate::plan::report::Plan;
 use crate::plan::{Move, Verdict, lifecycle, plan_object};
 use crate::process::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE};
@@ -55,11 +58,18 @@ pub struct PlanArgs {
     #[arg(long, value_name = "VERDICTS", value_delimiter = ',')]
     fail_on: Vec<String>,
     /// The current state (Windows builds, taints, RuntimeClasses) from the cluster; without
-    /// paths, the workloads running there too.
+    /// paths, the workloads running there too. Implied by several --context or --kubeconfig.
     #[arg(long)]
     cluster: bool,
-    #[command(flatten)]
-    cluster_args: crate::cluster::ClusterArgs,
+    /// Kubeconfig file (default: $KUBECONFIG, else ~/.kube/config; in a pod without either,
+    /// its ServiceAccount). Repeatable: each file's current context is a cluster of the fleet.
+    #[arg(long, value_name = "PATH", env = "KUBECONFIG",
+          value_parser = clap::builder::OsStringValueParser::new().map(PathBuf::from))]
+    kubeconfig: Vec<PathBuf>,
+    /// Kubeconfig context (default: its current context). Repeatable: each is a cluster of the
+    /// fleet, planned against its own facts, and the report sums them up.
+    #[arg(long, value_name = "NAME")]
+    context: Vec<String>,
     /// With --cluster and no path: the namespace whose workloads are planned (default: the
     /// kubeconfig context's).
     #[arg(short, long, value_name = "NS", conflicts_with = "all_namespaces")]
@@ -86,18 +96,12 @@ type Objects = Vec<(String, Value)>;
 
 pub(super) fn plan(args: PlanArgs) -> i32 {
     match run(&args) {
-        Ok((plan, fail)) => {
-            let out = match args.format {
-                PlanFormat::Text => plan.text(),
-                PlanFormat::Json => plan.json(),
-                PlanFormat::Markdown => plan.markdown(),
-                PlanFormat::Html => plan.html(),
-            };
+        Ok((out, errors, fail)) => {
             if let Err(e) = crate::process::print_stdout(&out) {
                 eprintln!("winlint: cannot write: {e}");
                 return EXIT_USAGE;
             }
-            if !plan.errors.is_empty() {
+            if errors {
                 EXIT_USAGE
             } else if fail {
                 EXIT_FINDINGS
@@ -112,7 +116,103 @@ pub(super) fn plan(args: PlanArgs) -> i32 {
     }
 }
 
-fn run(args: &PlanArgs) -> Result<(Plan, bool), String> {
+/// What every cluster of a run is planned with.
+struct Options {
+    fail_on: BTreeSet<Verdict>,
+    to: Vec<crate::model::windows::Build>,
+    as_of: String,
+}
+
+impl PlanArgs {
+    /// The clusters to read: one per --context (in the one kubeconfig), or one per
+    /// --kubeconfig (at its current context), each once, in the order given.
+    fn clusters(&self) -> Result<Vec<ClusterArgs>, String> {
+        if self.kubeconfig.len() > 1 && self.context.len() > 1 {
+            return Err(
+                "several --kubeconfig and several --context: give several of one \
+                 (contexts of one kubeconfig, or each kubeconfig at its current context)"
+                    .into(),
+            );
+        }
+        let files: Vec<Option<PathBuf>> = match self.kubeconfig.as_slice() {
+            [] => vec![None],
+            k => k.iter().cloned().map(Some).collect(),
+        };
+        let contexts: Vec<Option<String>> = match self.context.as_slice() {
+            [] => vec![None],
+            c => c.iter().cloned().map(Some).collect(),
+        };
+        let mut out: Vec<ClusterArgs> = Vec::new();
+        for kubeconfig in &files {
+            for context in &contexts {
+                let c = ClusterArgs {
+                    kubeconfig: kubeconfig.clone(),
+                    context: context.clone(),
+                };
+                if !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The report, whether it holds errors, whether `--fail-on` fails it.
+fn run(args: &PlanArgs) -> Result<(String, bool, bool), String> {
+    let opts = options(args)?;
+    let clusters = args.clusters()?;
+    let render_one = |plan: &Plan| match args.format {
+        PlanFormat::Text => plan.text(),
+        PlanFormat::Json => plan.json(),
+        PlanFormat::Markdown => plan.markdown(),
+        PlanFormat::Html => plan.html(),
+    };
+    if clusters.len() == 1 {
+        let cluster = args.cluster.then(|| &clusters[0]);
+        let (_, plan) = plan_one(args, &opts, cluster)?;
+        let fail = (plan.workloads.iter()).any(|w| opts.fail_on.contains(&w.verdict));
+        return Ok((render_one(&plan), !plan.errors.is_empty(), fail));
+    }
+    // A fleet: each cluster against its own facts; one that cannot be read is reported, the
+    // others planned.
+    let mut plans = Vec::new();
+    for c in &clusters {
+        let (mut cluster, plan, error) = match plan_one(args, &opts, Some(c)) {
+            Ok((name, plan)) => (name, Some(plan), None),
+            Err(e) => (asked_name(c), None, Some(e)),
+        };
+        // Several kubeconfigs may each call their cluster by the same context name.
+        if let (true, Some(path)) = (args.kubeconfig.len() > 1, &c.kubeconfig) {
+            cluster = format!("{cluster} ({})", path.display());
+        }
+        plans.push(ClusterPlan {
+            cluster,
+            plan,
+            error,
+        });
+    }
+    let fleet = Fleet::new(plans);
+    let out = match args.format {
+        PlanFormat::Text => fleet.text(),
+        PlanFormat::Json => fleet.json(),
+        PlanFormat::Markdown => fleet.markdown(),
+        PlanFormat::Html => fleet.html(),
+    };
+    let fail = fleet.any(|v| opts.fail_on.contains(&v));
+    Ok((out, fleet.has_errors(), fail))
+}
+
+/// A cluster that could not be read, named as it was asked for.
+fn asked_name(c: &ClusterArgs) -> String {
+    match (&c.context, &c.kubeconfig) {
+        (Some(context), _) => context.clone(),
+        (None, Some(_)) => "its current context".into(),
+        (None, None) => "the current context".into(),
+    }
+}
+
+fn options(args: &PlanArgs) -> Result<Options, String> {
     let fail_on = (args.fail_on.iter())
         .filter(|s| !s.is_empty())
         .map(|s| {
@@ -133,14 +233,26 @@ fn run(args: &PlanArgs) -> Result<(Plan, bool), String> {
         Some(d) => return Err(format!("--as-of {d}: not a date (YYYY-MM-DD)")),
         None => today_utc(),
     };
-    let mut cfg = args.target.to_config().map_err(|e| e.to_string())?;
-    if args.paths.is_empty() && !args.cluster {
+    if args.paths.is_empty() && !args.cluster && args.clusters()?.len() == 1 {
         return Err("no input; give files, directories or - for stdin, or --cluster".into());
     }
+    Ok(Options { fail_on, to, as_of })
+}
+
+/// One plan: against `cluster`'s facts (and its running workloads without paths), else the
+/// configured target; the cluster's name.
+fn plan_one(
+    args: &PlanArgs,
+    opts: &Options,
+    cluster: Option<&ClusterArgs>,
+) -> Result<(String, Plan), String> {
+    let Options { to, as_of, .. } = opts;
+    let mut cfg = args.target.to_config().map_err(|e| e.to_string())?;
     let mut errors = Vec::new();
-    let (mut cx, from_cluster, objects) = if args.cluster {
+    let mut name = String::new();
+    let (mut cx, from_cluster, objects) = if let Some(c) = cluster {
         let read = cluster::plan_read(
-            &args.cluster_args,
+            c,
             &cfg,
             args.paths.is_empty(),
             args.namespace.clone(),
@@ -148,6 +260,7 @@ fn run(args: &PlanArgs) -> Result<(Plan, bool), String> {
         )?;
         cfg = read.target.config;
         errors.extend(read.skipped);
+        name = read.name;
         (read.target.context, true, read.objects)
     } else {
         (Context::default(), false, Vec::new())
@@ -211,16 +324,16 @@ fn run(args: &PlanArgs) -> Result<(Plan, bool), String> {
                 p,
                 b,
                 mv.now.kubernetes,
-                &as_of,
+                as_of,
                 "current",
             ));
         }
-        for &b in &to {
+        for &b in to {
             lifecycle.extend(lifecycle::notices(
                 p,
                 b,
                 mv.after.kubernetes,
-                &as_of,
+                as_of,
                 "planned",
             ));
         }
@@ -236,7 +349,7 @@ fn run(args: &PlanArgs) -> Result<(Plan, bool), String> {
             crate::model::windows::Isolation::Process => "process".into(),
             crate::model::windows::Isolation::Hyperv => "hyperv".into(),
         },
-        as_of,
+        as_of: as_of.clone(),
         facts: if from_cluster {
             "cluster"
         } else {
@@ -257,8 +370,7 @@ fn run(args: &PlanArgs) -> Result<(Plan, bool), String> {
             .collect(),
     };
     plan.finish();
-    let fail = plan.workloads.iter().any(|w| fail_on.contains(&w.verdict));
-    Ok((plan, fail))
+    Ok((name, plan))
 }
 
 fn objects_of(v: &Value) -> Vec<(String, &Value)> {

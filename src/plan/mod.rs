@@ -6,11 +6,13 @@
 //! * [`pins`]: node selection that selects no node after the move (the scheduler's predicate on
 //!   the nodes as they will be);
 //! * [`lifecycle`]: the platforms' support and retirement dates, from `src/model/lifecycle.yaml`;
-//! * [`report`]: the plan as grouped text, JSON and Markdown.
+//! * [`report`]: the plan as grouped text, JSON and Markdown;
+//! * [`fleet`]: several clusters' plans and the summary over them.
 //!
 //! This module is pure: the command line (`cli/plan.rs`) reads the inputs, the cluster and the
 //! registry and hands the objects, the context and the two targets here.
 
+pub mod fleet;
 pub mod lifecycle;
 pub mod pins;
 pub mod report;

@@ -48,7 +48,7 @@ impl Plan {
         self.lifecycle.sort_by_key(|n| n.weight);
     }
 
-    fn blocked(&self) -> usize {
+    pub(crate) fn blocked(&self) -> usize {
         self.workloads.iter().filter(|w| w.verdict.blocks()).count()
     }
 
@@ -66,7 +66,7 @@ impl Plan {
         )
     }
 
-    fn heading(&self) -> String {
+    pub(crate) fn heading(&self) -> String {
         let platform = self
             .platform
             .as_deref()
@@ -227,16 +227,20 @@ impl Plan {
     /// text escaped): the counts by verdict as cards, the node pools, then the workloads, blocked
     /// first, each with its changes.
     pub fn html(&self) -> String {
+        let mut o = html_start("winlint plan");
+        self.html_body(&mut o, "");
+        o.push_str("</body>\n</html>\n");
+        o
+    }
+
+    /// The page's body below its title: summary, cards, node pools, workloads, errors; the
+    /// sections' ids start with `id` (a fleet's page holds one body per cluster).
+    pub(crate) fn html_body(&self, o: &mut String, id: &str) {
         use crate::report::html::escape;
-        let mut o = String::from(
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-             <title>winlint plan</title>\n<style>\n",
-        );
-        o.push_str(include_str!("../report/html.css"));
         let _ = write!(
             o,
-            "</style>\n</head>\n<body>\n<h1>winlint plan</h1>\n<p class=\"summary\">{}</p>\n\
-             <p class=\"summary\">{}</p>\n<section id=\"overview\">\n<div class=\"cards\">\n",
+            "<p class=\"summary\">{}</p>\n\
+             <p class=\"summary\">{}</p>\n<section id=\"{id}overview\">\n<div class=\"cards\">\n",
             escape(&self.heading()),
             escape(&self.counts_line())
         );
@@ -257,7 +261,7 @@ impl Plan {
         }
         o.push_str("</div>\n</section>\n");
         if !self.lifecycle.is_empty() {
-            o.push_str("<section id=\"pools\">\n<h2>Node pools</h2>\n<ul>\n");
+            let _ = writeln!(o, "<section id=\"{id}pools\">\n<h2>Node pools</h2>\n<ul>");
             for n in &self.lifecycle {
                 let _ = writeln!(
                     o,
@@ -270,7 +274,7 @@ impl Plan {
             }
             o.push_str("</ul>\n</section>\n");
         }
-        o.push_str("<section id=\"workloads\">\n<h2>Workloads</h2>\n");
+        let _ = writeln!(o, "<section id=\"{id}workloads\">\n<h2>Workloads</h2>");
         for w in &self.workloads {
             let _ = write!(
                 o,
@@ -292,7 +296,7 @@ impl Plan {
             };
             for p in &w.pod {
                 item(
-                    &mut o,
+                    o,
                     format!("<span class=\"rule\">{}</span> pod", p.verdict.name()),
                     &p.evidence,
                     p.change.as_deref(),
@@ -300,7 +304,7 @@ impl Plan {
             }
             for c in &w.containers {
                 item(
-                    &mut o,
+                    o,
                     format!(
                         "<span class=\"rule\">{}</span> {} <code>{}</code> <span class=\"at\">on {}</span>",
                         c.verdict.name(),
@@ -318,9 +322,16 @@ impl Plan {
         for e in &self.errors {
             let _ = writeln!(o, "<p class=\"note\">error: {}</p>", escape(e));
         }
-        o.push_str("</body>\n</html>\n");
-        o
     }
+}
+
+/// A page's head with the report's style, the body opened with its `title` as heading.
+pub(crate) fn html_start(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>{title}</title>\n<style>\n{}</style>\n</head>\n<body>\n<h1>{title}</h1>\n",
+        include_str!("../report/html.css")
+    )
 }
 
 fn weight(w: Weight) -> &'static str {
@@ -332,7 +343,7 @@ fn weight(w: Weight) -> &'static str {
 }
 
 /// Text for a Markdown table cell: pipes escaped, line breaks and backticks defused.
-fn md(s: &str) -> String {
+pub(crate) fn md(s: &str) -> String {
     printable(s)
         .replace('|', "\\|")
         .replace('`', "'")

@@ -116,6 +116,54 @@ pub fn cluster() -> Option<Guard> {
     }
 }
 
+/// More API servers, each with its own etcd, for a test that needs several clusters (a fleet).
+static EXTRA: [OnceLock<Result<Cluster, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+
+/// `n` API servers of their own (at most 2), besides the shared one, started at once (in
+/// parallel) on first use; `None` as [`cluster`]. A test that uses them may assume no other
+/// test creates objects there.
+pub fn extra_clusters(n: usize) -> Option<Vec<Guard>> {
+    let assets = assets()?;
+    std::thread::scope(|s| {
+        for once in &EXTRA[..n] {
+            let assets = &assets;
+            s.spawn(move || once.get_or_init(|| start(assets)));
+        }
+    });
+    Some(
+        (EXTRA[..n].iter())
+            .map(|once| match once.get().expect("started above") {
+                Ok(c) => Guard(c),
+                Err(e) => panic!("a test API server did not start: {e}"),
+            })
+            .collect(),
+    )
+}
+
+/// One kubeconfig with a context per API server (admin token), `clusters` as (context, URL,
+/// CA); the first is the current context.
+pub fn fleet_kubeconfig(path: &Path, clusters: &[(&str, &str, &str)]) {
+    use base64::Engine as _;
+    let (mut c, mut u, mut x) = (String::new(), String::new(), String::new());
+    for (name, url, ca_pem) in clusters {
+        let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+        c.push_str(&format!(
+            "- name: {name}\n  cluster:\n    server: {url}\n    certificate-authority-data: {ca}\n"
+        ));
+        u.push_str(&format!(
+            "- name: {name}\n  user:\n    token: {ADMIN_TOKEN}\n"
+        ));
+        x.push_str(&format!(
+            "- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n"
+        ));
+    }
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n{c}users:\n{u}contexts:\n{x}current-context: {}\n",
+        clusters[0].0
+    );
+    std::fs::write(path, text).expect("fleet kubeconfig");
+}
+
 /// Derefs to the shared [`Cluster`]; on a failing test keeps the logs and says where.
 pub struct Guard(&'static Cluster);
 
