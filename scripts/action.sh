@@ -35,6 +35,19 @@ output() {
   fi
 }
 
+# An absolute path as the job's other steps read it. On a Windows runner the Action's shell is
+# Git for Windows' bash, whose `pwd` says /d/a/repo: a step that is not bash (upload-sarif is a
+# Node program) needs D:\a\repo, which cygpath (in Git for Windows' usr/bin) gives. The paths
+# GitHub hands in (GITHUB_ACTION_PATH, runner.tool_cache, GITHUB_OUTPUT) are Windows paths, which
+# Git Bash's programs take as they are.
+native_path() {
+  if [ -n "$(exe_suffix)" ] && command -v cygpath > /dev/null 2>&1; then
+    cygpath -w "$1"
+  else
+    printf '%s\n' "$1"
+  fi
+}
+
 cmd_key() {
   local hash
   hash=$(
@@ -100,7 +113,7 @@ cmd_run() {
     mkdir -p "$(dirname "$sarif")"
     # The verdict comes from the run below; SARIF is written whatever the findings.
     "$bin" -o sarif "${args[@]}" "${paths[@]}" > "$sarif" || true
-    output sarif-file "$(cd "$(dirname "$sarif")" && pwd)/$(basename "$sarif")"
+    output sarif-file "$(native_path "$(cd "$(dirname "$sarif")" && pwd)/$(basename "$sarif")")"
   fi
 
   local format=text

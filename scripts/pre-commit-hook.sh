@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# pre-commit's default `winlint` hook (.pre-commit-hooks.yaml, language: script): runs the release
-# binary of this checkout's version, so a repository using the hook needs no Rust. pre-commit
+# The `winlint` hook of this repository (.pre-commit-hooks.yaml, language: script; the default
+# hook is winlint-pre-commit's, on the wheel): runs the release binary of this checkout's
+# version, so a repository using the hook needs no Rust. pre-commit
 # clones this repository at the hook's `rev` into its cache; on the first run the binary is
 # downloaded from WINLINT_RELEASE_BASE_URL/v<version>/ (GitHub releases by default), checked
 # against the release's SHA256SUMS and kept in that clone, so later runs are offline.
@@ -26,8 +27,9 @@ if ! [ -x "$bin" ]; then
   elif [ "$status" = 1 ]; then
     if ! command -v cargo >/dev/null 2>&1; then
       echo "winlint: no release binary of v$version for this machine and no cargo to build it:" \
-        "install winlint (pip install winlint==$version, or cargo) and use the hook" \
-        "winlint-system, or install Rust" >&2
+        "use the hook of https://github.com/winlint/winlint-pre-commit (the wheel, where PyPI" \
+        "has one for this machine), or install winlint and use the hook winlint-system, or" \
+        "install Rust" >&2
       exit 2
     fi
     echo "winlint: building v$version with cargo (once)" >&2

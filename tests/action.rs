@@ -127,16 +127,19 @@ fn run_reports_usage_errors_with_status_2() {
 fn fake_cargo(dir: &Path) -> PathBuf {
     let bin = dir.join("fakebin");
     std::fs::create_dir_all(&bin).unwrap();
-    let cargo = bin.join("cargo");
-    std::fs::write(
-        &cargo,
+    write_executable(
+        &bin.join("cargo"),
         "#!/bin/sh\necho \"$@\" >> \"$FAKE_CARGO_LOG\"\nwhile [ $# -gt 0 ]; do [ \"$1\" = --root ] && root=$2; shift; done\n\
          mkdir -p \"$root/bin\"\nprintf '#!/bin/sh\\necho winlint 0.0.0-fake\\n' > \"$root/bin/winlint\"\nchmod +x \"$root/bin/winlint\"\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     bin
+}
+
+/// A script at `path` that the shell can run (a stand-in for a tool on PATH).
+fn write_executable(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 #[test]
@@ -445,6 +448,7 @@ fn install_picks_the_release_binary_for_each_os_and_arch() {
             "winlint-x86_64-unknown-linux-musl",
             "winlint-aarch64-unknown-linux-musl",
             "winlint-x86_64-pc-windows-gnu.exe",
+            "winlint-aarch64-pc-windows-gnullvm.exe",
             "winlint-aarch64-apple-darwin",
             "winlint-x86_64-apple-darwin",
         ],
@@ -497,6 +501,13 @@ fn install_picks_the_release_binary_for_each_os_and_arch() {
             "Windows",
             "X64",
             "winlint-x86_64-pc-windows-gnu.exe",
+            "winlint.exe",
+        ),
+        (
+            &all,
+            "Windows",
+            "ARM64",
+            "winlint-aarch64-pc-windows-gnullvm.exe",
             "winlint.exe",
         ),
         (
@@ -554,6 +565,12 @@ fn install_picks_the_release_binary_for_each_os_and_arch() {
         "cargo ran although a release binary was there"
     );
 
+    // On Windows the cached binary is found as `winlint.exe`: no second download.
+    let (a, requests, _) = install(&all, "Windows", "X64", "root2");
+    assert_eq!(a.status, 0, "{}\n{}", a.stdout, a.stderr);
+    assert!(a.stdout.contains("winlint from the cache"), "{}", a.stdout);
+    assert!(requests.is_empty(), "{requests:?}");
+
     // No binary for the platform: built with cargo, nothing downloaded.
     let (a, requests, _) = install(&all, "FreeBSD", "X64", "freebsd");
     assert_eq!(a.status, 0, "{}\n{}", a.stdout, a.stderr);
@@ -564,4 +581,41 @@ fn install_picks_the_release_binary_for_each_os_and_arch() {
     );
     assert!(requests.is_empty());
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
+}
+
+/// On a Windows runner the `sarif-file` output is a Windows path (Git Bash's `pwd` says
+/// /d/a/repo; upload-sarif, a Node program, needs D:\a\repo): it goes through cygpath -w, here a
+/// stand-in that marks what it was given. On Linux the path is left as it is.
+#[test]
+fn the_sarif_output_is_a_windows_path_on_windows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fakebin = tmp.path().join("fakebin");
+    std::fs::create_dir_all(&fakebin).unwrap();
+    write_executable(
+        &fakebin.join("cygpath"),
+        "#!/bin/sh\n[ \"$1\" = -w ] || exit 2\nprintf 'D:%s\\n' \"$2\" | tr / '\\\\'\n",
+    );
+    let sarif = tmp.path().join("reports/winlint.sarif");
+    let path = format!("{}:/usr/bin:/bin", fakebin.display());
+    let run = |os: &str| {
+        action(
+            "run",
+            &[
+                ("PATH", path.as_str()),
+                ("RUNNER_OS", os),
+                ("INPUT_PATHS", "testdata/examples/windows-good.yaml"),
+                ("INPUT_SARIF_FILE", sarif.to_str().unwrap()),
+            ],
+            &root(),
+        )
+    };
+    let a = run("Windows");
+    assert_eq!(a.status, 0, "{}\n{}", a.stdout, a.stderr);
+    assert_eq!(
+        a.outputs["sarif-file"],
+        format!("D:{}", sarif.display()).replace('/', "\\")
+    );
+    assert!(sarif.exists());
+    let a = run("Linux");
+    assert_eq!(a.outputs["sarif-file"], sarif.to_str().unwrap());
 }
