@@ -16,11 +16,17 @@
 # (rep 1: none, noop, winlint at each client count; rep 2 …) so that drift (other builds on the
 # machine) spreads over all modes. Pods are deleted between runs. Prints one line per run
 # (creates/s, p50, p99, non-2xx, CPU seconds of kube-apiserver, etcd and the webhook per 1 000
-# creates) and a summary with medians, the spread and winlint/noop ratios from the same rep.
+# creates; the API server's connections to the webhook, one when it speaks HTTP/2; its own
+# account of admission from its /metrics: calls and ms per create of each in-tree plugin, each
+# webhook and each step) and a summary with medians, the spread and winlint/noop ratios from
+# the same rep.
 #
 # Usage: scripts/e2e-load.sh [SECONDS per run, default 20]
 #   REPS=3 CLIENTS="8 32" MODES="none noop winlint" WINLINT=… LOADSERVER=… (prebuilt binaries;
 #   else built in release like scripts/load.sh) WINLINT_ARGS="…" (extra `serve` flags)
+#   PODS=unpinned (default: IIS pods without OS pins, which winlint patches) or pinned (as
+#   `winlint --fix` leaves a controller's template: nothing to patch)
+#   PERF=DIR: `perf record` the webhook of each run into DIR
 #   KUBEBUILDER_ASSETS: kube-apiserver and etcd (`eval "$(scripts/test-tools.sh envtest)"`).
 # Needs wrk (Debian `wrk`), openssl, curl. Traffic only to 127.0.0.1; every run is bounded by
 # wrk -d; everything started here is stopped on exit. Not run in CI (tens of minutes of load);
@@ -31,6 +37,7 @@ DUR=${1:-20}
 REPS=${REPS:-3}
 CLIENTS=${CLIENTS:-"8 32"}
 MODES=${MODES:-"none noop winlint"}
+PODS=${PODS:-unpinned}   # unpinned: IIS pods without OS pins (winlint patches them); pinned: as --fix leaves them
 command -v wrk >/dev/null || { echo "install Debian 'wrk'" >&2; exit 2; }
 A=${KUBEBUILDER_ASSETS:?set KUBEBUILDER_ASSETS (eval \"\$(scripts/test-tools.sh envtest)\")}
 for b in kube-apiserver etcd; do [ -x "$A/$b" ] || { echo "no $A/$b" >&2; exit 2; }; done
@@ -122,18 +129,26 @@ register() {
 }
 
 # --- the load: wrk, two bodies (Windows, Linux) in turn ------------------------------------
-python3 - "$TMP" <<'PY'
+python3 - "$TMP" "$PODS" <<'PY'
 import json, sys
-d = sys.argv[1]
+d, pinned = sys.argv[1], sys.argv[2] == "pinned"
 def pod(windows):
     image = ("mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022" if windows
              else "nginx:1.27")
     env = [{"name": f"SETTING_{k}", "value": f"value-{k}-" + "x" * 40} for k in range(60)]
+    spec = {"containers": [{"name": "app", "image": image, "env": env,
+                            "ports": [{"containerPort": 80}],
+                            "resources": {"limits": {"cpu": "500m", "memory": "512Mi"}}}]}
+    if pinned:  # as `winlint --fix` leaves a template: what the webhook would add is there
+        if windows:
+            spec.update(nodeSelector={"kubernetes.io/os": "windows"}, os={"name": "windows"},
+                        tolerations=[{"key": "os", "operator": "Equal", "value": "windows",
+                                      "effect": "NoSchedule"}])
+        else:
+            spec.update(nodeSelector={"kubernetes.io/os": "linux"}, os={"name": "linux"})
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"generateName": "w-" if windows else "l-", "labels": {"app": "load"}},
-            "spec": {"containers": [{"name": "app", "image": image, "env": env,
-                                     "ports": [{"containerPort": 80}],
-                                     "resources": {"limits": {"cpu": "500m", "memory": "512Mi"}}}]}}
+            "spec": spec}
 for name, w in (("windows", True), ("linux", False)):
     open(f"{d}/{name}.json", "w").write(json.dumps(pod(w), separators=(",", ":")))
 PY
@@ -192,6 +207,48 @@ sed "s#https://127.0.0.1:$WPORT/mutate#https://127.0.0.1:$RPORT/mutate#; s#https
 for _ in $(seq 100); do curl -sk "https://127.0.0.1:$RPORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }   # clock ticks, user + system
+# The API server's own account of its admission time (its /metrics, CREATE only): per
+# in-tree plugin, per webhook call, per step, and the whole POST. Diffed around each run.
+scrape() { k "$API/metrics" > "$1"; }
+admission_split() {  # BEFORE AFTER CREATES OUT: calls and ms per create of each admission part
+  python3 - "$@" <<'PY'
+import json, re, sys
+before, after, creates, out = sys.argv[1], sys.argv[2], max(int(sys.argv[3]), 1), sys.argv[4]
+fams = {"apiserver_admission_controller_admission_duration_seconds": "plugin",
+        "apiserver_admission_webhook_admission_duration_seconds": "webhook",
+        "apiserver_admission_step_admission_duration_seconds": "step",
+        "apiserver_request_duration_seconds": "request"}
+line = re.compile(r'^(\w+)_(sum|count)\{([^}]*)\} (\S+)$')
+def read(path):
+    acc = {}
+    for l in open(path):
+        m = line.match(l.strip())
+        if not m or m.group(1) not in fams:
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(3)))
+        kind = fams[m.group(1)]
+        if kind == "request":
+            if labels.get("verb") != "POST" or labels.get("resource") != "pods":
+                continue
+            key = "request POST pods"
+        else:
+            if labels.get("operation") != "CREATE":
+                continue
+            key = f"{kind} {labels.get('type')} {labels.get('name', '')}".strip()
+        acc.setdefault(key, [0.0, 0.0])[m.group(2) == "count"] += float(m.group(4))
+    return acc
+a, b = read(before), read(after)
+split = {}
+for key, (s1, n1) in b.items():
+    s0, n0 = a.get(key, [0.0, 0.0])
+    if n1 - n0 > 0:
+        split[key] = {"calls": round((n1 - n0) / creates, 2), "ms": round((s1 - s0) * 1000 / creates, 2)}
+json.dump(split, open(out, "w"))
+print("  admission per create (calls, ms): " + "; ".join(
+    f"{k} {v['calls']}x {v['ms']}" for k, v in sorted(split.items())
+    if k.startswith(("step", "webhook", "request")) or v["ms"] >= 0.05))
+PY
+}
 HZ=$(getconf CLK_TCK)
 clear_pods() {
   k -o /dev/null -X DELETE "$API/api/v1/namespaces/$NS/pods" || true
@@ -208,10 +265,21 @@ for rep in $(seq "$REPS"); do
     for mode in $MODES; do
       register "$mode"
       clear_pods
-      hook=; case $mode in noop) hook=$NOOP_PID;; winlint) hook=$WINLINT_PID;; replay) hook=$REPLAY_PID;; esac
+      hook=; hport=; case $mode in noop) hook=$NOOP_PID hport=$NPORT;; winlint) hook=$WINLINT_PID hport=$WPORT;; replay) hook=$REPLAY_PID hport=$RPORT;; esac
       a0=$(cpu $APISERVER); e0=$(cpu $ETCD); h0=${hook:+$(cpu $hook)}
+      scrape "$TMP/m0"
+      # PERF=DIR: a CPU profile of the webhook during each run (perf report -i DIR/…).
+      perf_pid=
+      if [ -n "${PERF:-}" ] && [ -n "$hook" ]; then
+        perf record -q -F 299 -g -p "$hook" -o "$PERF/$mode-$rep-$c.data" -- sleep "$DUR" >/dev/null 2>&1 &
+        perf_pid=$!
+      fi
       out=$(wrk -t2 -c"$c" -d"${DUR}s" --latency -s "$TMP/load.lua" "$API")
+      [ -z "$perf_pid" ] || wait "$perf_pid" || true
+      # The API server's connections to the webhook (one when it speaks HTTP/2 to it).
+      conns=${hport:+$(ss -Htn state established "( sport = :$hport )" | wc -l)}
       a1=$(cpu $APISERVER); e1=$(cpu $ETCD); h1=${hook:+$(cpu $hook)}
+      scrape "$TMP/m1"
       rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
       total=$(awk '/requests in/ {print $1}' <<<"$out")
       p50=$(awk '$1=="50%" {print $2}' <<<"$out"); p99=$(awk '$1=="99%" {print $2}' <<<"$out")
@@ -220,7 +288,9 @@ for rep in $(seq "$REPS"); do
       line="$rep	$c	$mode	$rps	$p50	$p99	$bad	$(per "$a0" "$a1")	$(per "$e0" "$e1")	${hook:+$(per "$h0" "$h1")}"
       echo "$line" >> "$RESULTS"
       printf 'rep %s  clients %-3s %-8s %8s/s  p50 %-8s p99 %-8s non-2xx %s  CPU-s per 1000 creates: apiserver %s etcd %s webhook %s\n' \
-        "$rep" "$c" "$mode" "$rps" "$p50" "$p99" "$bad" $(cut -f8-10 <<<"$line" | tr '\t' ' ') 
+        "$rep" "$c" "$mode" "$rps" "$p50" "$p99" "$bad" $(cut -f8-10 <<<"$line" | tr '\t' ' ')
+      [ -z "$conns" ] || echo "  API server connections to the webhook: $conns"
+      admission_split "$TMP/m0" "$TMP/m1" "$total" "$TMP/split-$rep-$c-$mode.json"
     done
   done
 done
@@ -239,8 +309,8 @@ print(f"{os_} pod as stored: {len(json.dumps(stored, separators=(',', ':')))} B;
 PY
   done
 fi
-python3 - "$RESULTS" <<'PY'
-import statistics, sys
+python3 - "$RESULTS" "$TMP" <<'PY'
+import glob, json, os, statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 def ms(s):
     for unit, f in (("us", 0.001), ("ms", 1.0), ("s", 1000.0)):
@@ -263,4 +333,16 @@ for c in sorted({c for c, _ in by}):
     pairs = [(w[r][1] / n[r][1], w[r][3] / n[r][3]) for r in sorted(w) if r in n]
     if pairs:
         print(f"  clients {c}: " + "; ".join(f"{t:.2f}x, p99 {p:.2f}x" for t, p in pairs))
+# The API server's admission account (its /metrics), medians over the reps: calls and ms per create.
+splits = {}
+for f in glob.glob(os.path.join(sys.argv[2], "split-*.json")):
+    _, rep, c, mode = os.path.basename(f)[:-5].split("-", 3)
+    for key, v in json.load(open(f)).items():
+        splits.setdefault((int(c), mode), {}).setdefault(key, []).append((v["calls"], v["ms"]))
+print("\nAPI server admission per create (median calls x, median ms), from its /metrics:")
+for (c, mode), keys in sorted(splits.items()):
+    parts = [f"{k} {statistics.median(x[0] for x in v):.2f}x {statistics.median(x[1] for x in v):.2f}"
+             for k, v in sorted(keys.items())
+             if k.startswith(("step", "webhook", "request")) or statistics.median(x[1] for x in v) >= 0.05]
+    print(f"  clients {c} {mode}: " + "; ".join(parts))
 PY
