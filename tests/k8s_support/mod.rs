@@ -1267,6 +1267,7 @@ pub fn windows_nodes(metrics: &str) -> BTreeMap<String, u64> {
 }
 
 /// The value of a metric ([`metrics_support::metric`]).
+#[allow(unused_imports)] // not every test binary reads metrics
 pub use metrics_support::metric;
 
 /// The Windows nodes of `nodes` per `node.kubernetes.io/windows-build`, as the

@@ -20,6 +20,7 @@ use winlint::server::{ServeArgs, Server};
 #[allow(clippy::duplicate_mod)]
 #[path = "../metrics_support/mod.rs"]
 pub mod metrics_support;
+#[allow(unused_imports)] // not every test binary reads metrics
 pub use metrics_support::metric;
 
 /// Where the captured AdmissionReviews live (copied into the repository from a real kube-apiserver).
