@@ -6,13 +6,9 @@
 //! are parsed as Kubernetes types.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
-
-fn chart() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("charts/winlint")
-}
 
 fn read(rel: &str) -> String {
     let p = chart().join(rel);
@@ -24,6 +20,9 @@ mod yaml_support;
 
 mod skip_support;
 use yaml_support::yaml_docs;
+
+mod chart_support;
+use chart_support::{chart, helm, helm_template};
 
 fn values() -> Value {
     yaml_docs(&read("values.yaml")).remove(0)
@@ -341,38 +340,6 @@ fn cluster_facts_rbac_is_read_only_and_switchable() {
     ));
     assert!(d.contains("--cluster-facts=off"));
     assert_eq!(values()["clusterFacts"]["enabled"], true);
-}
-
-/// The `helm` to use: `$WINLINT_HELM`, else `helm` on PATH; `None` when neither runs.
-fn helm() -> Option<String> {
-    let cmd = std::env::var("WINLINT_HELM").unwrap_or_else(|_| "helm".into());
-    let ok = std::process::Command::new(&cmd)
-        .arg("version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    // Locally a missing helm skips the rendering checks (reported as ignored); under CI=true it
-    // is a failure, since .ci/run installs helm and a silent skip would hide the chart's tests.
-    if !ok {
-        return skip_support::skip(&format!("helm ({cmd}) cannot run"), skip_support::GET_HELM);
-    }
-    Some(cmd)
-}
-
-fn helm_template(helm: &str, sets: &[&str]) -> Vec<Value> {
-    let mut cmd = std::process::Command::new(helm);
-    cmd.args(["template", "winlint", "--namespace", "winlint-system"])
-        .arg(chart());
-    for s in sets {
-        cmd.args(["--set", s]);
-    }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "helm template {sets:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    yaml_docs(&String::from_utf8(out.stdout).unwrap())
 }
 
 /// The rendered ConfigMap's `winlint.yaml`, parsed.

@@ -76,11 +76,23 @@ fn lint_corpus(target: &[&str]) -> serde_json::Value {
     r
 }
 
-/// `file:line pointer` of the WIN011 findings of a report.
+/// `file:line pointer` of the WIN011 warnings and errors of a report. Its infos (images winlint
+/// does not know, on Windows nodes the pod can land on) are checked apart: they say only that.
 fn linux_pod_findings(r: &serde_json::Value) -> Vec<String> {
+    for f in findings(r)
+        .iter()
+        .filter(|f| f["rule"] == LINUX_POD_RULE && f["severity"] == "info")
+    {
+        let m = f["message"].as_str().unwrap();
+        assert!(
+            m.contains("unknown to winlint") && m.contains("registry look-ups"),
+            "{f}"
+        );
+        assert!(f["fix"].is_null(), "no OS to pin is known: {f}");
+    }
     findings(r)
         .iter()
-        .filter(|f| f["rule"] == LINUX_POD_RULE)
+        .filter(|f| f["rule"] == LINUX_POD_RULE && f["severity"] != "info")
         .map(|f| {
             format!(
                 "{}:{} {}",

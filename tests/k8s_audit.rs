@@ -1208,6 +1208,123 @@ fn audit_registry_cache_measurement() {
     }
 }
 
+/// Issue 29 item 5: `kubectl debug node/<windows node> --image=busybox` (kubectl's own pod:
+/// `spec.nodeName`, every taint tolerated) on a cluster whose nodes carry the labels the kubelet
+/// sets. With live facts the webhook denies it naming the node's OS and build (WIN011), and the
+/// Linux-node counterpart with a Windows image too (WIN001); the same pod created while no
+/// webhook is registered is an error of `winlint audit` and a `fail` of its PolicyReport.
+fn kubectl_debug_node_binds_a_linux_image_to_a_windows_node() {
+    let Some(c) = cluster() else { return };
+    let win = c.unique("akswin");
+    let lin = c.unique("aksnpl");
+    let nodes = vec![Node::windows(&win, "10.0.20348"), Node::linux(&lin)];
+    let builds = k8s_support::windows_builds(&nodes);
+    let _nodes = with_nodes(&c, nodes);
+    let ns = c.unique("debug");
+    let debug = |node: &str, image: &str| {
+        c.kubectl(
+            &[
+                "debug",
+                &format!("node/{node}"),
+                &format!("--image={image}"),
+                "-n",
+                &ns,
+            ],
+            None,
+        )
+    };
+    let nano = "mcr.microsoft.com/powershell:lts-nanoserver-ltsc2022";
+    {
+        let wh = k8s_support::Webhook::watching(&c, None, None, &[]);
+        k8s_support::wait_windows_nodes(&wh, &builds);
+        wh.namespace(&ns, &[]);
+        let denied = debug(&win, "busybox").err();
+        for part in [
+            "denied the request",
+            "WIN011",
+            &format!("pod bound to Windows node {win} (Windows Server 2022 (10.0.20348)"),
+            "busybox is a Linux-only image",
+        ] {
+            assert!(denied.stderr.contains(part), "{part}: {denied:#?}");
+        }
+        let denied = debug(&lin, nano).err();
+        for part in [
+            "WIN001",
+            &format!("names its node, {lin}, which is not Windows (Linux"),
+        ] {
+            assert!(denied.stderr.contains(part), "{part}: {denied:#?}");
+        }
+        let pods = c
+            .kubectl(&["get", "pods", "-n", &ns, "-o", "name"], None)
+            .ok();
+        assert_eq!(pods.stdout, "", "nothing was created");
+    } // The webhook and its registration gone: kubectl's pod is created as it would be.
+    let created = debug(&win, "busybox").ok();
+    assert!(
+        created.stdout.contains(&format!("on node {win}")),
+        "{created:#?}"
+    );
+    let kc = path(&c.kubeconfig);
+    let out = winlint(&["audit", "-n", &ns, "--kubeconfig", kc, "-o", "json"]);
+    out.assert_code(1);
+    let report = out.json();
+    let errors: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .collect();
+    let win011 = errors
+        .iter()
+        .find(|f| f["rule"] == "WIN011")
+        .unwrap_or_else(|| panic!("no WIN011 error: {report:#}"));
+    let message = win011["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "Windows node {win} (Windows Server 2022 (10.0.20348)"
+        )),
+        "{message}"
+    );
+    assert!(
+        win011["object"]
+            .as_str()
+            .unwrap()
+            .contains("node-debugger-"),
+        "{win011:#}"
+    );
+    // The PolicyReport counts the pod as a failure, not a pass.
+    c.install_policy_report_crds();
+    let applied = winlint(&[
+        "audit",
+        "-n",
+        &ns,
+        "--kubeconfig",
+        kc,
+        "--policy-report=apply",
+    ]);
+    applied.assert_code(1);
+    let reports = c.managed_reports("policyreports.v1alpha2.wgpolicyk8s.io", Some(&ns));
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    let r = &reports[0];
+    let of_win011: Vec<&Value> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["rule"] == "WIN011")
+        .collect();
+    assert_eq!(of_win011.len(), 1, "{r:#}");
+    assert_eq!(of_win011[0]["result"], "fail", "{r:#}");
+    assert!(
+        of_win011[0]["resources"][0]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("node-debugger-{win}-")),
+        "{r:#}"
+    );
+    assert!(r["summary"]["fail"].as_u64().unwrap() >= 1, "{r:#}");
+    assert_eq!(r["summary"]["pass"].as_u64().unwrap_or(0), 0, "{r:#}");
+}
+
 /// The tests (libtest-mimic: a test that lacks an outside tool is reported ignored, with how
 /// to get it; tests/skip_support).
 fn main() {
@@ -1236,6 +1353,10 @@ fn main() {
         ),
         // Run with --ignored: measurement: creates 10 000 Pods' worth of workloads.
         test("audit_scale_measurement", audit_scale_measurement).with_ignored_flag(true),
+        test(
+            "kubectl_debug_node_binds_a_linux_image_to_a_windows_node",
+            kubectl_debug_node_binds_a_linux_image_to_a_windows_node,
+        ),
         test(
             "audit_and_the_webhook_agree_with_and_without_the_mutating_webhook",
             audit_and_the_webhook_agree_with_and_without_the_mutating_webhook,

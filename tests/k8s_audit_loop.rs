@@ -50,10 +50,7 @@ fn metrics(addr: std::net::SocketAddr) -> String {
 
 /// The value of the metric line that starts with `prefix` (labels included), 0 when absent.
 fn value(m: &str, prefix: &str) -> f64 {
-    m.lines()
-        .filter(|l| l.starts_with(prefix))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
+    metric(m, prefix).unwrap_or(0.0)
 }
 
 /// The results of winlint's report in `ns`: (rule or policy, result) per resource name.
@@ -179,7 +176,7 @@ fn the_audit_loop_follows_leadership_facts_and_workloads() {
     label(&c, &lin, "pool=a");
     rebuilt_since(addr, rebuilt);
     let m = metrics(addr);
-    assert_eq!(value(&m, "winlint_audit_leader"), 0.0, "{m}");
+    assert_eq!(value(&m, "winlint_leader"), 0.0, "{m}");
     assert_eq!(value(&m, "winlint_audit_runs_total"), 0.0, "{m}");
     assert_eq!(names(&c, &tools), Vec::<String>::new());
     assert_eq!(names(&c, &shop), ["winlint-2"]);
@@ -195,7 +192,7 @@ fn the_audit_loop_follows_leadership_facts_and_workloads() {
         ok.then_some(()).ok_or(format!("{got:?}"))
     });
     let m = metrics(addr);
-    assert_eq!(value(&m, "winlint_audit_leader"), 1.0, "{m}");
+    assert_eq!(value(&m, "winlint_leader"), 1.0, "{m}");
     assert_eq!(
         value(
             &m,
@@ -241,9 +238,7 @@ fn the_audit_loop_follows_leadership_facts_and_workloads() {
     leader.send(false).unwrap();
     eventually("the loop stands down", || {
         let m = metrics(addr);
-        (value(&m, "winlint_audit_leader") == 0.0)
-            .then_some(())
-            .ok_or(m)
+        (value(&m, "winlint_leader") == 0.0).then_some(()).ok_or(m)
     });
     let m = metrics(addr);
     let (runs, rebuilt) = (

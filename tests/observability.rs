@@ -11,7 +11,7 @@
 //! `CI=true`.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
@@ -22,9 +22,8 @@ mod yaml_support;
 mod skip_support;
 use yaml_support::yaml_docs;
 
-fn chart() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("charts/winlint")
-}
+mod chart_support;
+use chart_support::{chart, helm, helm_template};
 
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
@@ -47,15 +46,6 @@ fn tool(var: &str, default: &str, args: &[&str], how: &str) -> Option<String> {
     Some(cmd)
 }
 
-fn helm() -> Option<String> {
-    tool(
-        "WINLINT_HELM",
-        "helm",
-        &["version"],
-        "run `eval \"$(scripts/test-tools.sh helm)\"`",
-    )
-}
-
 fn promtool() -> Option<String> {
     tool(
         "WINLINT_PROMTOOL",
@@ -63,22 +53,6 @@ fn promtool() -> Option<String> {
         &["--version"],
         "run `apt-get install prometheus` (Debian's package ships promtool)",
     )
-}
-
-fn helm_template(helm: &str, sets: &[&str]) -> Vec<Value> {
-    let mut cmd = Command::new(helm);
-    cmd.args(["template", "winlint", "--namespace", "winlint-system"])
-        .arg(chart());
-    for s in sets {
-        cmd.args(["--set", s]);
-    }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "helm template {sets:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    yaml_docs(&String::from_utf8(out.stdout).unwrap())
 }
 
 fn run(cmd: &str, args: &[&str], dir: &Path) -> String {

@@ -287,8 +287,9 @@ async fn serve_without_any_cluster_configuration_uses_the_configured_facts() {
         (200, "ready: configured facts".to_string())
     );
     let (_, text) = plain_get(metrics, "/metrics").await;
-    assert!(
-        text.lines().any(|l| l == "winlint_cluster_facts_synced 0"),
+    assert_eq!(
+        webhook_support::metric(&text, "winlint_cluster_facts_synced"),
+        Some(0.0),
         "{text}"
     );
 }

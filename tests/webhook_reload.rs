@@ -111,11 +111,6 @@ async fn wait_for<T>(what: &str, mut f: impl AsyncFnMut() -> Option<T>) -> T {
     }
 }
 
-fn metric_line(text: &str, line_start: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(line_start)?.trim().parse().ok())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_changed_config_file_switches_warn_to_deny_and_a_broken_one_is_refused() {
     let c = certs();
@@ -220,7 +215,8 @@ async fn a_changed_config_file_switches_warn_to_deny_and_a_broken_one_is_refused
     volume.update(deny);
     let reloaded = "winlint_config_reload_total{result=\"ok\"} ";
     wait_for("the reload of the new content", async || {
-        metric_line(&plain_get(metrics, "/metrics").await.1, reloaded).filter(|n| *n == 1.0)
+        webhook_support::metric(&plain_get(metrics, "/metrics").await.1, reloaded)
+            .filter(|n| *n == 1.0)
     })
     .await;
     let r = verdict(&mut client, "deny-1").await;
@@ -239,13 +235,13 @@ async fn a_changed_config_file_switches_warn_to_deny_and_a_broken_one_is_refused
     let refused = "winlint_config_reload_total{result=\"error\"} ";
     let text = wait_for("the refusal of the broken content", async || {
         let text = plain_get(metrics, "/metrics").await.1;
-        metric_line(&text, refused)
+        webhook_support::metric(&text, refused)
             .filter(|n| *n == 1.0)
             .map(|_| text)
     })
     .await;
     assert_eq!(
-        metric_line(&text, "winlint_config_last_reload_successful "),
+        webhook_support::metric(&text, "winlint_config_last_reload_successful "),
         Some(0.0),
         "{text}"
     );
@@ -267,14 +263,15 @@ async fn a_changed_config_file_switches_warn_to_deny_and_a_broken_one_is_refused
     // Fixed: in force again, back to warn.
     volume.update("webhook:\n  enforcement: warn\n");
     wait_for("the reload of the fixed content", async || {
-        metric_line(&plain_get(metrics, "/metrics").await.1, reloaded).filter(|n| *n == 2.0)
+        webhook_support::metric(&plain_get(metrics, "/metrics").await.1, reloaded)
+            .filter(|n| *n == 2.0)
     })
     .await;
     let r = verdict(&mut client, "warn-2").await;
     assert_eq!(r["allowed"], true, "{r}");
     let text = plain_get(metrics, "/metrics").await.1;
     assert_eq!(
-        metric_line(&text, "winlint_config_last_reload_successful "),
+        webhook_support::metric(&text, "winlint_config_last_reload_successful "),
         Some(1.0)
     );
 }

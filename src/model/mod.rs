@@ -12,6 +12,7 @@ pub mod classify;
 pub mod context;
 pub mod date;
 pub mod deadline;
+pub mod digest;
 pub mod eval;
 pub mod finding;
 pub mod image;

@@ -570,13 +570,7 @@ pub fn base_url(registry: &str) -> String {
 
 /// `sha256:HEX` of bytes.
 pub fn sha256(bytes: &[u8]) -> String {
-    let d = ring::digest::digest(&ring::digest::SHA256, bytes);
-    let mut s = String::with_capacity(71);
-    s.push_str("sha256:");
-    for b in d.as_ref() {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
+    format!("sha256:{}", crate::model::digest::sha256_hex(&[bytes]))
 }
 
 #[cfg(test)]

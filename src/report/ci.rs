@@ -71,18 +71,17 @@ impl Fingerprints {
 }
 
 fn sha256_hex(fields: &[&str]) -> String {
-    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
-    ctx.update(b"winlint/v1");
-    for f in fields {
-        // The length first: fields cannot run into each other.
-        ctx.update(&(f.len() as u64).to_le_bytes());
-        ctx.update(f.as_bytes());
-    }
-    ctx.finish()
-        .as_ref()
+    // Each field's length first: fields cannot run into each other.
+    let lengths: Vec<[u8; 8]> = fields
         .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+        .map(|f| (f.len() as u64).to_le_bytes())
+        .collect();
+    let mut parts: Vec<&[u8]> = vec![b"winlint/v1"];
+    for (f, n) in fields.iter().zip(&lengths) {
+        parts.push(n);
+        parts.push(f.as_bytes());
+    }
+    crate::model::digest::sha256_hex(&parts)
 }
 
 #[cfg(test)]

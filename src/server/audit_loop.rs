@@ -23,8 +23,8 @@
 //! run (the audit's age is `time() - winlint_audit_last_success_timestamp_seconds`), findings
 //! of the last run by rule, severity and namespace (the [`NAMESPACE_LABELS`] namespaces with
 //! the most findings by name, the rest as `namespace="other"`: the cardinality is bounded by
-//! the rules, not by the cluster), objects judged, errors by stage, and whether this replica
-//! audits (`winlint_audit_leader`).
+//! the rules, not by the cluster), objects judged, errors by stage. Whether this replica
+//! audits is `winlint_leader` (`server/leader.rs`), which follows the same receiver.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -70,7 +70,6 @@ pub struct AuditMetrics {
     findings: Family<Vec<(String, String)>, Gauge>,
     objects: Gauge,
     errors: Family<Vec<(String, String)>, Counter>,
-    leader: Gauge,
 }
 
 impl AuditMetrics {
@@ -83,7 +82,6 @@ impl AuditMetrics {
             findings: Family::default(),
             objects: Gauge::default(),
             errors: Family::default(),
-            leader: Gauge::default(),
         };
         registry.register(
             "audit_runs",
@@ -115,11 +113,6 @@ impl AuditMetrics {
             "audit_errors",
             "Audit errors by stage (connect, list, write)",
             m.errors.clone(),
-        );
-        registry.register(
-            "audit_leader",
-            "1 while this replica runs the audit (it holds the lease, or no election is configured)",
-            m.leader.clone(),
         );
         m
     }
@@ -229,12 +222,10 @@ async fn changed(rx: &mut watch::Receiver<u64>) {
 impl AuditLoop {
     async fn run(mut self) {
         loop {
-            self.metrics.leader.set(0);
             tokio::select! {
                 _ = until(&mut self.leader, true) => {}
                 _ = until(&mut self.shutdown, true) => return,
             }
-            self.metrics.leader.set(1);
             tracing::info!(
                 uid = "",
                 "audit: this replica leads: auditing every {:?} and on facts changes",

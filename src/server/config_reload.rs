@@ -49,16 +49,8 @@ fn parse(bytes: &[u8], path: &Path) -> Result<LoadedConfig, ConfigError> {
     Ok(LoadedConfig {
         config: Config::from_yaml(text, &name)?,
         path: Some(path.to_path_buf()),
-        sha256: Some(sha256_hex(bytes)),
+        sha256: Some(crate::model::digest::sha256_hex(&[bytes])),
     })
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    ring::digest::digest(&ring::digest::SHA256, bytes)
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// Poll `--config` every `--config-reload-interval` and put each valid new content in force.

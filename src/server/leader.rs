@@ -104,27 +104,35 @@ impl Election {
     }
 }
 
-/// Register the `winlint_leader` gauge (1 while this replica holds the Lease).
-pub fn gauge(registry: &mut Registry) -> Gauge {
-    let g = Gauge::default();
+/// The `winlint_leader` gauge, registered in `registry`, following `leading` (the receiver that
+/// gates the once-per-cluster duties: the certificate controller and the audit loop) until its
+/// sender is gone: 1 while this replica leads (always 1 without `--leader-elect`). The one
+/// leadership metric; the audit loop has none of its own.
+pub fn follow(registry: &mut Registry, mut leading: watch::Receiver<bool>) {
+    let g: Gauge = Gauge::default();
     registry.register(
         "leader",
-        "1 while this replica holds the leader Lease (--leader-elect; always 1 without it)",
+        "1 while this replica holds the leader Lease and runs the once-per-cluster duties \
+         (certificate controller, audit loop; --leader-elect; always 1 without it)",
         g.clone(),
     );
-    g
+    g.set(i64::from(*leading.borrow_and_update()));
+    tokio::spawn(async move {
+        while leading.changed().await.is_ok() {
+            g.set(i64::from(*leading.borrow_and_update()));
+        }
+    });
 }
 
-/// Elect on `config`'s Lease until `shutdown` turns `true`; `gauge` follows the receiver.
+/// Elect on `config`'s Lease until `shutdown` turns `true`.
 pub fn spawn(
     client: kube::Client,
     config: LeaseConfig,
-    gauge: Gauge,
     shutdown: watch::Receiver<bool>,
 ) -> Election {
     let (tx, rx) = watch::channel(false);
     let api: Api<Lease> = Api::namespaced(client, &config.namespace);
-    let task = tokio::spawn(run(Elector::new(api, config), tx, gauge, shutdown));
+    let task = tokio::spawn(run(Elector::new(api, config), tx, shutdown));
     Election {
         rx,
         _tx: None,
@@ -286,17 +294,11 @@ impl Elector {
     }
 }
 
-fn set(tx: &watch::Sender<bool>, gauge: &Gauge, leading: bool) {
-    gauge.set(i64::from(leading));
+fn set(tx: &watch::Sender<bool>, leading: bool) {
     tx.send_replace(leading);
 }
 
-async fn run(
-    mut e: Elector,
-    tx: watch::Sender<bool>,
-    gauge: Gauge,
-    mut shutdown: watch::Receiver<bool>,
-) {
+async fn run(mut e: Elector, tx: watch::Sender<bool>, mut shutdown: watch::Receiver<bool>) {
     let (what, me) = (e.what(), e.config.identity.clone());
     let (retry, deadline) = (e.config.retry_period, e.config.renew_deadline);
     // While leading: the last successful renewal.
@@ -325,7 +327,7 @@ async fn run(
                 renewed = Some(Instant::now());
                 last_problem.clear();
                 tracing::info!(uid = "", identity = %me, "became the leader ({what})");
-                set(&tx, &gauge, true);
+                set(&tx, true);
             }
             (Ok(()), Some(_)) => renewed = Some(Instant::now()),
             (Err(lost), Some(t)) => {
@@ -336,7 +338,7 @@ async fn run(
                     Lost::Api(e) => (false, e),
                 };
                 if taken || t.elapsed() >= deadline {
-                    set(&tx, &gauge, false);
+                    set(&tx, false);
                     renewed = None;
                     tracing::warn!(
                         uid = "",
@@ -367,7 +369,7 @@ async fn run(
     }
     // Shutdown: stop the duties first, then free the Lease for the next replica.
     if renewed.is_some() {
-        set(&tx, &gauge, false);
+        set(&tx, false);
         tracing::info!(uid = "", identity = %me, "stopped leading: shutting down");
         match tokio::time::timeout(Duration::from_secs(2), e.release()).await {
             Ok(Ok(())) => tracing::info!(uid = "", identity = %me, "released {what}"),

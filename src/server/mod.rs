@@ -587,7 +587,7 @@ fn check_flags(a: &ServeArgs) -> Result<(), ServeError> {
     Ok(())
 }
 
-/// Whether this replica leads, for the audit loop: the receiver an embedder or test passes in
+/// Whether this replica leads, for the audit loop and the `winlint_leader` gauge: the receiver an embedder or test passes in
 /// (`audit_leader`), else the Lease election's (`--leader-elect`; without it this replica leads).
 fn leader_receiver(args: &ServeArgs, election: &leader::Election) -> watch::Receiver<bool> {
     args.audit_leader
@@ -638,8 +638,8 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
     let config = loaded.config.clone();
     let mut metrics = Metrics::new();
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let election =
-        start_election(&args, leader::gauge(&mut metrics.registry), &shutdown_rx).await?;
+    let election = start_election(&args, &shutdown_rx).await?;
+    leader::follow(&mut metrics.registry, leader_receiver(&args, &election));
     // Self-managed certificates: the files come from the Secret, before they are loaded.
     let controller = match &args.certificates_secret {
         Some(secret) => {
@@ -834,11 +834,9 @@ pub async fn start(args: ServeArgs) -> Result<Server, ServeError> {
 /// `--leader-elect`: elect on the Lease (see [`leader`]); else this replica always leads.
 async fn start_election(
     args: &ServeArgs,
-    gauge: prometheus_client::metrics::gauge::Gauge,
     shutdown: &watch::Receiver<bool>,
 ) -> Result<leader::Election, ServeError> {
     if !args.leader_elect {
-        gauge.set(1);
         return Ok(leader::Election::always());
     }
     let namespace = args
@@ -866,5 +864,5 @@ async fn start_election(
         config.namespace,
         config.name
     );
-    Ok(leader::spawn(client, config, gauge, shutdown.clone()))
+    Ok(leader::spawn(client, config, shutdown.clone()))
 }

@@ -28,6 +28,10 @@ use serde_json::{Value, json};
 #[path = "../yaml_support/mod.rs"]
 pub mod yaml_support;
 
+#[allow(clippy::duplicate_mod)]
+#[path = "../metrics_support/mod.rs"]
+pub mod metrics_support;
+
 // One file for every support module: a test binary may load it more than once (the copies
 // share nothing that matters: tests/skip_support).
 #[allow(clippy::duplicate_mod)]
@@ -1310,13 +1314,9 @@ pub fn windows_nodes(metrics: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// The value of an unlabelled metric line (or of the first line starting with `name`).
-pub fn metric(metrics: &str, name: &str) -> Option<f64> {
-    metrics
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
-}
+/// The value of a metric ([`metrics_support::metric`]).
+#[allow(unused_imports)] // not every test binary reads metrics
+pub use metrics_support::metric;
 
 /// The Windows nodes of `nodes` per `node.kubernetes.io/windows-build`, as the
 /// `winlint_cluster_windows_nodes` metric counts them.

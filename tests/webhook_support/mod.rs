@@ -17,6 +17,12 @@ use tokio_rustls::client::TlsStream;
 use winlint::manifests::{GeneratedTls, generate_tls};
 use winlint::server::{ServeArgs, Server};
 
+#[allow(clippy::duplicate_mod)]
+#[path = "../metrics_support/mod.rs"]
+pub mod metrics_support;
+#[allow(unused_imports)] // not every test binary reads metrics
+pub use metrics_support::metric;
+
 /// Where the captured AdmissionReviews live (copied into the repository from a real kube-apiserver).
 pub fn captures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/admission")

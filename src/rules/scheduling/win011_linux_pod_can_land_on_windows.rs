@@ -44,8 +44,12 @@ Finds pods of every pod-bearing kind (but DaemonSets, see below) that
   `gcr.io/distroless/*`, the Linux-only `registry.k8s.io` images, `dotnet/aspnet:8.0`, …).
 
 A multi-OS image (`registry.k8s.io/pause:3.9`, `mcr.microsoft.com/dotnet/runtime:7.0`, a registry
-manifest list with a Windows entry) and an image winlint knows nothing about are never reported:
-such a pod may run on the Windows node.
+manifest list with a Windows entry) is never reported: such a pod may run on the Windows node. A pod
+whose images winlint knows nothing about (an ACR, ghcr or envoy image, without registry look-ups)
+and that can land on a Windows node gets an info, without a fix: winlint cannot tell which OS to
+pin, so the info says to pin it or to enable registry look-ups (`--registry`; `registry.mode` with
+the namespace's pull secrets in the webhook), which turn it into a warning or into nothing. The
+webhook does not warn of it.
 
 `spec.os.name: linux` is no pin: the scheduler does not read it; the kubelet of the Windows node
 rejects the pod (`PodOSNotSupported`, `pkg/kubelet/lifecycle/predicate.go`), and a controller
@@ -86,6 +90,10 @@ spec:
 Safe: add `nodeSelector: {kubernetes.io/os: linux}`. In the webhook, `mutation.linuxGuard: auto`
 (the default) applies this fix at pod creation and says so in a warning and in
 `winlint.io/mutated` (`linuxGuard`).
+
+## Severity
+`warning` for a pod whose images are Linux-only; `error` for one bound by `spec.nodeName` to a
+Windows node; `info` (no fix) for one whose images winlint does not know.
 "#,
     fix: Some(FixSafety::Safe),
     source: "issue 18, ingress-nginx#7480, kubernetes#94366, Azure/AKS#1905",
@@ -115,8 +123,10 @@ pub(crate) fn linux_pod_can_land_on_windows(site: &PodSite, eval: &Eval) -> Vec<
         return Vec::new();
     }
     // The images first: cheap, and most pods stop here.
-    let Some(why) = linux_only_images(eval) else {
-        return Vec::new();
+    let why = match images_on_windows(eval) {
+        Images::MayRun => return Vec::new(),
+        Images::LinuxOnly(why) => why,
+        Images::Unknown(unknown) => return unknown_images(site, eval, &unknown),
     };
     let placement = eval.placement(site);
     let Some(landing) = placement::windows_landing(site, eval.target, eval.context, placement)
@@ -156,7 +166,7 @@ fn named_windows_node(site: &PodSite, eval: &Eval, node: &str) -> Vec<Finding> {
     let Some(group) = placement.windows_fitting().into_iter().next() else {
         return Vec::new();
     };
-    let Some(why) = linux_only_images(eval) else {
+    let Images::LinuxOnly(why) = images_on_windows(eval) else {
         return Vec::new();
     };
     let message = format!(
@@ -175,23 +185,66 @@ fn owned_by_daemonset(site: &PodSite) -> bool {
         .is_some_and(|o| o.iter().any(|r| r["kind"] == "DaemonSet"))
 }
 
-/// Why each image of the pod (init and app containers; ephemeral ones do not decide where a pod
-/// lands) does not run on Windows, or `None` when one may: it has a Windows entry, or winlint
-/// knows nothing about it.
-fn linux_only_images(eval: &Eval) -> Option<Vec<String>> {
+/// A pod without an OS pin whose images winlint does not know (an ACR, ghcr or envoy image
+/// without `--registry`): it may be Linux-only, and it can land on a Windows node of the target.
+/// Only an info, without a fix (winlint cannot tell which OS to pin): the user can pin the OS
+/// or let winlint look the image up. Said where the user can act: `audit`, `--cluster` and
+/// `--platform aks|eks` runs (the webhook does not warn of infos).
+fn unknown_images(site: &PodSite, eval: &Eval, unknown: &[String]) -> Vec<Finding> {
+    let placement = eval.placement(site);
+    let Some(landing) = placement::windows_landing(site, eval.target, eval.context, placement)
+    else {
+        return Vec::new();
+    };
+    let (images, is) = match unknown {
+        [one] => (format!("image {one}"), "is"),
+        many => (format!("images {}", many.join(", ")), "are"),
+    };
+    let message = format!(
+        "{images} {is} unknown to winlint and the pod has no OS node selector: it can land on {}, where a Linux-only image fails to pull. Pin the OS (nodeSelector {}: linux or windows), or enable registry look-ups (--registry; registry.mode in the webhook, with the namespace's pull secrets)",
+        landing.describe(),
+        eval.target.os_label_key(),
+    );
+    vec![Finding::new(&WIN011, selector_ptr(site), message).severity(Severity::Info)]
+}
+
+/// What the pod's images (init and app containers; ephemeral ones do not decide where a pod
+/// lands) say about Windows.
+enum Images {
+    /// One has a Windows entry or is known to run there.
+    MayRun,
+    /// None runs on Windows: why, per image.
+    LinuxOnly(Vec<String>),
+    /// None is known to run on Windows, and these are unknown to winlint (no registry facts,
+    /// nothing known of their name).
+    Unknown(Vec<String>),
+}
+
+fn images_on_windows(eval: &Eval) -> Images {
     let mut why = Vec::new();
     // The images known Linux-only by name alone, said together.
     let mut by_name: Vec<String> = Vec::new();
+    let mut unknown: Vec<String> = Vec::new();
     for (c, info) in eval
         .images
         .iter()
         .filter(|(c, _)| c.list != "ephemeralContainers")
     {
-        match lacks_windows(eval, c, info)? {
-            Lacks::ByName(image) if by_name.contains(&image) => {}
-            Lacks::ByName(image) => by_name.push(image),
-            Lacks::Because(w) => why.push(w),
+        match lacks_windows(eval, c, info) {
+            None if is_unknown(eval, c, info) => {
+                let image = c.image().unwrap_or_default().to_string();
+                if !unknown.contains(&image) {
+                    unknown.push(image);
+                }
+            }
+            None => return Images::MayRun,
+            Some(Lacks::ByName(image)) if by_name.contains(&image) => {}
+            Some(Lacks::ByName(image)) => by_name.push(image),
+            Some(Lacks::Because(w)) => why.push(w),
         }
+    }
+    if !unknown.is_empty() {
+        return Images::Unknown(unknown);
     }
     match by_name.as_slice() {
         [] => {}
@@ -201,7 +254,23 @@ fn linux_only_images(eval: &Eval) -> Option<Vec<String>> {
             format!("{} and {last} are Linux-only images", all.join(", ")),
         ),
     }
-    (!why.is_empty()).then_some(why)
+    if why.is_empty() {
+        Images::MayRun
+    } else {
+        Images::LinuxOnly(why)
+    }
+}
+
+/// An image winlint knows nothing about: no registry facts, and its name tells no OS, no build
+/// and no known platforms. A reference that does not parse is WIN509's, not unknown.
+fn is_unknown(eval: &Eval, c: &ContainerRef, info: &ImageInfo) -> bool {
+    info.reference.is_some()
+        && image_registry::facts(eval, c).is_none()
+        && !info.windows
+        && !info.linux
+        && !info.multi
+        && info.known.is_none()
+        && info.build.is_none()
 }
 
 /// How winlint knows an image has no Windows variant.
@@ -309,7 +378,7 @@ mod tests {
         }
         // Bound to a Linux node: nothing here.
         assert!(win011(&node_debugger("l0", "busybox"), &c).is_empty());
-        // A multi-OS or unknown image may run there.
+        // A multi-OS or unknown image may run there (a bound pod gets no info: no pin moves it).
         assert!(win011(&node_debugger("win0", "registry.k8s.io/pause:3.9"), &c).is_empty());
         assert!(win011(&node_debugger("win0", "contoso.azurecr.io/tool:1"), &c).is_empty());
         // Offline, a node name says nothing of the node's OS.
@@ -338,22 +407,29 @@ mod tests {
                 json!({"kubernetes.io/os": "linux"})
             );
         }
-        // Multi-OS and unknown images: never.
+        // Multi-OS images: never.
         for image in [
             "registry.k8s.io/pause:3.9",
             "mcr.microsoft.com/dotnet/runtime:7.0",
-            "golang:1.22",
-            "contoso.azurecr.io/app:1.0",
         ] {
             assert!(win011(&pod(image), &aks()).is_empty(), "{image}");
         }
-        // One unknown image beside nginx: the pod may be meant to run elsewhere; not reported.
+        // One unknown image beside nginx: it may be Linux-only too; an info, not a warning.
         let two = set(
             pod("nginx:1.27"),
             "/spec/containers/1",
             json!({"name":"s","image":"contoso.azurecr.io/app:1.0"}),
         );
-        assert!(win011(&two, &aks()).is_empty());
+        let f = win011(&two, &aks());
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        // A known multi-OS image beside an unknown one: the pod may run on Windows.
+        let multi = set(
+            pod("registry.k8s.io/pause:3.9"),
+            "/spec/containers/1",
+            json!({"name":"s","image":"contoso.azurecr.io/app:1.0"}),
+        );
+        assert!(win011(&multi, &aks()).is_empty());
         // An ephemeral container does not decide where the pod lands.
         let eph = set(
             pod("nginx:1.27"),
@@ -361,6 +437,41 @@ mod tests {
             json!([{"name":"d","image":"contoso.azurecr.io/debug:1"}]),
         );
         assert_eq!(win011(&eph, &aks()).len(), 1);
+    }
+
+    /// Issue 29 item 6: images winlint does not know, on untainted Windows nodes: an info per
+    /// pod, no fix, that says what the user can do.
+    #[test]
+    fn unknown_images_on_untainted_windows_nodes_are_an_info() {
+        for image in [
+            "contoso.azurecr.io/shop/api:1.4.2",
+            "ghcr.io/acme/worker:2.0",
+            "envoyproxy/envoy:v1.31.0",
+        ] {
+            let f = win011(&pod(image), &aks());
+            assert_eq!(f.len(), 1, "{image}");
+            assert_eq!(f[0].severity, Severity::Info);
+            assert!(f[0].fix.is_none(), "no OS to pin is known");
+            for part in [
+                image,
+                "unknown to winlint",
+                "untainted",
+                "Pin the OS",
+                "registry look-ups",
+            ] {
+                assert_says(&f[0], part);
+            }
+        }
+        let unknown = pod("contoso.azurecr.io/shop/api:1.4.2");
+        // Pinned, or on a target whose Windows nodes are tainted (not tolerated): nothing.
+        let pinned = set(
+            unknown.clone(),
+            "/spec/nodeSelector",
+            json!({"kubernetes.io/os": "linux"}),
+        );
+        assert!(win011(&pinned, &aks()).is_empty());
+        assert!(win011(&unknown, &cfg()).is_empty());
+        // Registry facts make it known: the_registry_decides_when_it_was_asked.
     }
 
     #[test]
@@ -516,5 +627,11 @@ mod tests {
         // A Windows entry clears even a name the heuristics call Linux-only.
         let multi = cx(vec![platform("linux"), platform("windows")]);
         assert!(run(&pod("nginx:1.27"), &multi).is_empty());
+        // Unknown without the registry: an info; looked up, the registry's answer instead.
+        let unknown = run(&pod("contoso.azurecr.io/app:1.0"), &Context::default());
+        assert_eq!(unknown.len(), 1);
+        assert_eq!(unknown[0].severity, Severity::Info);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(run(&pod("contoso.azurecr.io/app:1.0"), &multi).is_empty());
     }
 }
