@@ -75,6 +75,17 @@ pub struct PlanArgs {
     render: crate::render::RenderArgs,
     #[command(flatten)]
     registry: registry::RegistryArgs,
+    /// Rewrite every retag's image reference in the input files to the tag (and digest, when
+    /// the reference pins one) the plan names, one that runs on every planned build; then plan
+    /// the files as fixed. Charts, kustomizations and stdin are not written (--diff shows them).
+    #[arg(long)]
+    fix: bool,
+    /// Print --fix's change as a patch instead of the plan; nothing is written.
+    #[arg(long)]
+    diff: bool,
+    /// --fix may write a file through a symlink that leads out of its tree, or with hard links.
+    #[arg(long)]
+    fix_follow_symlinks: bool,
     /// Largest input read, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = input::DEFAULT_MAX_INPUT_BYTES,
         value_parser = clap::value_parser!(u64).range(1..))]
@@ -86,12 +97,15 @@ type Objects = Vec<(String, Value)>;
 
 pub(super) fn plan(args: PlanArgs) -> i32 {
     match run(&args) {
-        Ok((plan, fail)) => {
-            let out = match args.format {
-                PlanFormat::Text => plan.text(),
-                PlanFormat::Json => plan.json(),
-                PlanFormat::Markdown => plan.markdown(),
-                PlanFormat::Html => plan.html(),
+        Ok((plan, fail, diff)) => {
+            let out = match (diff, args.format) {
+                (Some(d), _) => d,
+                (None, f) => match f {
+                    PlanFormat::Text => plan.text(),
+                    PlanFormat::Json => plan.json(),
+                    PlanFormat::Markdown => plan.markdown(),
+                    PlanFormat::Html => plan.html(),
+                },
             };
             if let Err(e) = crate::process::print_stdout(&out) {
                 eprintln!("winlint: cannot write: {e}");
@@ -112,7 +126,7 @@ pub(super) fn plan(args: PlanArgs) -> i32 {
     }
 }
 
-fn run(args: &PlanArgs) -> Result<(Plan, bool), String> {
+fn run(args: &PlanArgs) -> Result<(Plan, bool, Option<String>), String> {
     let fail_on = (args.fail_on.iter())
         .filter(|s| !s.is_empty())
         .map(|s| {
@@ -137,6 +151,11 @@ fn run(args: &PlanArgs) -> Result<(Plan, bool), String> {
     if args.paths.is_empty() && !args.cluster {
         return Err("no input; give files, directories or - for stdin, or --cluster".into());
     }
+    if (args.fix || args.diff) && args.paths.is_empty() {
+        return Err(
+            "--fix and --diff rewrite files: give the files, directories or - to fix".into(),
+        );
+    }
     let mut errors = Vec::new();
     let (mut cx, from_cluster, objects) = if args.cluster {
         let read = cluster::plan_read(
@@ -152,8 +171,8 @@ fn run(args: &PlanArgs) -> Result<(Plan, bool), String> {
     } else {
         (Context::default(), false, Vec::new())
     };
-    let objects = if args.paths.is_empty() {
-        objects
+    let (mut objects, inputs) = if args.paths.is_empty() {
+        (objects, Vec::new())
     } else {
         read_inputs(args, &cfg.target.kubernetes.to_string(), &mut errors)
     };
@@ -190,6 +209,28 @@ fn run(args: &PlanArgs) -> Result<(Plan, bool), String> {
         registry::attach(&args.registry, &images, &mut cx)?;
     }
     let mv = Move::new(now, after, to.clone(), as_of.clone());
+    let diff = (args.fix || args.diff).then(|| {
+        let o = super::plan_fix::Options {
+            diff: args.diff,
+            follow_symlinks: args.fix_follow_symlinks,
+            cap: args.max_input_bytes,
+        };
+        let fixed = super::plan_fix::fix(&inputs, &mv, &cx, &o);
+        for n in &fixed.notes {
+            eprintln!("{n}");
+        }
+        errors.extend(fixed.errors);
+        // The plan judges the files as written.
+        for (name, values) in fixed.fixed {
+            let mut values = values.into_iter();
+            for (_, v) in objects.iter_mut().filter(|(f, _)| *f == name) {
+                if let Some(new) = values.next() {
+                    *v = new;
+                }
+            }
+        }
+        fixed.diff
+    });
     let mut workloads = Vec::new();
     let mut not_windows = 0;
     for (file, v) in &objects {
@@ -258,7 +299,7 @@ fn run(args: &PlanArgs) -> Result<(Plan, bool), String> {
     };
     plan.finish();
     let fail = plan.workloads.iter().any(|w| fail_on.contains(&w.verdict));
-    Ok((plan, fail))
+    Ok((plan, fail, diff.filter(|_| args.diff)))
 }
 
 fn objects_of(v: &Value) -> Vec<(String, &Value)> {
@@ -280,7 +321,7 @@ fn read_inputs(
     args: &PlanArgs,
     kube: &str,
     errors: &mut Vec<crate::report::InputError>,
-) -> Objects {
+) -> (Objects, Vec<super::collect::Input>) {
     let mut render = args.render.clone();
     render.output_cap = args.max_input_bytes;
     let inputs = collect_inputs(&args.paths, &render, kube, args.max_input_bytes, errors);
@@ -303,5 +344,5 @@ fn read_inputs(
             Err(e) => errors.push(super::lint::load_error(&input.name, e)),
         }
     }
-    out
+    (out, inputs)
 }

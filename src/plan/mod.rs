@@ -11,6 +11,7 @@
 //! This module is pure: the command line (`cli/plan.rs`) reads the inputs, the cluster and the
 //! registry and hands the objects, the context and the two targets here.
 
+pub mod fix;
 pub mod lifecycle;
 pub mod pins;
 pub mod report;
@@ -136,6 +137,13 @@ pub struct ContainerPlan {
     pub evidence: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<String>,
+    /// A retag's rewrite for `plan --fix` ([`fix::ImageFix`]): the reference to write, or why
+    /// none is written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<fix::ImageFix>,
+    /// The pointer of its `image` in the object.
+    #[serde(skip)]
+    pub pointer: String,
 }
 
 /// One workload's plan.
@@ -279,8 +287,10 @@ fn plan_container(
     };
     let after = facts(mv.after.runtime == Runtime::Containerd);
     let mut worst: Option<(Build, verdict::Judgement)> = None;
+    let mut retags = Vec::new();
     for &b in hosts {
         let j = verdict::judge(&after, b, iso);
+        retags.extend(j.retag.clone());
         if worst.as_ref().is_none_or(|(_, w)| j.verdict < w.verdict) {
             worst = Some((b, j));
         }
@@ -292,6 +302,7 @@ fn plan_container(
                 verdict: Verdict::Unknown,
                 evidence: "no planned Windows build".into(),
                 change: None,
+                retag: None,
             },
         )
     });
@@ -308,6 +319,19 @@ fn plan_container(
             );
         }
     }
+    let fix = (j.verdict == Verdict::Retag).then(|| {
+        let judge = |reference: &str, written: &str, host: Build| {
+            let info = image::analyze(written);
+            let f = verdict::Facts {
+                image: written,
+                info: &info,
+                registry: lookup(reference),
+                ..facts(mv.after.runtime == Runtime::Containerd)
+            };
+            verdict::judge(&f, host, iso).verdict
+        };
+        fix::choose(image, &retags, hosts, &judge)
+    });
     ContainerPlan {
         container: c.label(),
         image: image.to_string(),
@@ -315,5 +339,7 @@ fn plan_container(
         build: build.to_string(),
         evidence: j.evidence,
         change: j.change,
+        fix,
+        pointer: site.container_ptr(c, "/image"),
     }
 }
