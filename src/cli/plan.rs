@@ -41,7 +41,8 @@ pub struct PlanArgs {
     #[arg(long = "to", value_name = "BUILD", required = true)]
     to: Vec<String>,
     /// The planned Kubernetes version (default: the current one, --kubernetes-version or the
-    /// cluster's).
+    /// cluster's); above the current one, the api-changes verdict says what its API server
+    /// refuses (src/model/api_changes.yaml).
     #[arg(long = "kubernetes", value_name = "X.Y")]
     kubernetes: Option<String>,
     /// The date the platforms' lifecycles are read at (YYYY-MM-DD; default today, UTC).
@@ -51,7 +52,7 @@ pub struct PlanArgs {
     #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
     format: PlanFormat,
     /// Verdicts that make the exit code 1 (comma-separated): pin-breaks, rebuild,
-    /// needs-hyperv, retag, unknown (default: none; the exit code is 0 whatever the plan).
+    /// needs-hyperv, api-changes, retag, unknown (default: none; the exit code is 0 whatever the plan).
     #[arg(long, value_name = "VERDICTS", value_delimiter = ',')]
     fail_on: Vec<String>,
     /// The current state (Windows builds, taints, RuntimeClasses) from the cluster; without
@@ -131,7 +132,7 @@ fn run(args: &PlanArgs) -> Result<(Plan, bool, Option<String>), String> {
         .filter(|s| !s.is_empty())
         .map(|s| {
             Verdict::parse(s.trim()).ok_or_else(|| {
-                format!("--fail-on {s}: not a verdict (pin-breaks, rebuild, needs-hyperv, retag, unknown, runs-as-is)")
+                format!("--fail-on {s}: not a verdict (pin-breaks, rebuild, needs-hyperv, api-changes, retag, unknown, runs-as-is)")
             })
         })
         .collect::<Result<BTreeSet<_>, _>>()?;

@@ -11,6 +11,7 @@
 //! This module is pure: the command line (`cli/plan.rs`) reads the inputs, the cluster and the
 //! registry and hands the objects, the context and the two targets here.
 
+pub mod api;
 pub mod fix;
 pub mod lifecycle;
 pub mod pins;
@@ -38,6 +39,8 @@ pub enum Verdict {
     Rebuild,
     /// It needs Hyper-V isolation, which the platform does not run.
     NeedsHyperv,
+    /// The API server of the planned Kubernetes version refuses it ([`api`]).
+    ApiChanges,
     /// A tag of it runs on the planned build: change the reference.
     Retag,
     /// Neither the registry nor the name tells.
@@ -47,10 +50,11 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 6] = [
+    pub const ALL: [Verdict; 7] = [
         Verdict::PinBreaks,
         Verdict::Rebuild,
         Verdict::NeedsHyperv,
+        Verdict::ApiChanges,
         Verdict::Retag,
         Verdict::Unknown,
         Verdict::RunsAsIs,
@@ -61,6 +65,7 @@ impl Verdict {
             Verdict::PinBreaks => "pin-breaks",
             Verdict::Rebuild => "rebuild",
             Verdict::NeedsHyperv => "needs-hyperv",
+            Verdict::ApiChanges => "api-changes",
             Verdict::Retag => "retag",
             Verdict::Unknown => "unknown",
             Verdict::RunsAsIs => "runs-as-is",
@@ -75,7 +80,7 @@ impl Verdict {
     pub fn blocks(self) -> bool {
         matches!(
             self,
-            Verdict::PinBreaks | Verdict::Rebuild | Verdict::NeedsHyperv
+            Verdict::PinBreaks | Verdict::Rebuild | Verdict::NeedsHyperv | Verdict::ApiChanges
         )
     }
 }
@@ -194,6 +199,13 @@ pub fn plan_object(object: &Value, file: &str, mv: &Move, cx: &Context) -> Optio
                 change: Some(b.change),
             });
         }
+        pod.extend(api::changes(
+            object,
+            &site,
+            cx,
+            mv.now.kubernetes,
+            mv.after.kubernetes,
+        ));
         let hyperv_offered = mv.platform.and_then(lifecycle::hyperv).map(|(h, _)| h);
         let mut iso = after.isolation(&site);
         if iso == Isolation::Hyperv
