@@ -200,6 +200,9 @@ impl engine::fix::Document for TextDocument<'_> {
     }
 }
 
+/// The edits planned for one document, and the fixes given up (index, why).
+pub(super) type PlannedEdits = (Vec<crate::textedit::Edit>, Vec<(usize, String)>);
+
 /// The text edits of one document's fixes (`groups`: each fix's operations): all together when
 /// they plan together; else the fixes that plan together are kept and a fix that cannot be
 /// planned even on its own is given up (its index in `groups`, and why), the others being
@@ -208,7 +211,7 @@ pub(super) fn plan_edits(
     text: &str,
     doc: &Document,
     groups: &[&[json_patch::PatchOperation]],
-) -> Result<(Vec<crate::textedit::Edit>, Vec<(usize, String)>), FixError> {
+) -> Result<PlannedEdits, FixError> {
     let all: Vec<_> = groups.iter().flat_map(|g| g.iter().cloned()).collect();
     if let Ok(e) = crate::textedit::plan(text, doc, &all) {
         return Ok((e, Vec::new()));
