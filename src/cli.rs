@@ -20,6 +20,7 @@ mod lint;
 mod output;
 mod parallel;
 mod plan;
+mod plan_fix;
 mod prescan;
 mod registry;
 mod write;

@@ -184,29 +184,10 @@ impl engine::fix::Document for TextDocument<'_> {
             if mine.is_empty() {
                 continue;
             }
-            let all: Vec<PatchOperation> = mine
-                .iter()
-                .flat_map(|(_, f)| f.ops.iter().cloned())
-                .collect();
-            if let Ok(e) = crate::textedit::plan(&self.text, doc, &all) {
-                edits.extend(e);
-                continue;
-            }
-            // Keep the fixes that plan together; a fix that cannot be planned even on its own
-            // is given up, the others are retried in the next pass.
-            let mut kept: Vec<PatchOperation> = Vec::new();
-            for (i, f) in mine {
-                let mut trial = kept.clone();
-                trial.extend(f.ops.iter().cloned());
-                if crate::textedit::plan(&self.text, doc, &trial).is_ok() {
-                    kept = trial;
-                } else if let Err(e) = crate::textedit::plan(&self.text, doc, &f.ops) {
-                    commit.given_up.push((i, e.to_string()));
-                }
-            }
-            if !kept.is_empty() {
-                edits.extend(crate::textedit::plan(&self.text, doc, &kept)?);
-            }
+            let groups: Vec<&[PatchOperation]> = mine.iter().map(|(_, f)| &f.ops[..]).collect();
+            let (e, given_up) = plan_edits(&self.text, doc, &groups)?;
+            edits.extend(e);
+            (commit.given_up).extend(given_up.into_iter().map(|(g, why)| (mine[g].0, why)));
         }
         if edits.is_empty() {
             return Ok(commit);
@@ -217,6 +198,39 @@ impl engine::fix::Document for TextDocument<'_> {
         self.load()?;
         Ok(commit)
     }
+}
+
+/// The edits planned for one document, and the fixes given up (index, why).
+pub(super) type PlannedEdits = (Vec<crate::textedit::Edit>, Vec<(usize, String)>);
+
+/// The text edits of one document's fixes (`groups`: each fix's operations): all together when
+/// they plan together; else the fixes that plan together are kept and a fix that cannot be
+/// planned even on its own is given up (its index in `groups`, and why), the others being
+/// retried in the next pass. `winlint --fix` and `winlint plan --fix` edit through it.
+pub(super) fn plan_edits(
+    text: &str,
+    doc: &Document,
+    groups: &[&[json_patch::PatchOperation]],
+) -> Result<PlannedEdits, FixError> {
+    let all: Vec<_> = groups.iter().flat_map(|g| g.iter().cloned()).collect();
+    if let Ok(e) = crate::textedit::plan(text, doc, &all) {
+        return Ok((e, Vec::new()));
+    }
+    let mut kept = Vec::new();
+    let mut given_up = Vec::new();
+    for (i, ops) in groups.iter().enumerate() {
+        let mut trial = kept.clone();
+        trial.extend(ops.iter().cloned());
+        if crate::textedit::plan(text, doc, &trial).is_ok() {
+            kept = trial;
+        } else if let Err(e) = crate::textedit::plan(text, doc, ops) {
+            given_up.push((i, e.to_string()));
+        }
+    }
+    if kept.is_empty() {
+        return Ok((Vec::new(), given_up));
+    }
+    Ok((crate::textedit::plan(text, doc, &kept)?, given_up))
 }
 
 /// The fixed text, with the original's byte-order mark kept.

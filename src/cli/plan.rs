@@ -44,7 +44,8 @@ pub struct PlanArgs {
     #[arg(long = "to", value_name = "BUILD", required = true)]
     to: Vec<String>,
     /// The planned Kubernetes version (default: the current one, --kubernetes-version or the
-    /// cluster's).
+    /// cluster's); above the current one, the api-changes verdict says what its API server
+    /// refuses (src/model/api_changes.yaml).
     #[arg(long = "kubernetes", value_name = "X.Y")]
     kubernetes: Option<String>,
     /// The date the platforms' lifecycles are read at (YYYY-MM-DD; default today, UTC).
@@ -54,7 +55,7 @@ pub struct PlanArgs {
     #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
     format: PlanFormat,
     /// Verdicts that make the exit code 1 (comma-separated): pin-breaks, rebuild,
-    /// needs-hyperv, retag, unknown (default: none; the exit code is 0 whatever the plan).
+    /// needs-hyperv, api-changes, retag, unknown (default: none; the exit code is 0 whatever the plan).
     #[arg(long, value_name = "VERDICTS", value_delimiter = ',')]
     fail_on: Vec<String>,
     /// The current state (Windows builds, taints, RuntimeClasses) from the cluster; without
@@ -85,6 +86,17 @@ pub struct PlanArgs {
     render: crate::render::RenderArgs,
     #[command(flatten)]
     registry: registry::RegistryArgs,
+    /// Rewrite every retag's image reference in the input files to the tag (and digest, when
+    /// the reference pins one) the plan names, one that runs on every planned build; then plan
+    /// the files as fixed. Charts, kustomizations and stdin are not written (--diff shows them).
+    #[arg(long)]
+    fix: bool,
+    /// Print --fix's change as a patch instead of the plan; nothing is written.
+    #[arg(long)]
+    diff: bool,
+    /// --fix may write a file through a symlink that leads out of its tree, or with hard links.
+    #[arg(long)]
+    fix_follow_symlinks: bool,
     /// Largest input read, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = input::DEFAULT_MAX_INPUT_BYTES,
         value_parser = clap::value_parser!(u64).range(1..))]
@@ -170,16 +182,17 @@ fn run(args: &PlanArgs) -> Result<(String, bool, bool), String> {
     };
     if clusters.len() == 1 {
         let cluster = args.cluster.then(|| &clusters[0]);
-        let (_, plan) = plan_one(args, &opts, cluster)?;
+        let (_, plan, diff) = plan_one(args, &opts, cluster)?;
         let fail = (plan.workloads.iter()).any(|w| opts.fail_on.contains(&w.verdict));
-        return Ok((render_one(&plan), !plan.errors.is_empty(), fail));
+        let out = diff.unwrap_or_else(|| render_one(&plan));
+        return Ok((out, !plan.errors.is_empty(), fail));
     }
     // A fleet: each cluster against its own facts; one that cannot be read is reported, the
     // others planned.
     let mut plans = Vec::new();
     for c in &clusters {
         let (mut cluster, plan, error) = match plan_one(args, &opts, Some(c)) {
-            Ok((name, plan)) => (name, Some(plan), None),
+            Ok((name, plan, _)) => (name, Some(plan), None),
             Err(e) => (asked_name(c), None, Some(e)),
         };
         // Several kubeconfigs may each call their cluster by the same context name.
@@ -217,7 +230,7 @@ fn options(args: &PlanArgs) -> Result<Options, String> {
         .filter(|s| !s.is_empty())
         .map(|s| {
             Verdict::parse(s.trim()).ok_or_else(|| {
-                format!("--fail-on {s}: not a verdict (pin-breaks, rebuild, needs-hyperv, retag, unknown, runs-as-is)")
+                format!("--fail-on {s}: not a verdict (pin-breaks, rebuild, needs-hyperv, api-changes, retag, unknown, runs-as-is)")
             })
         })
         .collect::<Result<BTreeSet<_>, _>>()?;
@@ -236,6 +249,15 @@ fn options(args: &PlanArgs) -> Result<Options, String> {
     if args.paths.is_empty() && !args.cluster && args.clusters()?.len() == 1 {
         return Err("no input; give files, directories or - for stdin, or --cluster".into());
     }
+    if (args.fix || args.diff) && args.paths.is_empty() {
+        return Err(
+            "--fix and --diff rewrite files: give the files, directories or - to fix".into(),
+        );
+    }
+    // Files are fixed once, against one target: a fleet plans the same files against several.
+    if (args.fix || args.diff) && args.clusters()?.len() > 1 {
+        return Err("--fix and --diff plan against one cluster: give one --context".into());
+    }
     Ok(Options { fail_on, to, as_of })
 }
 
@@ -245,7 +267,7 @@ fn plan_one(
     args: &PlanArgs,
     opts: &Options,
     cluster: Option<&ClusterArgs>,
-) -> Result<(String, Plan), String> {
+) -> Result<(String, Plan, Option<String>), String> {
     let Options { to, as_of, .. } = opts;
     let mut cfg = args.target.to_config().map_err(|e| e.to_string())?;
     let mut errors = Vec::new();
@@ -265,8 +287,8 @@ fn plan_one(
     } else {
         (Context::default(), false, Vec::new())
     };
-    let objects = if args.paths.is_empty() {
-        objects
+    let (mut objects, inputs) = if args.paths.is_empty() {
+        (objects, Vec::new())
     } else {
         read_inputs(args, &cfg.target.kubernetes.to_string(), &mut errors)
     };
@@ -303,6 +325,28 @@ fn plan_one(
         registry::attach(&args.registry, &images, &mut cx)?;
     }
     let mv = Move::new(now, after, to.clone(), as_of.clone());
+    let diff = (args.fix || args.diff).then(|| {
+        let o = super::plan_fix::Options {
+            diff: args.diff,
+            follow_symlinks: args.fix_follow_symlinks,
+            cap: args.max_input_bytes,
+        };
+        let fixed = super::plan_fix::fix(&inputs, &mv, &cx, &o);
+        for n in &fixed.notes {
+            eprintln!("{n}");
+        }
+        errors.extend(fixed.errors);
+        // The plan judges the files as written.
+        for (name, values) in fixed.fixed {
+            let mut values = values.into_iter();
+            for (_, v) in objects.iter_mut().filter(|(f, _)| *f == name) {
+                if let Some(new) = values.next() {
+                    *v = new;
+                }
+            }
+        }
+        fixed.diff
+    });
     let mut workloads = Vec::new();
     let mut not_windows = 0;
     for (file, v) in &objects {
@@ -370,7 +414,7 @@ fn plan_one(
             .collect(),
     };
     plan.finish();
-    Ok((name, plan))
+    Ok((name, plan, diff.filter(|_| args.diff)))
 }
 
 fn objects_of(v: &Value) -> Vec<(String, &Value)> {
@@ -392,7 +436,7 @@ fn read_inputs(
     args: &PlanArgs,
     kube: &str,
     errors: &mut Vec<crate::report::InputError>,
-) -> Objects {
+) -> (Objects, Vec<super::collect::Input>) {
     let mut render = args.render.clone();
     render.output_cap = args.max_input_bytes;
     let inputs = collect_inputs(&args.paths, &render, kube, args.max_input_bytes, errors);
@@ -415,5 +459,5 @@ fn read_inputs(
             Err(e) => errors.push(super::lint::load_error(&input.name, e)),
         }
     }
-    out
+    (out, inputs)
 }

@@ -343,6 +343,8 @@ mod tests {
                 build: "10.0.26100".into(),
                 evidence: "why".into(),
                 change: Some(format!("change {object}")),
+                fix: None,
+                pointer: String::new(),
             }],
         }
     }
@@ -401,7 +403,7 @@ mod tests {
     fn sums_per_cluster_and_lists_the_blocked_first() {
         let f = fleet();
         let total: Vec<usize> = Verdict::ALL.iter().map(|v| f.total[v]).collect();
-        assert_eq!(total, [1, 1, 0, 1, 0, 1]);
+        assert_eq!(total, [1, 1, 0, 0, 1, 0, 1]);
         assert_eq!(f.counts.len(), 2);
         let blocked: Vec<(&str, &str)> = (f.blocked.iter())
             .map(|b| (b.cluster.as_str(), b.object.as_str()))
@@ -436,11 +438,11 @@ mod tests {
         assert!(at(&text, "######## cluster b") < at(&text, "######## cluster a"));
         let md = f.markdown();
         assert!(
-            md.contains("| `b` | 0 | 1 | 0 | 0 | 0 | 1 | 1 | 2 |"),
+            md.contains("| `b` | 0 | 1 | 0 | 0 | 0 | 0 | 1 | 1 | 2 |"),
             "{md}"
         );
         assert!(
-            md.contains("| `total` | 1 | 1 | 0 | 1 | 0 | 1 | 2 | 4 |"),
+            md.contains("| `total` | 1 | 1 | 0 | 0 | 1 | 0 | 1 | 2 | 4 |"),
             "{md}"
         );
         let html = f.html();

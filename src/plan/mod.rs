@@ -12,6 +12,8 @@
 //! This module is pure: the command line (`cli/plan.rs`) reads the inputs, the cluster and the
 //! registry and hands the objects, the context and the two targets here.
 
+pub mod api;
+pub mod fix;
 pub mod fleet;
 pub mod lifecycle;
 pub mod pins;
@@ -39,6 +41,8 @@ pub enum Verdict {
     Rebuild,
     /// It needs Hyper-V isolation, which the platform does not run.
     NeedsHyperv,
+    /// The API server of the planned Kubernetes version refuses it ([`api`]).
+    ApiChanges,
     /// A tag of it runs on the planned build: change the reference.
     Retag,
     /// Neither the registry nor the name tells.
@@ -48,10 +52,11 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 6] = [
+    pub const ALL: [Verdict; 7] = [
         Verdict::PinBreaks,
         Verdict::Rebuild,
         Verdict::NeedsHyperv,
+        Verdict::ApiChanges,
         Verdict::Retag,
         Verdict::Unknown,
         Verdict::RunsAsIs,
@@ -62,6 +67,7 @@ impl Verdict {
             Verdict::PinBreaks => "pin-breaks",
             Verdict::Rebuild => "rebuild",
             Verdict::NeedsHyperv => "needs-hyperv",
+            Verdict::ApiChanges => "api-changes",
             Verdict::Retag => "retag",
             Verdict::Unknown => "unknown",
             Verdict::RunsAsIs => "runs-as-is",
@@ -76,7 +82,7 @@ impl Verdict {
     pub fn blocks(self) -> bool {
         matches!(
             self,
-            Verdict::PinBreaks | Verdict::Rebuild | Verdict::NeedsHyperv
+            Verdict::PinBreaks | Verdict::Rebuild | Verdict::NeedsHyperv | Verdict::ApiChanges
         )
     }
 }
@@ -138,6 +144,13 @@ pub struct ContainerPlan {
     pub evidence: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<String>,
+    /// A retag's rewrite for `plan --fix` ([`fix::ImageFix`]): the reference to write, or why
+    /// none is written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<fix::ImageFix>,
+    /// The pointer of its `image` in the object.
+    #[serde(skip)]
+    pub pointer: String,
 }
 
 /// One workload's plan.
@@ -188,6 +201,13 @@ pub fn plan_object(object: &Value, file: &str, mv: &Move, cx: &Context) -> Optio
                 change: Some(b.change),
             });
         }
+        pod.extend(api::changes(
+            object,
+            &site,
+            cx,
+            mv.now.kubernetes,
+            mv.after.kubernetes,
+        ));
         let hyperv_offered = mv.platform.and_then(lifecycle::hyperv).map(|(h, _)| h);
         let mut iso = after.isolation(&site);
         if iso == Isolation::Hyperv
@@ -281,8 +301,10 @@ fn plan_container(
     };
     let after = facts(mv.after.runtime == Runtime::Containerd);
     let mut worst: Option<(Build, verdict::Judgement)> = None;
+    let mut retags = Vec::new();
     for &b in hosts {
         let j = verdict::judge(&after, b, iso);
+        retags.extend(j.retag.clone());
         if worst.as_ref().is_none_or(|(_, w)| j.verdict < w.verdict) {
             worst = Some((b, j));
         }
@@ -294,6 +316,7 @@ fn plan_container(
                 verdict: Verdict::Unknown,
                 evidence: "no planned Windows build".into(),
                 change: None,
+                retag: None,
             },
         )
     });
@@ -310,6 +333,19 @@ fn plan_container(
             );
         }
     }
+    let fix = (j.verdict == Verdict::Retag).then(|| {
+        let judge = |reference: &str, written: &str, host: Build| {
+            let info = image::analyze(written);
+            let f = verdict::Facts {
+                image: written,
+                info: &info,
+                registry: lookup(reference),
+                ..facts(mv.after.runtime == Runtime::Containerd)
+            };
+            verdict::judge(&f, host, iso).verdict
+        };
+        fix::choose(image, &retags, hosts, &judge)
+    });
     ContainerPlan {
         container: c.label(),
         image: image.to_string(),
@@ -317,5 +353,7 @@ fn plan_container(
         build: build.to_string(),
         evidence: j.evidence,
         change: j.change,
+        fix,
+        pointer: site.container_ptr(c, "/image"),
     }
 }

@@ -26,6 +26,17 @@ pub struct Judgement {
     pub evidence: String,
     /// The exact change, when one is needed.
     pub change: Option<String>,
+    /// A retag's reference to move to (what `plan --fix` may write), when one is named.
+    pub retag: Option<RetagTo>,
+}
+
+/// The reference a retag names: a tag of the registry's or of a known family, and its digest
+/// when the registry listed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetagTo {
+    /// `mcr.microsoft.com/windows/servercore:ltsc2025` (familiar form).
+    pub reference: String,
+    pub digest: Option<String>,
 }
 
 impl Judgement {
@@ -34,6 +45,18 @@ impl Judgement {
             verdict,
             evidence,
             change,
+            retag: None,
+        }
+    }
+
+    fn retag(evidence: String, to: RetagTo) -> Judgement {
+        let change = match &to.digest {
+            Some(d) => format!("image: {} (digest {d})", to.reference),
+            None => format!("image: {}", to.reference),
+        };
+        Judgement {
+            retag: Some(to),
+            ..Judgement::new(Verdict::Retag, evidence, Some(change))
         }
     }
 }
@@ -310,10 +333,12 @@ fn move_to(
         if let Some(cf) = (f.lookup)(&c)
             && let HostVerdict::Runs(b) = cf.on_host(host, iso, f.relaxed)
         {
-            return Judgement::new(
-                Verdict::Retag,
+            return Judgement::retag(
                 format!("{evidence}; registry: {c} has a windows {b} entry"),
-                Some(format!("image: {c} (digest {})", cf.digest)),
+                RetagTo {
+                    reference: c,
+                    digest: Some(cf.digest.clone()),
+                },
             );
         }
     }
@@ -321,11 +346,17 @@ fn move_to(
     if f.registry.is_none()
         && let Some(s) = i.image_for(host)
     {
-        return Judgement::new(
-            Verdict::Retag,
-            format!("{evidence}; {} is published for {}", s.image, host.token()),
-            Some(format!("image: {s}")),
-        );
+        return Judgement {
+            retag: Some(RetagTo {
+                reference: s.image.clone(),
+                digest: None,
+            }),
+            ..Judgement::new(
+                Verdict::Retag,
+                format!("{evidence}; {} is published for {}", s.image, host.token()),
+                Some(format!("image: {s}")),
+            )
+        };
     }
     // A family whose current releases are multi-OS lists with an ltsc2022 entry (the CSI
     // sidecars, the e2e images, …): a current release, when the planned host runs that entry.
