@@ -4,14 +4,15 @@
 #
 #   OUT/winlint-<triple>          static (musl), stripped Linux binaries, one per architecture
 #   OUT/winlint-x86_64-pc-windows-gnu.exe
-#                                 the Windows binary (MinGW-w64, no DLL beyond Windows' own)
-#   OUT/winlint-aarch64-apple-darwin
-#                                 the macOS binary (Apple silicon), cross-linked with zig (only
-#                                 with WINLINT_DIST_MACOS=aarch64, see below)
+#                                 the Windows x86_64 binary (MinGW-w64, no DLL beyond Windows' own)
+#   OUT/winlint-aarch64-pc-windows-gnullvm.exe
+#                                 the Windows arm64 binary, compiled and linked by zig
+#   OUT/winlint-aarch64-apple-darwin, OUT/winlint-x86_64-apple-darwin
+#                                 the macOS binaries, cross-linked by zig
 #   OUT/SHA256SUMS                sha256sum of every file above and of the wheels (`sha256sum -c`)
 #   OUT/wheels/*.whl              Python wheels carrying the binary (maturin `bindings = "bin"`),
 #                                 Linux ones tagged manylinux and musllinux (a static binary runs
-#                                 on both), win_amd64 (macosx_11_0_arm64)
+#                                 on both), win_amd64, win_arm64, macosx_*_arm64, macosx_*_x86_64
 #   OUT/oci/                      an OCI image layout: the index tagged <version> lists one image
 #                                 per architecture, FROM scratch, the binary as /winlint, user
 #                                 65532, entrypoint /winlint (pushed with `skopeo copy --all`)
@@ -20,8 +21,8 @@
 #                                 target/dist: that is cargo's directory of the dist profile)
 #
 # Environment: WINLINT_DIST_ARCHS (Linux; default "x86_64 aarch64"), WINLINT_DIST_WINDOWS
-# (default none; "x86_64"), WINLINT_DIST_MACOS (default none; "aarch64", "aarch64 x86_64"
-# for Intel Macs too), MATURIN (default `maturin`),
+# (default "x86_64"; "x86_64 aarch64" for arm64 too), WINLINT_DIST_MACOS (default none;
+# "aarch64 x86_64"), MATURIN (default `maturin`),
 # WINLINT_DIST_WHEELS=0 to skip the wheels, SOURCE_DATE_EPOCH (default: the last commit's time;
 # the image's timestamps, so two runs on one commit give the same digests).
 #
@@ -29,23 +30,26 @@
 # headers, libc6-dev-arm64-cross (only a Recommends of the compiler): it compiles ring's and
 # mimalloc's C for the musl target and links, with Rust's self-contained musl crt.
 #
-# Windows (x86_64-pc-windows-gnu) needs Debian's gcc-mingw-w64-x86-64: the C compiler of ring
-# and mimalloc, and the linker (Rust's default for the target); Wine, when installed, runs the
-# result's --version. macOS needs zig (PyPI's ziglang, in maturin's Python): maturin --zig
-# compiles the C and links with it, against the stubs of scripts/macos-framework-stubs.sh (zig
-# has no macOS SDK; the Security and CoreFoundation frameworks are linked by rustls' platform
-# verifier). Each target is built once: Windows' by cargo, then maturin packs that binary as the
-# Linux ones; macOS' by maturin --zig, the binary then copied from cargo's target directory.
+# Windows x86_64 (x86_64-pc-windows-gnu) needs Debian's gcc-mingw-w64-x86-64: the C compiler of
+# ring and mimalloc, and the linker (Rust's default for the target); Wine, when installed, runs
+# the result's --version (with scripts/wine/prepare.sh's ProcessPrng stand-in for Wine 8).
+# macOS and Windows arm64 need zig (PyPI's ziglang, in maturin's Python): maturin --zig compiles
+# the C and links with it (macOS against the stubs of scripts/macos-framework-stubs.sh: zig has
+# no macOS SDK, and rustls' platform verifier links the Security and CoreFoundation frameworks).
+# Each target is built once: Windows x86_64 by cargo, then maturin packs that binary as the
+# Linux ones; the zig targets by maturin --zig, the binary then copied from cargo's directory.
+#
+# What builds what (issue 28; build times in the commit that set these defaults):
+#   .ci/run      the defaults: Linux x86_64 and aarch64, Windows x86_64 (run under Wine on
+#                testdata/ by tests/dist.rs). It does NOT build macOS or Windows arm64: their
+#                three release builds would take CI past its time budget.
+#   release.yml  everything: WINLINT_DIST_WINDOWS="x86_64 aarch64" WINLINT_DIST_MACOS="aarch64 x86_64"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 out="${1:-target/artefacts}"
 archs="${WINLINT_DIST_ARCHS:-x86_64 aarch64}"
-# Windows is not built by default yet: the first build of it had not finished on the shared
-# machine when this was written (issue 28); WINLINT_DIST_WINDOWS=x86_64 builds it.
-windows="${WINLINT_DIST_WINDOWS-}"
-# macOS is not built by default yet: its link against the framework stubs has not been seen to
-# succeed (issue 28); WINLINT_DIST_MACOS=aarch64 builds it.
+windows="${WINLINT_DIST_WINDOWS-x86_64}"
 macos="${WINLINT_DIST_MACOS-}"
 maturin="${MATURIN:-maturin}"
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
@@ -140,25 +144,58 @@ if [ "${WINLINT_DIST_WHEELS:-1}" != 0 ]; then
   ls -l "$out/wheels"
 fi
 
-# macOS: one maturin build per target (the binary and its wheel; without wheels the wheel goes
-# to a scratch directory), the binary copied from cargo's target directory.
-macos_target() {
-  local t=$1
+# zig targets (macOS, Windows arm64): one `maturin build --zig` per target builds the binary and
+# its wheel (without wheels the wheel goes to a scratch directory); the binary is then copied
+# from cargo's target directory.
+zig_target() {
+  local t=$1 ext=$2
   local wheels="$out/wheels"
   [ "${WINLINT_DIST_WHEELS:-1}" != 0 ] || wheels="$out/.scratch-wheels"
   mkdir -p "$wheels"
   local start=$SECONDS
   "$maturin" build --locked --zig --target "$t" --out "$wheels" --quiet
   rm -rf "$out/.scratch-wheels"
-  local dest="$out/winlint-$t"
-  cp "target/$t/dist/winlint" "$dest"
+  local dest="$out/winlint-$t$ext"
+  cp "target/$t/dist/winlint$ext" "$dest"
   echo "$dest: $(stat -c %s "$dest") bytes; $(file -b "$dest" 2>/dev/null || echo "?") ($((SECONDS - start)) s)"
 }
 
+# maturin finds zig as `python3 -m ziglang`: the Python maturin is installed in comes first (the
+# venv's bin/, also behind pipx's link).
+zig_path() {
+  local maturin_bin
+  maturin_bin=$(dirname "$(readlink -f "$(command -v "$maturin")")")
+  echo "$maturin_bin:$PATH"
+}
+
+# Runs the Windows binary $1 under Wine with the rest as its arguments (stdout, CR removed).
+# Debian 12's Wine 8 has no bcryptprimitives.dll, whose ProcessPrng Rust's std takes its random
+# bytes from: scripts/wine/prepare.sh puts the binary beside a stand-in in a scratch directory
+# (the Wine prefix too, a few hundred MB, removed after).
+wine_run() {
+  local exe=$1 dir
+  shift
+  dir=$(mktemp -d)
+  bash scripts/wine/prepare.sh "$exe" "$dir" > /dev/null
+  WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" WINEPREFIX="$dir/prefix" \
+    wine "$dir/$(basename "$exe")" "$@" 2> /dev/null | tr -d '\r'
+  rm -rf "$dir"
+}
+
 for arch in $windows; do
-  [ "$arch" = x86_64 ] || { echo "dist.sh: Windows $arch: only x86_64 is built" >&2; exit 1; }
-  t=x86_64-pc-windows-gnu
+  case "$arch" in
+    x86_64) t=x86_64-pc-windows-gnu ;;
+    # LLVM's MinGW ABI (the arm64 Windows target rustup ships a standard library for),
+    # compiled and linked by zig.
+    aarch64) t=aarch64-pc-windows-gnullvm ;;
+    *) echo "dist.sh: Windows $arch: only x86_64 and aarch64 are built" >&2; exit 1 ;;
+  esac
   echo "== Windows binary and wheel ($t)"
+  exe="$out/winlint-$t.exe"
+  if [ "$arch" = aarch64 ]; then
+    (export PATH; PATH=$(zig_path); zig_target "$t" .exe)
+    continue
+  fi
   command -v x86_64-w64-mingw32-gcc >/dev/null || {
     echo "dist.sh: x86_64-w64-mingw32-gcc not found (Debian: apt-get install gcc-mingw-w64-x86-64)" >&2
     exit 1
@@ -166,7 +203,6 @@ for arch in $windows; do
   start=$SECONDS
   # MinGW-w64's gcc is Rust's default linker for the target and cc's default C compiler.
   cargo build --locked --profile dist --target "$t" --bin winlint
-  exe="$out/winlint-$t.exe"
   cp "target/$t/dist/winlint.exe" "$exe"
   echo "$exe: $(stat -c %s "$exe") bytes; $(file -b "$exe" 2>/dev/null || echo "?") ($((SECONDS - start)) s)"
   # Runs on a bare Windows: no DLL of MinGW's (libgcc_s, libwinpthread), only Windows' own.
@@ -176,7 +212,7 @@ for arch in $windows; do
     *" lib"*) echo "dist.sh: $exe needs a MinGW DLL: $dlls" >&2; exit 1 ;;
   esac
   if command -v wine >/dev/null; then
-    got=$(WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" wine "$exe" --version 2>/dev/null | tr -d '\r')
+    got=$(wine_run "$exe" --version)
     echo "  --version (wine): $got"
     [ "$got" = "winlint $version" ] || { echo "dist.sh: $exe --version says '$got'" >&2; exit 1; }
   else
@@ -191,15 +227,13 @@ done
 for arch in $macos; do
   t=$arch-apple-darwin
   echo "== macOS binary and wheel ($t)"
-  # maturin finds zig as `python3 -m ziglang`: the Python maturin is installed in comes first.
-  maturin_bin=$(dirname "$(command -v "$maturin")")
   stubs="$PWD/target/macos-framework-stubs"
   bash scripts/macos-framework-stubs.sh "$stubs"
   (
-    export PATH="$maturin_bin:$PATH"
+    export PATH; PATH=$(zig_path)
     tt=${t//-/_}
     export "CARGO_TARGET_${tt^^}_RUSTFLAGS=-C link-arg=-F$stubs"
-    macos_target "$t"
+    zig_target "$t" ""
   )
 done
 

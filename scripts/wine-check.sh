@@ -5,15 +5,14 @@
 # with Debian's gcc-mingw-w64-x86-64, and the Linux binary, then runs both with `-o json` on each
 # DIR and compares stdout and exit code. Needs: rustup target x86_64-pc-windows-gnu,
 # x86_64-w64-mingw32-gcc, wine (Debian 12's Wine 8 needs the ProcessPrng stand-in of
-# scripts/wine/bcryptprimitives.c, built here and put beside the .exe).
+# scripts/wine/bcryptprimitives.c, put beside the .exe by scripts/wine/prepare.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dirs=("$@"); [ ${#dirs[@]} -gt 0 ] || dirs=(testdata/realworld testdata/rules)
 cargo build --quiet --bin winlint
 cargo build --quiet --bin winlint --target x86_64-pc-windows-gnu
 exe_dir=target/x86_64-pc-windows-gnu/debug
-x86_64-w64-mingw32-gcc -shared -O2 -o "$exe_dir/bcryptprimitives.dll" \
-  scripts/wine/bcryptprimitives.c -ladvapi32
+bash scripts/wine/prepare.sh "$exe_dir/winlint.exe" "$exe_dir" > /dev/null
 export WINEDEBUG=-all WINEPREFIX="${WINEPREFIX:-$PWD/target/wineprefix}" WINEDLLOVERRIDES="mscoree,mshtml="
 wine "$exe_dir/winlint.exe" --version
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

@@ -624,30 +624,42 @@ fn the_action_installs_the_release_binary_from_the_dist_output() {
 /// The Windows binary of the dist output.
 const WINDOWS_EXE: &str = "winlint-x86_64-pc-windows-gnu.exe";
 
-/// scripts/dist.sh's default WINLINT_DIST_WINDOWS.
-const WINDOWS_DEFAULT: &str = "";
+/// scripts/dist.sh's default WINLINT_DIST_WINDOWS (what .ci/run builds).
+const WINDOWS_DEFAULT: &str = "x86_64";
 
 /// Runs the dist's Windows binary under Wine (Debian's `wine`) in a prefix of its own, and the
 /// dist's Linux x86_64 binary natively, with the same arguments.
 struct WinePair {
+    /// A copy of the dist's binary beside scripts/wine/prepare.sh's ProcessPrng stand-in
+    /// (Debian 12's Wine 8 has no bcryptprimitives.dll, which Rust's std needs).
     exe: PathBuf,
     linux: PathBuf,
     prefix: tempfile::TempDir,
+    _bin: tempfile::TempDir,
 }
 
 impl WinePair {
     fn new(dist: &Path) -> Option<WinePair> {
         tool("wine")?;
+        tool("x86_64-w64-mingw32-gcc")?;
         let exe = dist.join(WINDOWS_EXE);
         assert!(exe.exists(), "no {WINDOWS_EXE} in {}", dist.display());
         let linux = dist.join("winlint-x86_64-unknown-linux-musl");
         if !linux.exists() {
             return unavailable("no x86_64 Linux binary in the dist output to compare with");
         }
+        let bin = tempfile::tempdir().unwrap();
+        let exe = PathBuf::from(stdout(
+            Command::new("bash")
+                .arg(root().join("scripts/wine/prepare.sh"))
+                .arg(&exe)
+                .arg(bin.path()),
+        ));
         Some(WinePair {
             exe,
             linux,
             prefix: tempfile::tempdir().unwrap(),
+            _bin: bin,
         })
     }
 
@@ -727,7 +739,8 @@ fn places(json: &[u8]) -> Vec<String> {
 /// Issue 28: the Windows binary under Wine says byte for byte what the Linux binary says on
 /// testdata/ (`-o json`), and takes Windows input as Windows users write it: CRLF files (the
 /// same lines and columns as LF), `C:\` paths on the command line (reported with their
-/// backslashes; `C:/` with slashes), and no ANSI colour where stdout is no console.
+/// backslashes; `C:/` with slashes), `--fix` writing a CRLF file as Linux does, and no ANSI
+/// colour where stdout is no console.
 #[test]
 fn the_windows_binary_under_wine_matches_the_linux_binary() {
     let Some(dist) = dist() else { return };
@@ -804,6 +817,30 @@ fn the_windows_binary_under_wine_matches_the_linux_binary() {
         assert_eq!(String::from_utf8(out).unwrap(), as_linux(name), "{arg}");
     }
 
+    // `--fix` on a CRLF file named with `C:\`: Windows' write path (the temporary file renamed
+    // over the old one) leaves what Linux's leaves, CRLF kept.
+    let crlf_pod = String::from_utf8(std::fs::read(root().join(pod)).unwrap())
+        .unwrap()
+        .replace('\n', "\r\n");
+    let fix_dir = w.drive_c().join("fix");
+    std::fs::create_dir_all(&fix_dir).unwrap();
+    std::fs::write(fix_dir.join("pod.yaml"), &crlf_pod).unwrap();
+    std::fs::write(tmp.path().join("pod.yaml"), &crlf_pod).unwrap();
+    let fix = ["--fix", "--kubernetes-version", "1.30", "-o", "json"];
+    w.run(true, &[&fix[..], &[r"C:\fix\pod.yaml"]].concat(), &root());
+    w.run(false, &[&fix[..], &["pod.yaml"]].concat(), tmp.path());
+    let fixed = std::fs::read_to_string(fix_dir.join("pod.yaml")).unwrap();
+    assert_ne!(fixed, crlf_pod, "--fix under Wine changed nothing");
+    assert_eq!(
+        fixed,
+        std::fs::read_to_string(tmp.path().join("pod.yaml")).unwrap(),
+        "--fix: Windows and Linux wrote different files"
+    );
+    assert!(
+        fixed.split_inclusive('\n').all(|l| l.ends_with("\r\n")),
+        "--fix under Wine wrote LF lines into a CRLF file"
+    );
+
     // Colour: none on a pipe (auto), ANSI when asked for.
     let text = |color: &str| w.run(true, &["--color", color, r"C:\k8s"], &root()).1;
     assert!(!text("auto").contains(&0x1b), "escape codes on a pipe");
@@ -826,7 +863,16 @@ fn other_platforms() -> Vec<(String, String)> {
     };
     let windows = list("WINLINT_DIST_WINDOWS", WINDOWS_DEFAULT)
         .into_iter()
-        .map(|_| (WINDOWS_EXE.to_string(), "win_amd64".to_string()));
+        .map(|a| {
+            if a == "aarch64" {
+                (
+                    "winlint-aarch64-pc-windows-gnullvm.exe".to_string(),
+                    "win_arm64".to_string(),
+                )
+            } else {
+                (WINDOWS_EXE.to_string(), "win_amd64".to_string())
+            }
+        });
     let macos = list("WINLINT_DIST_MACOS", "").into_iter().map(|a| {
         let tag = if a == "aarch64" { "arm64" } else { "x86_64" };
         (format!("winlint-{a}-apple-darwin"), format!("macosx_{tag}"))
@@ -853,7 +899,13 @@ fn the_windows_and_macos_binaries_and_wheels() {
             let pe = u32::from_le_bytes(bytes[0x3c..0x40].try_into().unwrap()) as usize;
             assert_eq!(&bytes[pe..pe + 4], b"PE\0\0", "{asset}");
             let machine = u16::from_le_bytes(bytes[pe + 4..pe + 6].try_into().unwrap());
-            assert_eq!(machine, 0x8664, "{asset}: x86-64");
+            // IMAGE_FILE_MACHINE_ARM64 or _AMD64.
+            let (want, cpu) = if asset.starts_with("winlint-aarch64") {
+                (0xaa64, "arm64")
+            } else {
+                (0x8664, "x86-64")
+            };
+            assert_eq!(machine, want, "{asset}: {cpu}");
             // The optional header's Subsystem: 3, the console.
             let subsystem =
                 u16::from_le_bytes(bytes[pe + 24 + 68..pe + 24 + 70].try_into().unwrap());
@@ -890,10 +942,11 @@ fn the_windows_and_macos_binaries_and_wheels() {
             .unwrap()
             .map(|e| e.unwrap().path())
             .find(|w| {
+                // `macosx_x86_64`: the platform tag's first part and its architecture.
+                let (os, arch) = tag.split_once('_').unwrap();
                 let name = w.file_name().unwrap().to_string_lossy().into_owned();
-                name.starts_with(&format!("winlint-{VERSION}-py3-none-"))
-                    && name.contains(tag.split('_').next().unwrap())
-                    && name.ends_with(&format!("{}.whl", tag.rsplit('_').next().unwrap()))
+                name.strip_prefix(&format!("winlint-{VERSION}-py3-none-"))
+                    .is_some_and(|p| p.starts_with(os) && p.ends_with(&format!("_{arch}.whl")))
             })
             .unwrap_or_else(|| panic!("no {tag} wheel"));
         let script = if asset.ends_with(".exe") {
