@@ -635,7 +635,8 @@ struct WinePair {
     exe: PathBuf,
     linux: PathBuf,
     prefix: tempfile::TempDir,
-    _bin: tempfile::TempDir,
+    /// The stand-in's directory; also the Linux binary's PATH, holding no renderer.
+    bin: tempfile::TempDir,
 }
 
 impl WinePair {
@@ -659,7 +660,7 @@ impl WinePair {
             exe,
             linux,
             prefix: tempfile::tempdir().unwrap(),
-            _bin: bin,
+            bin,
         })
     }
 
@@ -672,18 +673,23 @@ impl WinePair {
         let mut cmd = if windows {
             let mut c = Command::new("wine");
             c.arg(&self.exe)
+                .env("PATH", "/usr/bin:/bin")
                 .env("WINEPREFIX", self.prefix.path())
                 .env("WINEDEBUG", "-all")
                 // No Mono or Gecko installer dialog on the prefix's first start.
                 .env("WINEDLLOVERRIDES", "mscoree,mshtml=");
             c
         } else {
-            Command::new(&self.linux)
+            // The static Linux binary needs no PATH; an empty one keeps it from finding a
+            // renderer the Windows binary cannot see (a machine's /usr/bin/kubectl renders
+            // testdata/'s kustomizations on Linux only).
+            let mut c = Command::new(&self.linux);
+            c.env("PATH", self.bin.path());
+            c
         };
         // The same inputs for both: no renderer from the environment (CI names Linux ones).
         cmd.args(args)
             .current_dir(cwd)
-            .env("PATH", "/usr/bin:/bin")
             .env_remove("WINLINT_HELM")
             .env_remove("WINLINT_KUSTOMIZE")
             .env_remove("WINLINT_KUBECTL")

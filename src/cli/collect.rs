@@ -52,8 +52,17 @@ pub(super) fn collect_inputs(
     let walks: Vec<Option<crate::render::Walk>> = paths
         .iter()
         .map(|p| {
-            (p.as_os_str() != "-" && p.is_dir())
-                .then(|| crate::render::walk(p, is_manifest, errors))
+            (p.as_os_str() != "-" && p.is_dir()).then(|| {
+                let mut w = crate::render::walk(p, is_manifest, errors);
+                // Charts and kustomizations are named as the walked files are: on Windows
+                // `testdata/charts/winapp`, not `testdata/charts\winapp` (Path::join's `\`).
+                // Windows compares paths by component, so the plan still finds their files.
+                for (s, _) in &mut w.sources {
+                    let path = s.path_mut();
+                    *path = PathBuf::from(walked_name(p, path, std::path::MAIN_SEPARATOR));
+                }
+                w
+            })
         })
         .collect();
     // A Kustomize patch named on the command line (a pre-commit hook passes changed files) is

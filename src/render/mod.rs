@@ -81,6 +81,15 @@ pub enum Source {
     Kustomization(PathBuf),
 }
 
+impl Source {
+    /// The chart's directory or the kustomization's file.
+    pub fn path_mut(&mut self) -> &mut PathBuf {
+        match self {
+            Source::Chart(p) | Source::Kustomization(p) => p,
+        }
+    }
+}
+
 /// The kustomization file names kustomize looks for, in its order.
 pub const KUSTOMIZATION_FILES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
