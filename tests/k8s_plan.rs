@@ -148,6 +148,53 @@ fn plan_the_running_workloads_from_the_clusters_facts() {
         [("Pod/p".to_string(), "pin-breaks".to_string())]
     );
     assert_eq!(plan["workloads"][0]["containers"][0]["verdict"], "retag");
+    // needs-hyperv: a RuntimeClass whose handler is Hyper-V isolation, planned for a platform
+    // that runs none (AKS: Azure/AKS#4447), read from the cluster like the nodes.
+    let rc = c.unique("hyperv");
+    c.create(
+        &json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+        "metadata": {"name": rc}, "handler": "runhcs-wcow-hypervisor"}),
+    )
+    .ok();
+    let ns_hv = c.unique("plan-hv");
+    c.create_namespace(&ns_hv, &[]);
+    let mut d = deployment(
+        &ns_hv,
+        "isolated",
+        json!({"kubernetes.io/os": "windows"}),
+        "mcr.microsoft.com/windows/servercore:ltsc2019",
+    );
+    d["spec"]["template"]["spec"]["runtimeClassName"] = json!(rc);
+    c.create(&d).ok();
+    let out = Run::new(&[
+        "plan",
+        "--cluster",
+        "--kubeconfig",
+        kc,
+        "-n",
+        &ns_hv,
+        "--platform",
+        "aks",
+        "--to",
+        "ltsc2025",
+        "--format",
+        "json",
+        "--as-of",
+        "2026-11-29",
+        "--no-config",
+    ])
+    .env_remove("KUBECONFIG")
+    .run();
+    assert_eq!(out.code(), 0, "{out}");
+    let plan: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        verdicts(&plan),
+        [(
+            format!("{ns_hv}/Deployment/isolated"),
+            "needs-hyperv".to_string()
+        )],
+        "{out}"
+    );
 }
 
 /// `winlint plan` with `args` (and `--format json` and a fixed date when `json`); the run.
