@@ -187,3 +187,59 @@ fn stdin_is_an_input_and_usage_errors_say_what() {
         );
     }
 }
+
+/// A pod pinned to a build no current node runs is Pending now and, pinned to a build no moved
+/// node runs either, Pending after the move: pin-breaks (saying it is broken today too), never
+/// runs-as-is. A DaemonSet so pinned runs no pod now or after (per-build DaemonSets are built to
+/// select none on the other pools): no pin-breaks. A pin on AKS's OS SKU where no node carries
+/// the label (not AKS) is not judged.
+#[test]
+fn a_pin_that_selects_no_node_now_still_breaks_after_the_move() {
+    let object = |kind: &str, selector: &str| {
+        let (api, spec) = match kind {
+            "Pod" => ("v1", "spec"),
+            _ => (
+                "apps/v1",
+                "spec:\n  selector: {matchLabels: {app: a}}\n  template:\n    metadata: {labels: {app: a}}\n    spec",
+            ),
+        };
+        let indent = if kind == "Pod" { "  " } else { "      " };
+        format!(
+            "apiVersion: {api}\nkind: {kind}\nmetadata: {{name: a}}\n{spec}:\n{indent}nodeSelector: {{kubernetes.io/os: windows, {selector}}}\n{indent}containers:\n{indent}- name: c\n{indent}  image: mcr.microsoft.com/windows/servercore:ltsc2022\n"
+        )
+    };
+    let verdict = |doc: &str| {
+        let out = plan(
+            &[
+                "-",
+                "--no-config",
+                "--windows-build",
+                "ltsc2019",
+                "--to",
+                "ltsc2025",
+                "--format",
+                "json",
+            ],
+            Some(doc),
+        );
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let w = &v["workloads"][0];
+        (
+            w["verdict"].as_str().unwrap().to_string(),
+            w["pod"][0]["evidence"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    let build = "node.kubernetes.io/windows-build: '10.0.20348'";
+    for kind in ["Pod", "Deployment"] {
+        let (v, evidence) = verdict(&object(kind, build));
+        assert_eq!(v, "pin-breaks", "{kind}");
+        assert!(
+            evidence.contains("10.0.20348") && evidence.contains("no current Windows node either"),
+            "{kind}: {evidence}"
+        );
+    }
+    assert_eq!(verdict(&object("DaemonSet", build)).0, "runs-as-is");
+    let sku = "kubernetes.azure.com/os-sku: Windows2022";
+    assert_eq!(verdict(&object("Deployment", sku)).0, "runs-as-is");
+}

@@ -62,8 +62,11 @@ pub struct Broken {
 }
 
 /// The pod's pins that break: it selects some Windows group of `now` and none of `after`.
-/// Empty when it still selects one, or never selected one (a selector on labels winlint does
-/// not see is not a pin it can judge).
+/// Empty when it still selects one. A pod that selects no Windows group now either is judged
+/// by its build and OS-SKU pins alone (labels every Windows node carries, so a value no moved
+/// node has is a pin that selects nothing after the move, whatever else it selects): a 2019
+/// cluster's pod pinned to 10.0.20348 is Pending today and still after a move to 2025, never
+/// "runs as is"; a selector on labels winlint does not see is not a pin it can judge.
 pub fn broken(
     site: &PodSite,
     cx: &Context,
@@ -73,9 +76,67 @@ pub fn broken(
 ) -> Vec<Broken> {
     let before = Placement::of(site, now, cx);
     let later = Placement::of(site, after, cx);
-    if before.windows_selected().is_empty() || !later.windows_selected().is_empty() {
+    if !later.windows_selected().is_empty() {
         return Vec::new();
     }
+    if before.windows_selected().is_empty() {
+        // A DaemonSet that selects no node runs no pod, now and after: per-build DaemonSets
+        // (one for 2019 nodes, one for 2022) are built to select none on the other pools.
+        if site.kind == "DaemonSet" {
+            return Vec::new();
+        }
+        let moved: Vec<&NodeGroup> = (after.nodes.iter().flat_map(|n| n.iter()))
+            .filter(|g| g.is_windows())
+            .collect();
+        return pins(site, cx, to)
+            .into_iter()
+            .filter(|p| !p.selects_any(&moved))
+            .map(|p| Broken {
+                evidence: format!(
+                    "{} (it selects no current Windows node either: winlint lint reports it)",
+                    p.broken.evidence
+                ),
+                change: p.broken.change,
+            })
+            .collect();
+    }
+    let mut out: Vec<Broken> = pins(site, cx, to).into_iter().map(|p| p.broken).collect();
+    if out.is_empty() {
+        out.push(Broken {
+            evidence: "its node selection picks the current Windows nodes and none after the move".into(),
+            change: "select the planned nodes (compare the pod's nodeSelector and affinity with the new pool's labels)".into(),
+        });
+    }
+    out
+}
+
+/// A pin on a build or OS-SKU label, and the values of that label it accepts.
+struct Pin {
+    key: &'static str,
+    /// `None`: an affinity operator other than `In` (not judged alone).
+    values: Option<Vec<String>>,
+    broken: Broken,
+}
+
+impl Pin {
+    /// Whether some node group carries the label with an accepted value. A pin judged alone is
+    /// never called broken when that cannot be told: an operator other than `In`, or a label
+    /// no group carries (AKS's OS SKU on a cluster that is not AKS).
+    fn selects_any(&self, groups: &[&NodeGroup]) -> bool {
+        let carried = groups.iter().any(|g| g.labels.contains_key(self.key));
+        match &self.values {
+            Some(values) if carried => groups
+                .iter()
+                .any(|g| g.labels.get(self.key).is_some_and(|v| values.contains(v))),
+            _ => true,
+        }
+    }
+}
+
+/// The pod's pins on `node.kubernetes.io/windows-build` and `kubernetes.azure.com/os-sku`:
+/// its nodeSelector, its RuntimeClass's scheduling.nodeSelector, its required affinity terms;
+/// each with the change that fits the planned builds `to`.
+fn pins(site: &PodSite, cx: &Context, to: &[Build]) -> Vec<Pin> {
     let mut out = Vec::new();
     let tokens = to
         .iter()
@@ -100,54 +161,65 @@ pub fn broken(
             "remove {what} {BUILD_LABEL}, or select the planned builds ({tokens}) with a node-affinity term (operator In)"
         ),
     };
+    let pinned = |key: &str| {
+        [BUILD_LABEL, AKS_OS_SKU_LABEL]
+            .into_iter()
+            .find(|k| *k == key)
+    };
     for (key, v) in node_selector(site.spec) {
-        if key == BUILD_LABEL {
-            out.push(Broken {
-                evidence: format!("nodeSelector {key}: {v}"),
-                change: build_change("nodeSelector"),
-            });
-        } else if key == AKS_OS_SKU_LABEL {
-            out.push(Broken {
-                evidence: format!("nodeSelector {key}: {v}"),
-                change: sku_change("nodeSelector"),
+        if let Some(key) = pinned(key) {
+            let change = match key {
+                BUILD_LABEL => build_change("nodeSelector"),
+                _ => sku_change("nodeSelector"),
+            };
+            out.push(Pin {
+                key,
+                values: Some(vec![v.to_string()]),
+                broken: Broken {
+                    evidence: format!("nodeSelector {key}: {v}"),
+                    change,
+                },
             });
         }
     }
     if let Some(rc) = placement::runtime_class(site, cx) {
         for (key, v) in &rc.node_selector {
-            if key == BUILD_LABEL || key == AKS_OS_SKU_LABEL {
-                out.push(Broken {
-                    evidence: format!(
-                        "RuntimeClass {} scheduling.nodeSelector {key}: {v}",
-                        rc.name
-                    ),
-                    change: if key == BUILD_LABEL {
-                        build_change(&format!("RuntimeClass {}'s", rc.name))
-                    } else {
-                        sku_change(&format!("RuntimeClass {}'s", rc.name))
+            if let Some(key) = pinned(key) {
+                let what = format!("RuntimeClass {}'s", rc.name);
+                let change = match key {
+                    BUILD_LABEL => build_change(&what),
+                    _ => sku_change(&what),
+                };
+                out.push(Pin {
+                    key,
+                    values: Some(vec![v.clone()]),
+                    broken: Broken {
+                        evidence: format!(
+                            "RuntimeClass {} scheduling.nodeSelector {key}: {v}",
+                            rc.name
+                        ),
+                        change,
                     },
                 });
             }
         }
     }
     for (key, op, values) in affinity_terms(site.spec) {
-        if key == BUILD_LABEL || key == AKS_OS_SKU_LABEL {
+        if let Some(key) = pinned(key) {
             let planned = if key == BUILD_LABEL {
                 tokens.clone()
             } else {
                 skus.join(", ")
             };
-            out.push(Broken {
-                evidence: format!("required nodeAffinity {key} {op} [{}]", values.join(", ")),
-                change: format!("add {planned} to the term's values (or drop the expression)"),
+            out.push(Pin {
+                key,
+                values: (op == "In").then(|| values.iter().map(|v| v.to_string()).collect()),
+                broken: Broken {
+                    evidence: format!("required nodeAffinity {key} {op} [{}]", values.join(", ")),
+                    change: format!("add {planned} to the term's values (or drop the expression)"),
+                },
             });
         }
-    }
-    if out.is_empty() {
-        out.push(Broken {
-            evidence: "its node selection picks the current Windows nodes and none after the move".into(),
-            change: "select the planned nodes (compare the pod's nodeSelector and affinity with the new pool's labels)".into(),
-        });
     }
     out
 }
