@@ -102,6 +102,11 @@ pub fn write_fix(place: &Place, original: &[u8], fixed: &[u8]) -> Result<(), Ref
                 .map_err(|e| Refused(format!("the fixed file could not be written: {e}")))?
         {
             unchanged(&mut file, original)?;
+            // Windows refuses to replace a file that is open, ours included (MoveFileExW:
+            // ERROR_ACCESS_DENIED, even with FILE_SHARE_DELETE); the Wine test of the Windows
+            // binary found it. Closed after the last check, as on Unix the rename does not
+            // depend on the handle either.
+            drop(file);
             crate::process::test_signal_before_rename();
             return tmp
                 .persist(&target)
