@@ -176,6 +176,13 @@ ctx = ssl.create_default_context(cafile=f"{d}/certs/ca.crt")
 patches = {}
 for os_, needle in (("windows", "mcr.microsoft.com/windows/"), ("linux", "nginx:")):
     pod = json.load(open(f"{d}/{os_}.json"))
+    # As the API server sends it: its in-tree mutating plugins run before the webhooks, and
+    # DefaultTolerationSeconds has added its two tolerations (so winlint appends to the list,
+    # `/spec/tolerations/-`, and the replay must too: replacing the list would make the second
+    # pass re-add them and call the webhook a third time).
+    defaults = [{"key": f"node.kubernetes.io/{k}", "operator": "Exists", "effect": "NoExecute",
+                 "tolerationSeconds": 300} for k in ("not-ready", "unreachable")]
+    pod["spec"]["tolerations"] = pod["spec"].get("tolerations", []) + defaults
     review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
         "uid": "e2e-load-probe", "kind": {"group": "", "version": "v1", "kind": "Pod"},
         "resource": {"group": "", "version": "v1", "resource": "pods"},
