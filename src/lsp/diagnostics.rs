@@ -175,3 +175,45 @@ fn about(l: &Located, what: String) -> Diagnostic {
         ..Diagnostic::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Seen, key};
+    use crate::model::Finding;
+    use crate::report::{FixState, Located};
+    use crate::rules;
+
+    fn located(rule: &str, object: &str, pointer: &str) -> Located {
+        Located {
+            file: "k/deployment.yaml".into(),
+            line: 0,
+            column: 0,
+            pointer: pointer.into(),
+            object: object.into(),
+            namespace: None,
+            finding: Finding::new(rules::find(rule).unwrap().meta, pointer, "x"),
+            fix: FixState::None,
+            not_fixed: None,
+            rendered: None,
+            cluster_namespace: None,
+        }
+    }
+
+    /// The render's `Deployment/prod-web-win` is the buffer's `Deployment/web` (a List item
+    /// there), counted: two in the buffer drop two rendered copies, not a third.
+    #[test]
+    fn same_problem_by_rule_kind_and_pointer_counted() {
+        let buffer = [
+            located("WIN001", "Deployment/web", "/items/0/spec/template/spec"),
+            located("WIN001", "Deployment/api", "/items/1/spec/template/spec"),
+        ];
+        let mut seen = Seen::of(&buffer);
+        let r = located("WIN001", "Deployment/prod-web-win", "/spec/template/spec");
+        assert!(seen.take(&key(&r)) && seen.take(&key(&r)));
+        assert!(!seen.take(&key(&r)), "a third copy is the render's own");
+        let other_kind = located("WIN001", "StatefulSet/web", "/spec/template/spec");
+        let other_rule = located("WIN003", "Deployment/web", "/spec/template/spec");
+        let mut seen = Seen::of(&buffer);
+        assert!(!seen.take(&key(&other_kind)) && !seen.take(&key(&other_rule)));
+    }
+}
