@@ -128,20 +128,22 @@ impl Client {
 
     /// The next diagnostics published for `uri`.
     fn diagnostics(&mut self, uri: &str) -> Vec<Value> {
+        let m = self.next_diagnostics(uri);
+        m["params"]["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The next `publishDiagnostics` message for `uri`, whole (its version too).
+    fn next_diagnostics(&mut self, uri: &str) -> Value {
         if let Some(i) = self.seen.iter().position(|m| is_diagnostics(m, uri)) {
-            let m = self.seen.remove(i);
-            return m["params"]["diagnostics"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
+            return self.seen.remove(i);
         }
         loop {
             let m = self.next();
             if is_diagnostics(&m, uri) {
-                return m["params"]["diagnostics"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
+                return m;
             }
             self.seen.push(m);
         }
@@ -559,7 +561,12 @@ fn a_chart_is_linted_through_helm_template_on_save() {
     let values = open(&mut c, &chart.join("values.yaml"));
     // values.yaml is no manifest: nothing of its own.
     assert_eq!(c.diagnostics(&values), Vec::<Value>::new());
-    let tpl = uri_of(&template);
+    // Nor a ci/ values file nor the template: a chart's files are linted through its render
+    // only, so what the render finds on the template below shows once.
+    let ci_values = open(&mut c, &chart.join("ci/unpinned-values.yaml"));
+    assert_eq!(c.diagnostics(&ci_values), Vec::<Value>::new());
+    let tpl = open(&mut c, &template);
+    assert_eq!(c.diagnostics(&tpl), Vec::<Value>::new());
     let sent = Instant::now();
     save(&mut c, &values);
     let diags = c.diagnostics(&tpl);
@@ -642,6 +649,97 @@ fn a_kustomize_patch_is_linted_through_its_overlay() {
     shutdown(c);
 }
 
+/// A kustomization's resource: its buffer is linted (exact lines) and so is the render (the
+/// object comes back to the file through `buildMetadata: [originAnnotations]`). Each problem
+/// shows once: the buffer's at its line, what only the render sees (a patch of the same
+/// kustomization adds `hostNetwork`) on the first line, the object renamed by `namePrefix`.
+/// Still once after an edit; after close, the render's findings alone.
+fn a_kustomize_resource_shows_each_problem_once() {
+    let Some(kustomize) = kustomizer() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let k = dir.path().join("k");
+    std::fs::create_dir(&k).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(k.join(name), text).unwrap();
+    write(
+        "kustomization.yaml",
+        "buildMetadata: [originAnnotations]\nnamePrefix: prod-\nresources:\n- deployment.yaml\n\
+         patches:\n- path: hostnet.yaml\n",
+    );
+    // A Windows image with no OS pin: WIN001, WIN003, WIN007 on `spec` (line 11).
+    write(
+        "deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    \
+         matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      \
+         containers:\n      - name: web\n        image: mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022\n",
+    );
+    // Host networking on a Windows pod: WIN208, in the render only.
+    write(
+        "hostnet.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      \
+         hostNetwork: true\n",
+    );
+    let env = [("WINLINT_KUSTOMIZE", kustomize.as_str())];
+    let file = k.join("deployment.yaml");
+    let want = ["WIN001", "WIN003", "WIN007", "WIN208"];
+    // `winlint DIR` reports each once too, through the render.
+    assert_eq!(cli_codes(dir.path(), "k", &file, &env), want);
+
+    let mut c = Client::start_with(dir.path(), &[], &env);
+    initialize(&mut c, dir.path());
+    let uri = open(&mut c, &file);
+    assert_eq!(codes(&c.diagnostics(&uri)), want[..3]);
+    save(&mut c, &uri);
+    // The publishes of the open's and the save's renders (coalesced or not): the last has WIN208.
+    let with_render = |c: &mut Client| loop {
+        let d = c.diagnostics(&uri);
+        if codes(&d).contains(&"WIN208".to_string()) {
+            return d;
+        }
+    };
+    let line = |d: &Value| d["range"]["start"]["line"].as_u64().unwrap();
+    let check = |diags: &[Value], buffer_line: u64| {
+        assert_eq!(codes(diags), want, "{diags:#?}");
+        for d in diags {
+            let m = d["message"].as_str().unwrap();
+            if d["code"] == "WIN208" {
+                assert_eq!(line(d), 0, "{d}");
+                assert!(m.contains("Deployment/prod-web (kubectl kustomize"), "{m}");
+            } else {
+                assert_eq!(line(d), buffer_line, "{d}");
+                assert!(m.starts_with("Deployment/web ("), "{m}");
+            }
+        }
+    };
+    check(&with_render(&mut c), 10);
+    // An edit moves the buffer's findings down a line; the render's copies stay dropped.
+    let text = std::fs::read_to_string(&file).unwrap();
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2},
+               "contentChanges": [{"text": format!("# edited\n{text}")}]}),
+    );
+    // (A publish of a render that was still under way may come first: version 1.)
+    let edited = loop {
+        let m = c.next_diagnostics(&uri);
+        if m["params"]["version"] == 2 {
+            break m["params"]["diagnostics"].as_array().cloned().unwrap();
+        }
+    };
+    check(&edited, 11);
+    // Closed: no buffer lint, the render's four on the first line.
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let diags = c.diagnostics(&uri);
+    assert_eq!(codes(&diags), want, "{diags:#?}");
+    assert!(diags.iter().all(|d| line(d) == 0), "{diags:#?}");
+    shutdown(c);
+}
+
 /// A render that hangs: the server answers meanwhile, and the tool is stopped at
 /// `--render-timeout` with one error on the saved file. (A stand-in helm that sleeps: no real
 /// tool needed.)
@@ -718,6 +816,10 @@ fn main() {
         test(
             "a_kustomize_patch_is_linted_through_its_overlay",
             a_kustomize_patch_is_linted_through_its_overlay,
+        ),
+        test(
+            "a_kustomize_resource_shows_each_problem_once",
+            a_kustomize_resource_shows_each_problem_once,
         ),
         test(
             "a_render_that_hangs_is_stopped_and_the_server_answers_meanwhile",

@@ -88,6 +88,59 @@ pub fn rendered(l: &Located) -> Diagnostic {
     }
 }
 
+/// What makes a rendered finding the same problem as one of the buffer's own lint of its file
+/// (a kustomization's resource is linted both ways): the rule, the object's kind and the JSON
+/// pointer within the object. Not the name nor the namespace: the render applies the
+/// kustomization's `namePrefix`/`nameSuffix`/`namespace`, so `Deployment/web` in the buffer is
+/// `Deployment/prod-web-win` in the render. Not the line: a rendered finding has none. The keys
+/// are counted as a multiset ([`Seen`]): two Deployments of the file with the same problem are
+/// two buffer findings, and drop two rendered copies, no more; a third one the render adds (a
+/// patch made another object wrong) stays. The price: two objects of one kind in a file, one
+/// wrong in the buffer and the other made wrong the same way by a patch while the patch fixes
+/// the first, show once instead of twice; rare, and the problem is still shown.
+pub type Key = (&'static str, String, String);
+
+/// The [`Key`] of a finding. A List item's pointer (`/items/0/spec/…`) is taken relative to the
+/// item, as the render (which never writes Lists) points into it.
+pub fn key(l: &Located) -> Key {
+    let kind = l.object.split_once('/').map_or(&*l.object, |(k, _)| k);
+    let pointer = (l.pointer.strip_prefix("/items/"))
+        .and_then(|rest| {
+            let digits = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            (digits > 0).then(|| &rest[digits..])
+        })
+        .unwrap_or(&l.pointer);
+    (l.finding.rule.id, kind.to_string(), pointer.to_string())
+}
+
+/// The keys of a buffer's findings, counted.
+#[derive(Default)]
+pub struct Seen(std::collections::HashMap<Key, usize>);
+
+impl Seen {
+    pub fn of(findings: &[Located]) -> Seen {
+        let mut s = Seen::default();
+        for l in findings {
+            *s.0.entry(key(l)).or_default() += 1;
+        }
+        s
+    }
+
+    /// Whether a rendered finding with `k` is one the buffer shows already (it is then counted
+    /// off).
+    pub fn take(&mut self, k: &Key) -> bool {
+        match self.0.get_mut(k) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Why a chart or kustomization could not be rendered (helm's or kustomize's message, a time
 /// limit, a missing tool): one error on the first line of the file whose save asked for it.
 pub fn render_failed(errors: &[InputError]) -> Diagnostic {
@@ -120,5 +173,47 @@ fn about(l: &Located, what: String) -> Diagnostic {
         source: Some(SOURCE.to_string()),
         message: format!("{what}: {}", l.finding.message),
         ..Diagnostic::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Seen, key};
+    use crate::model::Finding;
+    use crate::report::{FixState, Located};
+    use crate::rules;
+
+    fn located(rule: &str, object: &str, pointer: &str) -> Located {
+        Located {
+            file: "k/deployment.yaml".into(),
+            line: 0,
+            column: 0,
+            pointer: pointer.into(),
+            object: object.into(),
+            namespace: None,
+            finding: Finding::new(rules::find(rule).unwrap().meta, pointer, "x"),
+            fix: FixState::None,
+            not_fixed: None,
+            rendered: None,
+            cluster_namespace: None,
+        }
+    }
+
+    /// The render's `Deployment/prod-web-win` is the buffer's `Deployment/web` (a List item
+    /// there), counted: two in the buffer drop two rendered copies, not a third.
+    #[test]
+    fn same_problem_by_rule_kind_and_pointer_counted() {
+        let buffer = [
+            located("WIN001", "Deployment/web", "/items/0/spec/template/spec"),
+            located("WIN001", "Deployment/api", "/items/1/spec/template/spec"),
+        ];
+        let mut seen = Seen::of(&buffer);
+        let r = located("WIN001", "Deployment/prod-web-win", "/spec/template/spec");
+        assert!(seen.take(&key(&r)) && seen.take(&key(&r)));
+        assert!(!seen.take(&key(&r)), "a third copy is the render's own");
+        let other_kind = located("WIN001", "StatefulSet/web", "/spec/template/spec");
+        let other_rule = located("WIN003", "Deployment/web", "/spec/template/spec");
+        let mut seen = Seen::of(&buffer);
+        assert!(!seen.take(&key(&other_kind)) && !seen.take(&key(&other_rule)));
     }
 }

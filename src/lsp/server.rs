@@ -29,13 +29,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::actions::{FIX_ALL, actions};
-use super::diagnostics::{diagnostics, render_failed, rendered};
+use super::diagnostics::{Key, Seen, diagnostics, key, render_failed, rendered};
 use super::hover::hover;
 use super::store::{Lint, Store, file_path, file_uri};
 use super::{Linted, SharedLinter};
 use crate::process::EXIT_OK;
 use crate::render::Source;
-use crate::report::InputError;
+use crate::report::{InputError, Located};
 
 /// The exit code after an `exit` without `shutdown`, or a broken connection: the protocol's 1.
 const EXIT_ERROR: i32 = 1;
@@ -190,8 +190,9 @@ fn render_thread(linter: SharedLinter, jobs: Receiver<Job>, done: Sender<Done>) 
     }
 }
 
-/// The rendered diagnostics of one source, per file.
-type PerFile = HashMap<PathBuf, Vec<lsp_types::Diagnostic>>;
+/// The rendered diagnostics of one source, per file, each with its finding's [`Key`] (`None`:
+/// the render failed).
+type PerFile = HashMap<PathBuf, Vec<(Option<Key>, lsp_types::Diagnostic)>>;
 
 struct Server<'a> {
     conn: &'a Connection,
@@ -283,7 +284,8 @@ impl Server<'_> {
                     self.pending.remove(p.text_document.uri.as_str());
                     if let Some(d) = self.store.close(&p.text_document.uri) {
                         // What a render found there stays: the file is still in its chart.
-                        let kept = d.path.as_deref().map(|p| self.rendered_on(p));
+                        // No buffer lint now: all of them show.
+                        let kept = d.path.as_deref().map(|p| self.rendered_on(p, None));
                         self.publish(d.uri, kept.unwrap_or_default(), None);
                     }
                 }
@@ -332,7 +334,8 @@ impl Server<'_> {
         let errors = match d.linted {
             Ok(l) => {
                 for f in &l.findings {
-                    (files.entry(PathBuf::from(&f.file)).or_default()).push(rendered(f));
+                    let file = files.entry(PathBuf::from(&f.file)).or_default();
+                    file.push((Some(key(f)), rendered(f)));
                 }
                 l.errors
             }
@@ -344,34 +347,40 @@ impl Server<'_> {
             }],
         };
         if !errors.is_empty() {
-            (files.entry(d.trigger).or_default()).push(render_failed(&errors));
+            (files.entry(d.trigger).or_default()).push((None, render_failed(&errors)));
         }
         let now: Vec<PathBuf> = files.keys().cloned().collect();
         let before = self.rendered.insert(d.key, files).unwrap_or_default();
         let touched: BTreeSet<PathBuf> = before.into_keys().chain(now).collect();
         for path in touched {
-            let (uri, mut diags, version) = match self.store.by_path(&path) {
-                Some(doc) => (
-                    doc.uri.clone(),
-                    (doc.lint.as_ref()).map_or_else(Vec::new, |l| l.diagnostics.clone()),
-                    Some(doc.version),
-                ),
+            let (uri, diags, version) = match self.store.by_path(&path) {
+                // Its lint is due: that publishes the render's findings with the buffer's.
+                Some(doc) if self.pending.contains_key(doc.uri.as_str()) => continue,
+                Some(doc) => {
+                    let lint = doc.lint.as_ref();
+                    let mut diags = lint.map_or_else(Vec::new, |l| l.diagnostics.clone());
+                    diags.extend(self.rendered_on(&path, lint.map(|l| &*l.linted.findings)));
+                    (doc.uri.clone(), diags, Some(doc.version))
+                }
                 None => match file_uri(&path) {
-                    Some(uri) => (uri, Vec::new(), None),
+                    Some(uri) => (uri, self.rendered_on(&path, None), None),
                     None => continue,
                 },
             };
-            diags.extend(self.rendered_on(&path));
             self.publish(uri, diags, version);
         }
     }
 
-    /// What the last renders found in the file at `path`.
-    fn rendered_on(&self, path: &Path) -> Vec<lsp_types::Diagnostic> {
+    /// What the last renders found in the file at `path` but what the buffer's own lint of it
+    /// (`buffer`: its findings, `None` when it has none) shows already at its place: a
+    /// kustomization's resource is linted both ways, each problem is shown once.
+    fn rendered_on(&self, path: &Path, buffer: Option<&[Located]>) -> Vec<lsp_types::Diagnostic> {
+        let mut seen = buffer.map(Seen::of).unwrap_or_default();
         (self.rendered.values())
             .filter_map(|f| f.get(path))
             .flatten()
-            .cloned()
+            .filter(|(k, _)| !k.as_ref().is_some_and(|k| seen.take(k)))
+            .map(|(_, d)| d.clone())
             .collect()
     }
 
@@ -427,17 +436,17 @@ impl Server<'_> {
         let docs = crate::source::load(&doc.text).ok();
         let diags = diagnostics(&doc.text, &linted, docs.as_deref());
         let (uri, version, path) = (doc.uri.clone(), doc.version, doc.path.clone());
-        doc.lint = Some(Lint {
-            linted,
-            diagnostics: diags.clone(),
-            docs,
-        });
-        let mut all = diags;
-        all.extend(
-            path.as_deref()
-                .map(|p| self.rendered_on(p))
-                .unwrap_or_default(),
-        );
+        let mut all = diags.clone();
+        if let Some(p) = path.as_deref() {
+            all.extend(self.rendered_on(p, Some(&linted.findings)));
+        }
+        if let Some(doc) = self.store.get_mut(&uri) {
+            doc.lint = Some(Lint {
+                linted,
+                diagnostics: diags,
+                docs,
+            });
+        }
         self.publish(uri, all, Some(version));
     }
 
