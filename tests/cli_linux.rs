@@ -137,12 +137,14 @@ fn linux_corpus_gives_no_findings_on_any_target() {
         let want: &[&str] = if *t == ["--windows-taint", "none"] {
             // Untainted Windows nodes (AKS/EKS): these pods can land on them and cannot run
             // there. Each is right: no OS pin, only Linux-only images (spec.os.name: linux in
-            // restricted.yaml does not steer the scheduler).
+            // restricted.yaml does not steer the scheduler). helm-web.yaml:132 runs
+            // bitnami/redis:7.2.5-debian-12-r0, a Debian Linux image (model::known_images, issue 29).
             &[
                 "testdata/linux/batch.yaml:77 /spec/jobTemplate/spec/template/spec",
                 "testdata/linux/helm-defaults.yaml:23 /spec/template/spec/nodeSelector",
                 "testdata/linux/helm-web.yaml:32 /spec/template/spec",
                 "testdata/linux/helm-web.yaml:83 /spec/template/spec",
+                "testdata/linux/helm-web.yaml:132 /spec/template/spec",
                 "testdata/linux/restricted.yaml:80 /spec",
             ]
         } else {

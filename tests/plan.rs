@@ -2,9 +2,9 @@
 //! every verdict class, see its README), the exit codes of `--fail-on`, stdin, and the usage
 //! errors. `WINLINT_BLESS=1 cargo test --test plan` rewrites the goldens.
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+mod cli_support;
+
+use cli_support::{Out, Run};
 
 /// The planned move of the goldens: a mixed 2019/2022 AKS cluster on 1.34 to Windows Server 2025
 /// on 1.35, read on a fixed date.
@@ -26,54 +26,22 @@ const MOVE: &[&str] = &[
     "2026-11-29",
 ];
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn plan(extra: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_winlint"))
-        .current_dir(root())
-        .arg("plan")
-        .args(extra)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("winlint runs");
-    if let Some(s) = stdin {
-        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+/// `winlint plan EXTRA` in the crate root, with `stdin` piped in when given.
+fn plan(extra: &[&str], stdin: Option<&str>) -> Out {
+    let run = Run::new(&[&["plan"], extra].concat());
+    match stdin {
+        Some(s) => run.stdin(s),
+        None => run,
     }
-    child.wait_with_output().unwrap()
+    .run()
 }
 
 fn golden(format: &str, file: &str) {
     let mut args = vec!["testdata/plan", "--format", format];
     args.extend_from_slice(MOVE);
     let out = plan(&args, None);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got = String::from_utf8(out.stdout).unwrap();
-    let path = root().join("testdata/plan").join(file);
-    if std::env::var_os("WINLINT_BLESS").is_some() {
-        std::fs::write(&path, &got).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("{}: missing (run with WINLINT_BLESS=1)", path.display()));
-    assert!(
-        got == want,
-        "{} differs (WINLINT_BLESS=1 cargo test --test plan rewrites it):\n{}",
-        path.display(),
-        similar::TextDiff::from_lines(&want, &got).unified_diff()
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    cli_support::golden(&format!("testdata/plan/{file}"), &out.stdout);
 }
 
 #[test]
@@ -102,7 +70,7 @@ fn the_goldens_hold_every_verdict() {
     let mut args = vec!["testdata/plan", "--format", "json"];
     args.extend_from_slice(MOVE);
     let out = plan(&args, None);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let counts = v["counts"].as_object().unwrap();
     for verdict in [
         "pin-breaks",
@@ -153,7 +121,7 @@ fn fail_on_sets_the_exit_code() {
         None,
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a verdict"));
+    assert!(out.stderr.contains("not a verdict"));
 }
 
 #[test]
@@ -164,7 +132,7 @@ fn stdin_is_an_input_and_usage_errors_say_what() {
         Some(pod),
     );
     assert_eq!(out.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["workloads"][0]["verdict"], "runs-as-is");
     assert_eq!(v["workloads"][0]["file"], "<stdin>");
     for (args, says) in [
@@ -180,11 +148,7 @@ fn stdin_is_an_input_and_usage_errors_say_what() {
     ] {
         let out = plan(&args, None);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains(says),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
     }
 }
 
@@ -222,8 +186,8 @@ fn a_pin_that_selects_no_node_now_still_breaks_after_the_move() {
             ],
             Some(doc),
         );
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out}");
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
         let w = &v["workloads"][0];
         (
             w["verdict"].as_str().unwrap().to_string(),

@@ -4,21 +4,13 @@
 //! version removed in 1.25 (`testdata/realworld`). `WINLINT_BLESS=1 cargo test --test plan_api`
 //! rewrites the goldens.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+mod cli_support;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use cli_support::{Out, Run};
 
-fn plan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_winlint"))
-        .current_dir(root())
-        .args(["plan", "--no-config", "--as-of", "2026-11-29"])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("winlint runs")
+/// `winlint plan ARGS` in the crate root, on a fixed date.
+fn plan(args: &[&str]) -> Out {
+    Run::new(&[&["plan", "--no-config", "--as-of", "2026-11-29"], args].concat()).run()
 }
 
 /// 1.32 → 1.35: the window in which supplementalGroupsPolicy, hostUsers (1.33) and pod-level
@@ -36,26 +28,8 @@ const MOVE: &[&str] = &[
 
 fn golden(args: &[&str], file: &str) {
     let out = plan(args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got = String::from_utf8(out.stdout).unwrap();
-    let path = root().join("testdata/plan-api").join(file);
-    if std::env::var_os("WINLINT_BLESS").is_some() {
-        std::fs::write(&path, &got).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("{}: missing (run with WINLINT_BLESS=1)", path.display()));
-    assert!(
-        got == want,
-        "{} differs (WINLINT_BLESS=1 cargo test --test plan_api rewrites it):\n{}",
-        path.display(),
-        similar::TextDiff::from_lines(&want, &got).unified_diff()
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    cli_support::golden(&format!("testdata/plan-api/{file}"), &out.stdout);
 }
 
 #[test]
@@ -102,7 +76,7 @@ fn the_verdict_counts_and_fails_and_only_a_move_of_the_version_judges() {
     args.extend_from_slice(MOVE);
     let out = plan(&args);
     assert_eq!(out.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["counts"]["api-changes"], 1);
     let items = v["workloads"][0]["pod"].as_array().unwrap();
     assert_eq!(items.len(), 3, "{items:?}");
@@ -116,6 +90,6 @@ fn the_verdict_counts_and_fails_and_only_a_move_of_the_version_judges() {
         "--to",
         "ltsc2025",
     ]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["counts"]["api-changes"], 0);
 }

@@ -4,34 +4,21 @@
 //! with `--diff` instead), a chart's files. `WINLINT_BLESS=1 cargo test --test plan_fix` rewrites
 //! the `fixed.yaml` files.
 
-use std::io::Write;
+mod cli_support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use cli_support::{Out, Run, root};
 
-fn plan(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_winlint"))
-        .current_dir(dir)
-        .arg("plan")
-        .arg("--no-config")
-        .args(["--as-of", "2026-11-29"])
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("winlint runs");
-    if let Some(s) = stdin {
-        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+/// `winlint plan ARGS` in `dir`, on a fixed date, with `stdin` piped in when given.
+fn plan(dir: &Path, args: &[&str], stdin: Option<&str>) -> Out {
+    let run =
+        Run::new(&[&["plan", "--no-config", "--as-of", "2026-11-29"], args].concat()).cwd(dir);
+    match stdin {
+        Some(s) => run.stdin(s),
+        None => run,
     }
-    child.wait_with_output().unwrap()
+    .run()
 }
 
 fn cases() -> Vec<PathBuf> {
@@ -64,7 +51,7 @@ fn every_case_is_fixed_as_its_golden_says_and_a_second_run_changes_nothing() {
         let mut argv: Vec<&str> = args.iter().map(String::as_str).collect();
         argv.extend(["--fix", "input.yaml"]);
         let out = plan(tmp.path(), &argv, None);
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = &out.stderr;
         assert_eq!(out.status.code(), Some(0), "{}: {stderr}", case.display());
         for want in lines(&case.join("stderr.txt")) {
             assert!(
@@ -75,22 +62,11 @@ fn every_case_is_fixed_as_its_golden_says_and_a_second_run_changes_nothing() {
         }
         let got = std::fs::read_to_string(tmp.path().join("input.yaml")).unwrap();
         let golden = case.join("fixed.yaml");
-        if std::env::var_os("WINLINT_BLESS").is_some() {
-            std::fs::write(&golden, &got).unwrap();
-        } else {
-            let want = std::fs::read_to_string(&golden)
-                .unwrap_or_else(|_| panic!("{}: missing (WINLINT_BLESS=1)", golden.display()));
-            assert!(
-                got == want,
-                "{} differs (WINLINT_BLESS=1 cargo test --test plan_fix rewrites it):\n{}",
-                golden.display(),
-                similar::TextDiff::from_lines(&want, &got).unified_diff()
-            );
-        }
+        cli_support::golden(golden.strip_prefix(root()).unwrap().to_str().unwrap(), &got);
         // Idempotent: the fixed file plans without a rewrite, byte for byte the same.
         let again = plan(tmp.path(), &argv, None);
         assert_eq!(again.status.code(), Some(0));
-        let stderr = String::from_utf8_lossy(&again.stderr);
+        let stderr = &again.stderr;
         assert!(
             !stderr.contains(": fixed: "),
             "{}: a second run fixed again:\n{stderr}",
@@ -111,8 +87,8 @@ fn the_plan_after_fix_judges_the_file_as_written_and_json_names_the_rewrite() {
     let base = ["--windows-build", "ltsc2019", "--to", "ltsc2025"];
     let mut argv = base.to_vec();
     argv.extend(["--format", "json", case.to_str().unwrap()]);
-    let out = plan(root(), &argv, None);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = plan(&root(), &argv, None);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let c = &v["workloads"][0]["containers"][0];
     assert_eq!(c["verdict"], "retag");
     assert_eq!(
@@ -124,7 +100,7 @@ fn the_plan_after_fix_judges_the_file_as_written_and_json_names_the_rewrite() {
     let mut argv = base.to_vec();
     argv.extend(["--fix", "--format", "json", "w.yaml"]);
     let out = plan(tmp.path(), &argv, None);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["workloads"][0]["containers"][0]["verdict"], "runs-as-is");
 }
 
@@ -135,18 +111,18 @@ fn stdin_is_never_written_and_diff_prints_the_patch() {
     let args = ["--windows-build", "ltsc2019", "--to", "ltsc2025"];
     let mut fix = args.to_vec();
     fix.extend(["--fix", "-"]);
-    let out = plan(root(), &fix, Some(&input));
+    let out = plan(&root(), &fix, Some(&input));
     assert_eq!(out.status.code(), Some(0));
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("stdin has no file to write back"),
-        "{stderr}"
+        out.stderr.contains("stdin has no file to write back"),
+        "{}",
+        out.stderr
     );
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("winlint plan:"));
+    assert!(out.stdout.starts_with("winlint plan:"));
     let mut diff = args.to_vec();
     diff.extend(["--diff", "-"]);
-    let out = plan(root(), &diff, Some(&input));
-    let patch = String::from_utf8_lossy(&out.stdout);
+    let out = plan(&root(), &diff, Some(&input));
+    let patch = &out.stdout;
     assert!(patch.starts_with("--- <stdin>\n+++ <stdin>\n"), "{patch}");
     assert!(
         patch.contains("-        image: mcr.microsoft.com/windows/servercore:ltsc2019\n+        image: mcr.microsoft.com/windows/servercore:ltsc2025\n"),
@@ -158,7 +134,7 @@ fn stdin_is_never_written_and_diff_prints_the_patch() {
     let mut diff = args.to_vec();
     diff.extend(["--diff", "w.yaml"]);
     let out = plan(tmp.path(), &diff, None);
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("--- a/w.yaml\n+++ b/w.yaml\n"));
+    assert!(out.stdout.starts_with("--- a/w.yaml\n+++ b/w.yaml\n"));
     assert_eq!(
         std::fs::read_to_string(tmp.path().join("w.yaml")).unwrap(),
         input
@@ -190,8 +166,11 @@ fn a_charts_file_is_not_written() {
         ],
         None,
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("a file of the Helm chart"), "{stderr}");
+    assert!(
+        out.stderr.contains("a file of the Helm chart"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(
         std::fs::read_to_string(tmp.path().join("templates/web.yaml")).unwrap(),
         input
@@ -200,7 +179,7 @@ fn a_charts_file_is_not_written() {
 
 #[test]
 fn fix_needs_files() {
-    let out = plan(root(), &["--to", "ltsc2025", "--cluster", "--fix"], None);
+    let out = plan(&root(), &["--to", "ltsc2025", "--cluster", "--fix"], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("rewrite files"));
+    assert!(out.stderr.contains("rewrite files"));
 }

@@ -54,6 +54,12 @@ pub enum LinuxOnly {
     Dotnet,
     /// `registry.k8s.io/pause` before 3.4.
     Pause,
+    /// `mcr.microsoft.com/dotnet/samples:{dotnetapp,aspnetapp}-<linux variant>`: each platform
+    /// of the samples is also tagged alone, and only the `…-nanoserver-<release>` ones are
+    /// Windows.
+    Samples,
+    /// `docker.io/bitnami/<app>:<version>-debian-<n>-r<m>`: a Debian Linux image.
+    Bitnami,
 }
 
 impl LinuxOnly {
@@ -64,6 +70,12 @@ impl LinuxOnly {
                 "Microsoft publishes the Windows .NET images only under tags with a nanoserver-… or windowsservercore-… suffix, and since .NET 8 the plain tags (8.0, 9.0, 10.0, latest) are Linux-only"
             }
             LinuxOnly::Pause => "pause images before 3.4 were built for Linux only",
+            LinuxOnly::Bitnami => {
+                "Bitnami's -debian-<n> tags are built FROM bitnami/minideb, a Debian Linux image"
+            }
+            LinuxOnly::Samples => {
+                "the .NET samples publish Windows images only under tags with a nanoserver-… suffix; the other platform tags (alpine, …) are Linux"
+            }
         }
     }
 }
@@ -176,6 +188,7 @@ pub fn platforms(registry: &str, repository: &str, tag: Option<&str>) -> Option<
             _ => Some(Platforms::WindowsUnmapped),
         },
         (MCR, "dotnet/framework/samples") => Some(Platforms::WindowsUnmapped),
+        (MCR, "dotnet/samples") => dotnet_samples(tag),
         (MCR, "dotnet/runtime" | "dotnet/aspnet" | "dotnet/sdk") => {
             if tag.is_some_and(windows_word) {
                 return None;
@@ -194,6 +207,16 @@ pub fn platforms(registry: &str, repository: &str, tag: Option<&str>) -> Option<
             Some(Platforms::WindowsUnmapped)
         }
         ("registry.k8s.io" | "k8s.gcr.io", "pause") => pause_platforms(tag?),
+        // bitnami/containers: every `<app>/<branch>/debian-<n>/Dockerfile` is `FROM
+        // docker.io/bitnami/minideb:<debian release>` with `OS_NAME="linux"` (postgresql/16/debian-12
+        // at 0191828691ccfad53afb58d918ce2dd3105e1f6b); the tag names the flavour
+        // (`tags-info.yaml`: `16-debian-12`, and the immutable `16.3.0-debian-12-r19`).
+        (DOCKER_HUB, r)
+            if r.starts_with("bitnami/")
+                && tag.is_some_and(|t| t.contains("-debian-") || t.starts_with("debian-")) =>
+        {
+            Some(Platforms::LinuxOnly(LinuxOnly::Bitnami))
+        }
         (DOCKER_HUB, "library/redis") if tag.is_some_and(windows_word) => {
             Some(Platforms::Single(WS2016))
         }
@@ -209,6 +232,40 @@ pub fn platforms(registry: &str, repository: &str, tag: Option<&str>) -> Option<
         }
         _ if publishes_multi_os_lists(registry, repository) => Some(Platforms::WindowsUnmapped),
         _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// mcr.microsoft.com/dotnet/samples
+
+/// The tags of `mcr.microsoft.com/dotnet/samples` (dotnet/dotnet-docker `manifest.samples.json`
+/// and README.samples.md at 3ed00b611cc88eaa5995525a0549a5703965cd02, 2026-08-21, and its history):
+/// the shared tags `latest`, `dotnetapp`, `aspnetapp` and `{dotnetapp,aspnetapp}-10.0` are
+/// manifest lists of Alpine amd64/arm32v7/arm64v8 entries and one Windows entry,
+/// `nanoserver-ltsc2022` (the samples moved to .NET 10 in dotnet/dotnet-docker#6658 and #6662,
+/// dropping `nanoserver-1809`, which the `-9.0` lists keep; Server 2025 images are not published
+/// to MCR: #6553). `…-chiseled` lists are Ubuntu only. Each platform is also tagged alone:
+/// `aspnetapp-nanoserver-ltsc2022` (a build `model::image` reads from the tag) or
+/// `aspnetapp-10.0-alpine-amd64` (Linux).
+fn dotnet_samples(tag: Option<&str>) -> Option<Platforms> {
+    let tag = tag.unwrap_or("latest");
+    if windows_word(tag) {
+        return None;
+    }
+    if tag == "latest" {
+        return Some(Platforms::Windows(&[WS2022]));
+    }
+    let rest = tag
+        .strip_prefix("dotnetapp")
+        .or_else(|| tag.strip_prefix("aspnetapp"))?;
+    match rest.strip_prefix('-') {
+        None if rest.is_empty() => Some(Platforms::Windows(&[WS2022])),
+        Some("10.0") => Some(Platforms::Windows(&[WS2022])),
+        Some("9.0") => Some(Platforms::Windows(&[WS2019, WS2022])),
+        Some(v) if version(v).is_some() => Some(Platforms::WindowsUnmapped),
+        // chiseled, alpine, …: every platform tag without an OS word is a Linux one.
+        Some(_) => Some(Platforms::LinuxOnly(LinuxOnly::Samples)),
+        None => None,
     }
 }
 
@@ -748,6 +805,63 @@ mod tests {
         );
         assert_eq!(
             platforms(MCR, "dotnet/aspnet", Some("8.0-nanoserver")),
+            None
+        );
+    }
+
+    #[test]
+    fn dotnet_samples_tags() {
+        let p = |tag| platforms(MCR, "dotnet/samples", tag);
+        // The shared tags: Alpine and one Windows entry, nanoserver-ltsc2022 (no 2025 on MCR).
+        for tag in [
+            None,
+            Some("latest"),
+            Some("aspnetapp"),
+            Some("dotnetapp-10.0"),
+        ] {
+            assert_eq!(p(tag), Some(Platforms::Windows(&[WS2022])), "{tag:?}");
+        }
+        assert_eq!(
+            p(Some("aspnetapp-9.0")),
+            Some(Platforms::Windows(&[WS2019, WS2022]))
+        );
+        assert_eq!(p(Some("dotnetapp-8.0")), Some(Platforms::WindowsUnmapped));
+        // The Windows platform tags name their build; the others are Linux.
+        assert_eq!(p(Some("aspnetapp-nanoserver-ltsc2022")), None);
+        assert_eq!(p(Some("dotnetapp-10.0-nanoserver-ltsc2022")), None);
+        for tag in [
+            "aspnetapp-chiseled",
+            "dotnetapp-chiseled-10.0-arm64v8",
+            "aspnetapp-10.0-alpine-amd64",
+            "dotnetapp-buster-slim",
+        ] {
+            assert_eq!(
+                p(Some(tag)),
+                Some(Platforms::LinuxOnly(LinuxOnly::Samples)),
+                "{tag}"
+            );
+        }
+        // Not a sample tag this table knows.
+        assert_eq!(p(Some("webapp")), None);
+    }
+
+    #[test]
+    fn bitnami_debian_tags_are_linux() {
+        for tag in ["16.3.0-debian-12-r19", "16-debian-12", "debian-12"] {
+            assert_eq!(
+                platforms(DOCKER_HUB, "bitnami/postgresql", Some(tag)),
+                Some(Platforms::LinuxOnly(LinuxOnly::Bitnami)),
+                "{tag}"
+            );
+        }
+        // A tag that names no flavour, or another publisher's repository: not known.
+        assert_eq!(
+            platforms(DOCKER_HUB, "bitnami/postgresql", Some("16")),
+            None
+        );
+        assert_eq!(platforms(DOCKER_HUB, "bitnami/postgresql", None), None);
+        assert_eq!(
+            platforms(DOCKER_HUB, "someone/postgresql", Some("16-debian-12")),
             None
         );
         // Suggestions keep the version and variant; latest picks the newest major.

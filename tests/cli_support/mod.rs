@@ -316,8 +316,9 @@ pub fn golden(rel: &str, actual: &str) {
         .unwrap_or_else(|e| panic!("{}: {e} (run with WINLINT_BLESS=1)", path.display()));
     assert!(
         expected == actual,
-        "{} differs\n--- expected\n{expected}\n--- actual\n{actual}",
-        path.display()
+        "{} differs (WINLINT_BLESS=1 rewrites it):\n{}",
+        path.display(),
+        similar::TextDiff::from_lines(expected.as_str(), actual).unified_diff()
     );
 }
 

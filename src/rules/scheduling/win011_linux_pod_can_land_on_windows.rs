@@ -474,6 +474,21 @@ mod tests {
         // Registry facts make it known: the_registry_decides_when_it_was_asked.
     }
 
+    /// Issue 29: images model::known_images knows are not "unknown" on untainted nodes: the .NET
+    /// sample has a nanoserver-ltsc2022 entry (silent), a Bitnami `-debian-` tag is Linux (the
+    /// warning, saying why).
+    #[test]
+    fn images_the_table_knows_are_not_unknown() {
+        assert!(win011(&pod("mcr.microsoft.com/dotnet/samples:aspnetapp"), &aks()).is_empty());
+        let f = win011(
+            &pod("docker.io/bitnami/postgresql:16.3.0-debian-12-r19"),
+            &aks(),
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_ne!(f[0].severity, Severity::Info);
+        assert_says(&f[0], "bitnami/minideb");
+    }
+
     #[test]
     fn pins_and_other_selectors_keep_it_off() {
         for (ptr, v) in [
