@@ -20,7 +20,8 @@
 #   scripts/dist.sh [OUT]         OUT defaults to target/artefacts; it is emptied first (never
 #                                 target/dist: that is cargo's directory of the dist profile)
 #
-# Environment: WINLINT_DIST_ARCHS (Linux; default "x86_64 aarch64"), WINLINT_DIST_WINDOWS
+# Environment: WINLINT_DIST_ARCHS (Linux; default "x86_64 aarch64"; set but empty: no Linux binary,
+# wheel or OCI image, e.g. to build one zig target alone), WINLINT_DIST_WINDOWS
 # (default "x86_64"; "x86_64 aarch64" for arm64 too), WINLINT_DIST_MACOS (default none;
 # "aarch64 x86_64"), MATURIN (default `maturin`),
 # WINLINT_DIST_WHEELS=0 to skip the wheels, SOURCE_DATE_EPOCH (default: the last commit's time;
@@ -48,7 +49,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 out="${1:-target/artefacts}"
-archs="${WINLINT_DIST_ARCHS:-x86_64 aarch64}"
+archs="${WINLINT_DIST_ARCHS-x86_64 aarch64}"
 windows="${WINLINT_DIST_WINDOWS-x86_64}"
 macos="${WINLINT_DIST_MACOS-}"
 maturin="${MATURIN:-maturin}"
@@ -237,6 +238,9 @@ for arch in $macos; do
   )
 done
 
+if [ -z "${archs// /}" ]; then
+  echo "== no Linux architecture (WINLINT_DIST_ARCHS empty): no OCI image layout"
+else
 echo "== OCI image layout ($out/oci, tag $version)"
 oci="$out/oci"
 mkdir -p "$oci/blobs/sha256"
@@ -292,6 +296,7 @@ cat > "$oci/index.json" <<JSON
 {"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.index.v1+json","digest":"$index_digest","size":$index_size,"annotations":{"org.opencontainers.image.ref.name":"$version"}}]}
 JSON
 echo "image index $index_digest ($(du -sb "$oci" | cut -f1) bytes in the layout)"
+fi
 
 echo "== $out/SHA256SUMS"
 (
