@@ -958,13 +958,15 @@ fn pe(b: &[u8]) -> Pe {
 
 /// What a 64-bit Mach-O header and its load commands say: CPU type, file type, the libraries
 /// it loads (LC_LOAD_DYLIB and its weak/re-export/lazy kinds), its run paths (LC_RPATH), and
-/// the minimum macOS version (LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX) as (major, minor).
+/// the minimum macOS version (LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX) as (major, minor), and
+/// whether it carries a code signature.
 struct MachO {
     cpu: u32,
     filetype: u32,
     dylibs: Vec<String>,
     rpaths: Vec<String>,
     min_macos: Option<(u32, u32)>,
+    signed: bool,
 }
 
 fn macho(b: &[u8]) -> MachO {
@@ -980,6 +982,7 @@ fn macho(b: &[u8]) -> MachO {
         dylibs: Vec::new(),
         rpaths: Vec::new(),
         min_macos: None,
+        signed: false,
     };
     for _ in 0..ncmds {
         let (cmd, size) = (u32_at(b, at), u32_at(b, at + 4) as usize);
@@ -1002,6 +1005,8 @@ fn macho(b: &[u8]) -> MachO {
                 m.min_macos = Some(version(u32_at(b, at + 12)));
             }
             0x24 => m.min_macos = Some(version(u32_at(b, at + 8))),
+            // LC_CODE_SIGNATURE
+            0x1d => m.signed = true,
             _ => {}
         }
         at += size;
@@ -1110,6 +1115,13 @@ fn the_windows_and_macos_binaries_and_wheels() {
                 "{asset}: the libraries it loads"
             );
             assert!(m.rpaths.is_empty(), "{asset}: run paths {:?}", m.rpaths);
+            // Apple silicon's kernel kills unsigned arm64 code; an ad-hoc signature is enough
+            // outside Gatekeeper, and zig's Mach-O linker writes one for aarch64-macos only
+            // (ziglang/zig#7103, #9568): x86_64 binaries carry none and need none.
+            assert!(
+                !arm64 || m.signed,
+                "{asset}: no code signature (LC_CODE_SIGNATURE)"
+            );
             let (major, minor) = m
                 .min_macos
                 .unwrap_or_else(|| panic!("{asset}: no minimum macOS version"));
