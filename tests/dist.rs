@@ -886,64 +886,181 @@ fn other_platforms() -> Vec<(String, String)> {
     windows.chain(macos).collect()
 }
 
-/// The Windows binary is a PE32+ console program for x86-64; the macOS one a Mach-O executable
-/// for its architecture that loads libSystem and the two frameworks from the system (linked
-/// against scripts/macos-framework-stubs.sh's stubs); each wheel carries its binary as
-/// `winlint[.exe]` in its scripts, byte for byte.
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes(b[at..at + 2].try_into().unwrap())
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+/// A NUL-terminated string at `at`.
+fn c_str(b: &[u8], at: usize) -> String {
+    let end = b[at..]
+        .iter()
+        .position(|&c| c == 0)
+        .map_or(b.len(), |n| at + n);
+    String::from_utf8_lossy(&b[at..end]).into_owned()
+}
+
+/// What a PE32+ header says: machine, subsystem, and the DLLs its import table (and delay-load
+/// table) names, lower-cased.
+struct Pe {
+    machine: u16,
+    subsystem: u16,
+    dlls: BTreeSet<String>,
+}
+
+fn pe(b: &[u8]) -> Pe {
+    assert_eq!(&b[..2], b"MZ", "not an MZ executable");
+    let pe = u32_at(b, 0x3c) as usize;
+    assert_eq!(&b[pe..pe + 4], b"PE\0\0", "no PE signature");
+    let coff = pe + 4;
+    let machine = u16_at(b, coff);
+    let sections = u16_at(b, coff + 2) as usize;
+    let opt = coff + 20;
+    let opt_size = u16_at(b, coff + 16) as usize;
+    assert_eq!(u16_at(b, opt), 0x20b, "not PE32+");
+    let subsystem = u16_at(b, opt + 68);
+    // PE32+: the data directories start at 112; 1 is the import table, 13 the delay-load one.
+    let dir = |n: usize| u32_at(b, opt + 112 + 8 * n) as usize;
+    // An RVA to a file offset, through the section table.
+    let file_offset = |rva: usize| {
+        (0..sections)
+            .map(|i| opt + opt_size + 40 * i)
+            .find_map(|s| {
+                let (vsize, va) = (u32_at(b, s + 8) as usize, u32_at(b, s + 12) as usize);
+                let raw = u32_at(b, s + 20) as usize;
+                (va..va + vsize.max(u32_at(b, s + 16) as usize))
+                    .contains(&rva)
+                    .then(|| rva - va + raw)
+            })
+            .unwrap_or_else(|| panic!("RVA {rva:#x} in no section"))
+    };
+    let mut dlls = BTreeSet::new();
+    // (directory, descriptor size, where in a descriptor the DLL name's RVA is)
+    for (d, size, name_at) in [(1, 20, 12), (13, 32, 4)] {
+        if dir(d) == 0 {
+            continue;
+        }
+        let mut at = file_offset(dir(d));
+        while u32_at(b, at + name_at) != 0 {
+            dlls.insert(c_str(b, file_offset(u32_at(b, at + name_at) as usize)).to_lowercase());
+            at += size;
+        }
+    }
+    Pe {
+        machine,
+        subsystem,
+        dlls,
+    }
+}
+
+/// What a 64-bit Mach-O header and its load commands say: CPU type, file type, the libraries
+/// it loads (LC_LOAD_DYLIB and its weak/re-export/lazy kinds), its run paths (LC_RPATH), and
+/// the minimum macOS version (LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX) as (major, minor), and
+/// whether it carries a code signature.
+struct MachO {
+    cpu: u32,
+    filetype: u32,
+    dylibs: Vec<String>,
+    rpaths: Vec<String>,
+    min_macos: Option<(u32, u32)>,
+    signed: bool,
+}
+
+fn macho(b: &[u8]) -> MachO {
+    assert_eq!(
+        u32_at(b, 0),
+        0xfeed_facf,
+        "not a 64-bit Mach-O (MH_MAGIC_64)"
+    );
+    let (ncmds, mut at) = (u32_at(b, 16), 32);
+    let mut m = MachO {
+        cpu: u32_at(b, 4),
+        filetype: u32_at(b, 12),
+        dylibs: Vec::new(),
+        rpaths: Vec::new(),
+        min_macos: None,
+        signed: false,
+    };
+    for _ in 0..ncmds {
+        let (cmd, size) = (u32_at(b, at), u32_at(b, at + 4) as usize);
+        // The string a command names sits at an offset from the command's start.
+        let string = |field: usize| c_str(&b[..at + size], at + u32_at(b, at + field) as usize);
+        // A version packed as xxxx.yy.zz.
+        let version = |v: u32| (v >> 16, (v >> 8) & 0xff);
+        match cmd {
+            // LC_LOAD_DYLIB, LC_LOAD_WEAK_DYLIB, LC_REEXPORT_DYLIB, LC_LAZY_LOAD_DYLIB,
+            // LC_LOAD_UPWARD_DYLIB
+            0xc | 0x8000_0018 | 0x8000_001f | 0x20 | 0x8000_0023 => m.dylibs.push(string(8)),
+            0x8000_001c => m.rpaths.push(string(8)),
+            // LC_BUILD_VERSION: platform (1 = macOS), minos
+            0x32 => {
+                assert_eq!(
+                    u32_at(b, at + 8),
+                    1,
+                    "LC_BUILD_VERSION: not the macOS platform"
+                );
+                m.min_macos = Some(version(u32_at(b, at + 12)));
+            }
+            0x24 => m.min_macos = Some(version(u32_at(b, at + 8))),
+            // LC_CODE_SIGNATURE
+            0x1d => m.signed = true,
+            _ => {}
+        }
+        at += size;
+    }
+    m
+}
+
+/// Windows' own DLLs a Rust program on MinGW/LLVM-MinGW may import: the Win32 API and the
+/// Universal CRT's api sets (part of Windows 10 and later). Not libunwind.dll, libc++.dll,
+/// libwinpthread-1.dll or libgcc_s_*.dll: they come with a MinGW toolchain, not with Windows.
+fn windows_own_dll(dll: &str) -> bool {
+    const SYSTEM: &[&str] = &[
+        "kernel32.dll",
+        "ntdll.dll",
+        "advapi32.dll",
+        "bcrypt.dll",
+        "bcryptprimitives.dll",
+        "crypt32.dll",
+        "ncrypt.dll",
+        "secur32.dll",
+        "ws2_32.dll",
+        "userenv.dll",
+        "user32.dll",
+        "shell32.dll",
+        "ole32.dll",
+        "oleaut32.dll",
+        "msvcrt.dll",
+        "ucrtbase.dll",
+        "iphlpapi.dll",
+        "dbghelp.dll",
+        "synchronization.dll",
+    ];
+    SYSTEM.contains(&dll) || dll.starts_with("api-ms-win-")
+}
+
+/// The Windows binaries are PE32+ console programs for their CPU that import only Windows' own
+/// DLLs; the macOS ones Mach-O executables for their CPU that load libSystem and the Security
+/// and CoreFoundation frameworks from the system (linked against
+/// scripts/macos-framework-stubs.sh's stubs) and nothing else, with no run path, and a minimum
+/// macOS no later than the one their wheel's macosx_X_Y tag promises; each wheel carries its
+/// binary as `winlint[.exe]` in its scripts, byte for byte, and SHA256SUMS lists both. Checked
+/// without running them: this machine runs neither macOS nor arm64 Windows.
 #[test]
 fn the_windows_and_macos_binaries_and_wheels() {
     let Some(dist) = dist() else { return };
     let Some(python) = tool("python3") else {
         return;
     };
+    let summed: BTreeSet<String> = sums(&dist).into_iter().map(|(_, name)| name).collect();
     for (asset, tag) in other_platforms() {
         let bytes = std::fs::read(dist.join(&asset))
             .unwrap_or_else(|e| panic!("{asset} in {}: {e}", dist.display()));
-        let contains = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
-        if asset.ends_with(".exe") {
-            assert_eq!(&bytes[..2], b"MZ", "{asset}");
-            let pe = u32::from_le_bytes(bytes[0x3c..0x40].try_into().unwrap()) as usize;
-            assert_eq!(&bytes[pe..pe + 4], b"PE\0\0", "{asset}");
-            let machine = u16::from_le_bytes(bytes[pe + 4..pe + 6].try_into().unwrap());
-            // IMAGE_FILE_MACHINE_ARM64 or _AMD64.
-            let (want, cpu) = if asset.starts_with("winlint-aarch64") {
-                (0xaa64, "arm64")
-            } else {
-                (0x8664, "x86-64")
-            };
-            assert_eq!(machine, want, "{asset}: {cpu}");
-            // The optional header's Subsystem: 3, the console.
-            let subsystem =
-                u16::from_le_bytes(bytes[pe + 24 + 68..pe + 24 + 70].try_into().unwrap());
-            assert_eq!(subsystem, 3, "{asset}: a console program");
-        } else {
-            assert_eq!(
-                &bytes[..4],
-                &[0xcf, 0xfa, 0xed, 0xfe],
-                "{asset}: Mach-O 64-bit"
-            );
-            let cpu = u32::from_le_bytes(bytes[4..8].try_into().unwrap());
-            let want = if asset.starts_with("winlint-aarch64") {
-                0x0100_000c
-            } else {
-                0x0100_0007
-            };
-            assert_eq!(cpu, want, "{asset}: CPU type");
-            let filetype = u32::from_le_bytes(bytes[12..16].try_into().unwrap());
-            assert_eq!(filetype, 2, "{asset}: MH_EXECUTE");
-            for lib in [
-                &b"/usr/lib/libSystem.B.dylib"[..],
-                b"/System/Library/Frameworks/Security.framework/Versions/A/Security",
-                b"/System/Library/Frameworks/CoreFoundation.framework/Versions/A/CoreFoundation",
-            ] {
-                assert!(
-                    contains(lib),
-                    "{asset}: no load of {}",
-                    String::from_utf8_lossy(lib)
-                );
-            }
-        }
-        eprintln!("{asset}: {} bytes", bytes.len());
+        assert!(summed.contains(&asset), "{asset} not in SHA256SUMS");
+        let arm64 = asset.starts_with("winlint-aarch64");
         let wheel = std::fs::read_dir(dist.join("wheels"))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -955,6 +1072,75 @@ fn the_windows_and_macos_binaries_and_wheels() {
                     .is_some_and(|p| p.starts_with(os) && p.ends_with(&format!("_{arch}.whl")))
             })
             .unwrap_or_else(|| panic!("no {tag} wheel"));
+        let wheel_name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            summed.contains(&format!("wheels/{wheel_name}")),
+            "{wheel_name} not in SHA256SUMS"
+        );
+        if asset.ends_with(".exe") {
+            let p = pe(&bytes);
+            // IMAGE_FILE_MACHINE_ARM64 or _AMD64.
+            let (want, cpu) = if arm64 {
+                (0xaa64, "arm64")
+            } else {
+                (0x8664, "x86-64")
+            };
+            assert_eq!(p.machine, want, "{asset}: {cpu}");
+            assert_eq!(p.subsystem, 3, "{asset}: a console program");
+            let foreign: Vec<_> = p.dlls.iter().filter(|d| !windows_own_dll(d)).collect();
+            assert!(
+                foreign.is_empty(),
+                "{asset} imports DLLs Windows does not ship: {foreign:?} (all: {:?})",
+                p.dlls
+            );
+            eprintln!("{asset}: imports {:?}", p.dlls);
+        } else {
+            let m = macho(&bytes);
+            // CPU_TYPE_ARM64 or CPU_TYPE_X86_64.
+            assert_eq!(
+                m.cpu,
+                if arm64 { 0x0100_000c } else { 0x0100_0007 },
+                "{asset}: CPU type"
+            );
+            assert_eq!(m.filetype, 2, "{asset}: MH_EXECUTE");
+            let mut dylibs = m.dylibs.clone();
+            dylibs.sort();
+            assert_eq!(
+                dylibs,
+                [
+                    "/System/Library/Frameworks/CoreFoundation.framework/Versions/A/CoreFoundation",
+                    "/System/Library/Frameworks/Security.framework/Versions/A/Security",
+                    "/usr/lib/libSystem.B.dylib",
+                ],
+                "{asset}: the libraries it loads"
+            );
+            assert!(m.rpaths.is_empty(), "{asset}: run paths {:?}", m.rpaths);
+            // Apple silicon's kernel kills unsigned arm64 code; an ad-hoc signature is enough
+            // outside Gatekeeper, and zig's Mach-O linker writes one for aarch64-macos only
+            // (ziglang/zig#7103, #9568): x86_64 binaries carry none and need none.
+            assert!(
+                !arm64 || m.signed,
+                "{asset}: no code signature (LC_CODE_SIGNATURE)"
+            );
+            let (major, minor) = m
+                .min_macos
+                .unwrap_or_else(|| panic!("{asset}: no minimum macOS version"));
+            // winlint-V-py3-none-macosx_11_0_arm64.whl: pip installs it on macOS 11.0 and later.
+            let tag_version: Vec<u32> = wheel_name
+                .split("macosx_")
+                .nth(1)
+                .unwrap()
+                .split('_')
+                .take(2)
+                .map(|n| n.parse().unwrap())
+                .collect();
+            assert!(
+                (major, minor) <= (tag_version[0], tag_version[1]),
+                "{asset}: needs macOS {major}.{minor}, its wheel {wheel_name} says earlier"
+            );
+            eprintln!("{asset}: macOS {major}.{minor}+, loads {dylibs:?}");
+        }
+        eprintln!("{asset}: {} bytes", bytes.len());
         let script = if asset.ends_with(".exe") {
             "winlint.exe"
         } else {
