@@ -904,7 +904,8 @@ fn dist_architectures() -> Vec<String> {
             .unwrap();
     let line = script
         .lines()
-        .find_map(|l| l.strip_prefix("archs=\"${WINLINT_DIST_ARCHS:-"))
+        // `${WINLINT_DIST_ARCHS-…}`: the default unless set (set but empty builds no Linux binary).
+        .find_map(|l| l.strip_prefix("archs=\"${WINLINT_DIST_ARCHS-"))
         .expect("dist.sh sets archs");
     line.trim_end_matches("}\"")
         .split_whitespace()
